@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs every Debian package scopedfs needs to build, test and benchmark.
+# Idempotent: packages already present are skipped, and apt is only touched when something is missing.
+# Safe on a bare bookworm image (needs root or sudo).
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  bazel-bootstrap bazel-skylib bazel-platforms bazel-rules-java
+  g++ pkg-config protobuf-compiler
+  # libraries bound by WORKSPACE
+  libfuse3-dev libabsl-dev libprotobuf-dev libgtest-dev libgmock-dev
+  libselinux1-dev libbenchmark-dev
+  # runtime: fusermount3 for unmounting, libselinux tools for file_contexts tests
+  fuse3
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "setup: done"
