@@ -1,0 +1,89 @@
+// Content facts: what a file is, judged from its bytes and cross-checked against its name. The
+// decision engine matches rules on these facts; the daemon computes them once per file version.
+#ifndef SCOPEDFS_POLICY_CONTENT_FACTS_H_
+#define SCOPEDFS_POLICY_CONTENT_FACTS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include "absl/strings/string_view.h"
+
+#include "absl/types/span.h"
+#include "proto/policy.pb.h"
+
+namespace scopedfs::policy {
+
+// Container / codec family recognised from magic bytes.
+enum class MediaFormat : uint8_t {
+  kUnknown = 0,
+  kJpeg,
+  kPng,
+  kGif,
+  kWebp,
+  kHeif,       // ISO-BMFF ftyp heic/heix/hevc/hevx/heim/heis/mif1/msf1
+  kAvif,       // ISO-BMFF ftyp avif/avis
+  kMp4,        // ISO-BMFF video brands: isom, iso2..iso6, mp41, mp42, avc1, M4V, dash, ...
+  kQuickTime,  // ftyp "qt  ", or a classic MOV starting with moov/mdat/wide/free/skip/pnot atoms
+  k3gp,        // ftyp 3gp*/3g2*
+  kM4a,        // ISO-BMFF audio brands: "M4A ", "M4B ", "M4P "
+  kMatroska,   // EBML header, DocType "matroska"
+  kWebm,       // EBML header, DocType "webm"
+  kMp3,        // "ID3" tag or an MPEG audio frame sync
+  kAac,        // ADTS frame sync (0xFFF1 / 0xFFF9)
+  kFlac,       // "fLaC"
+  kOgg,        // "OggS"
+  kWav,        // RIFF....WAVE
+  kPdf,        // "%PDF-"
+  kZip,        // "PK\3\4" (also .docx/.xlsx/.pptx/.odt, .apk, .jar)
+};
+
+// Lower-case short name ("jpeg", "mp4", "unknown").
+absl::string_view FormatName(MediaFormat format);
+
+// Number of leading bytes SniffFormat looks at; callers read at most this many. 64 would cover
+// most magics, but an EBML header written with 8-byte size fields puts the Matroska DocType past
+// byte 64, and ftyp boxes listing many compatible brands run long; 256 bytes is still one read.
+inline constexpr size_t kSniffBytes = 256;
+
+// Recognises the format from the first bytes of a file (fewer than kSniffBytes is fine). Never
+// reads outside `head`. Unrecognised or truncated content is kUnknown. An ftyp box longer than
+// `head` is judged on the brands that are inside `head`.
+MediaFormat SniffFormat(absl::Span<const uint8_t> head);
+
+// Media class a file name claims through its extension (ASCII case-insensitive), e.g. "a.JPG" ->
+// IMAGE, "b.mp4" -> VIDEO, "c.flac" -> AUDIO, "d.pdf" / "e" / "f.tar" -> NONE. The extension
+// follows the last '.' of the last '/'-separated segment; a leading '.' only marks a dotfile, so
+// ".jpg" has no extension (NONE) while ".x.jpg" is IMAGE. Some claimed extensions (bmp, dng, ts,
+// avi, amr) have no MediaFormat yet, so once content is read they come out NONE.
+MediaClass ClassOfName(absl::string_view name);
+
+// Bitmask (1 << MediaClass) of the media classes a format can legitimately hold: JPEG -> IMAGE;
+// MP4/Matroska/Ogg/3GP -> VIDEO|AUDIO (audio-only files use these containers too); PDF/ZIP/unknown
+// -> 0.
+uint32_t ClassesOfFormat(MediaFormat format);
+
+// Whether location metadata may be present. Until the location parsers exist, images and video are
+// kUnknown, which rules treat as "may carry location" (fail closed).
+enum class LocationPresence : uint8_t { kUnknown = 0, kAbsent, kPresent };
+
+// Everything the engine needs to know about a file's content.
+struct ContentFacts {
+  MediaFormat format = MediaFormat::kUnknown;  // from content; kUnknown when content was not read
+  bool content_known = false;                  // false: decided from the name alone (CREATE)
+  MediaClass media_class = MEDIA_CLASS_NONE;
+  LocationPresence location = LocationPresence::kAbsent;
+
+  // For has_location matching: unknown counts as present.
+  bool MayHaveLocation() const { return location != LocationPresence::kAbsent; }
+};
+
+// Facts for a file that has no content yet (CREATE, MKDIR): the extension decides the class.
+ContentFacts FactsFromName(absl::string_view name);
+
+// Facts for an existing file: the class is the one the name claims, but only if the sniffed format
+// can hold that class; otherwise MEDIA_CLASS_NONE (a PDF named x.jpg is not an image, a JPEG named
+// x.txt is not an image either). Images and video get location kUnknown, everything else kAbsent.
+ContentFacts FactsFromContent(absl::string_view name, absl::Span<const uint8_t> head);
+
+}  // namespace scopedfs::policy
+
+#endif  // SCOPEDFS_POLICY_CONTENT_FACTS_H_

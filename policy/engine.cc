@@ -1,0 +1,104 @@
+// Decision engine (see engine.h): first matching rule wins; no rule -> the default action.
+#include "policy/engine.h"
+
+#include "policy/status_macros.h"
+
+namespace scopedfs::policy {
+namespace {
+
+constexpr absl::string_view kDefaultRuleName = "<default>";
+constexpr absl::string_view kDefaultReason = "no rule matched; the policy's default action applies";
+constexpr absl::string_view kInvalidPathRuleName = "<invalid-path>";
+constexpr absl::string_view kInvalidPathReason =
+    "the path is not a valid storage path (empty/'.'/'..' segment, NUL byte, or too long)";
+constexpr absl::string_view kInvalidRequestRuleName = "<invalid-request>";
+constexpr absl::string_view kInvalidRequestReason = "the request names no operation";
+
+// Directories and unread files: nothing is known, so nothing media-specific may be granted.
+const ContentFacts kUnknownContent{};
+
+}  // namespace
+
+absl::string_view OutcomeName(Outcome outcome) {
+  switch (outcome) {
+    case OUTCOME_ALLOW:
+      return "ALLOW";
+    case OUTCOME_ALLOW_REDACTED:
+      return "ALLOW_REDACTED";
+    case OUTCOME_DENY:
+      return "DENY";
+    case OUTCOME_HIDE:
+      return "HIDE";
+    default:
+      return "UNSPECIFIED";
+  }
+}
+
+absl::StatusOr<std::unique_ptr<const Engine>> Engine::Create(const LoadedConfig& config) {
+  PermissionIndex permissions(config.policy);
+  ASSIGN_OR_RETURN(StorageLayout layout, StorageLayout::Compile(config.policy.layout()));
+  AppRegistry apps = AppRegistry::Build(config.apps, config.packages_list, permissions);
+  std::unique_ptr<Engine> engine(
+      new Engine(std::move(permissions), std::move(apps), std::move(layout)));
+  for (const Rule& rule : config.policy.rule()) {
+    ASSIGN_OR_RETURN(CompiledRule compiled,
+                     CompileRule(rule, engine->permissions_, engine->layout_));
+    engine->rules_.push_back(std::move(compiled));
+  }
+  engine->rule_locations_ = config.rule_locations;
+  engine->rule_locations_.resize(engine->rules_.size());
+  ASSIGN_OR_RETURN(engine->default_action_,
+                   CompileAction(config.policy.default_action(), /*outcome_required=*/false));
+  engine->policy_name_ = config.policy.name();
+  return std::unique_ptr<const Engine>(std::move(engine));
+}
+
+Decision Engine::Decide(const Request& request) const {
+  Decision decision;
+  if (request.op == OP_UNSPECIFIED) {
+    decision.outcome = OUTCOME_DENY;
+    decision.rule_name = kInvalidRequestRuleName;
+    decision.reason = kInvalidRequestReason;
+    return decision;
+  }
+  absl::StatusOr<PathInfo> path = layout_.Classify(request.path);
+  if (!path.ok()) {
+    decision.outcome = OUTCOME_DENY;
+    decision.rule_name = kInvalidPathRuleName;
+    decision.reason = kInvalidPathReason;
+    return decision;
+  }
+  Caller caller = apps_.Identify(request.uid);
+  MatchInput in;
+  in.caller = &caller;
+  in.selinux_domain = !request.selinux_domain.empty() || caller.app == nullptr
+                          ? request.selinux_domain
+                          : absl::string_view(caller.app->selinux_domain);
+  in.op = request.op;
+  in.path = &*path;
+  in.node_type = request.node_type;
+  in.content = request.content != nullptr ? request.content : &kUnknownContent;
+  in.caller_owns = request.op != OP_CREATE && request.op != OP_MKDIR &&
+                   request.owner_uid.has_value() && *request.owner_uid == request.uid;
+  in.cross_user = caller.user_id != request.storage_user_id;
+
+  for (size_t i = 0; i < rules_.size(); ++i) {
+    const CompiledRule& rule = rules_[i];
+    if (!rule.Matches(in)) continue;
+    decision.outcome = rule.action.outcome;
+    decision.error = rule.action.error;
+    decision.redact = rule.action.redact;
+    decision.rule_index = static_cast<int>(i);
+    decision.rule_name = rule.name;
+    decision.reason = rule.description;
+    return decision;
+  }
+  decision.outcome = default_action_.outcome;
+  decision.error = default_action_.error;
+  decision.redact = default_action_.redact;
+  decision.rule_name = kDefaultRuleName;
+  decision.reason = kDefaultReason;
+  return decision;
+}
+
+}  // namespace scopedfs::policy

@@ -1,0 +1,86 @@
+// The decision engine: given who asks (uid, SELinux domain), what for (operation), where (path)
+// and what the file holds (content facts), returns the policy's decision. Pure and immutable after
+// construction, so any number of threads may call Decide; a reload builds a new Engine.
+#ifndef SCOPEDFS_POLICY_ENGINE_H_
+#define SCOPEDFS_POLICY_ENGINE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "policy/app_registry.h"
+#include "policy/config.h"
+#include "policy/content_facts.h"
+#include "policy/rule_set.h"
+#include "policy/storage_path.h"
+#include "proto/policy.pb.h"
+
+namespace scopedfs::policy {
+
+struct Request {
+  uint32_t uid = 0;
+  // Caller's SELinux domain as resolved by CallerDomainResolver; empty = the app's configured one.
+  absl::string_view selinux_domain;
+  Op op = OP_UNSPECIFIED;
+  // Relative to the storage root, e.g. "DCIM/Camera/a.jpg"; "" is the root.
+  absl::string_view path;
+  NodeType node_type = NODE_TYPE_FILE;
+  // Null: content unknown, treated as non-media that may not be inspected.
+  const ContentFacts* content = nullptr;
+  // uid recorded as the file's creator; nullopt if none is recorded.
+  std::optional<uint32_t> owner_uid;
+  // User whose storage is mounted (the daemon's --user_id).
+  uint32_t storage_user_id = 0;
+};
+
+struct Decision {
+  Outcome outcome = OUTCOME_HIDE;
+  Errno error = ERRNO_UNSPECIFIED;  // meaningful for DENY
+  EnumMask redact = 0;              // Bit(Redaction), for ALLOW_REDACTED
+  int rule_index = -1;              // -1: default action or invalid request
+  absl::string_view rule_name;       // points into the Engine; valid while it lives
+  absl::string_view reason;
+
+  bool Permits() const {
+    return outcome == OUTCOME_ALLOW || outcome == OUTCOME_ALLOW_REDACTED;
+  }
+};
+
+class Engine {
+ public:
+  // The config must come from LoadConfig/ParseConfig (validated).
+  static absl::StatusOr<std::unique_ptr<const Engine>> Create(const LoadedConfig& config);
+
+  // Never fails: invalid paths and unknown callers get a fail-closed decision.
+  Decision Decide(const Request& request) const;
+
+  const AppRegistry& apps() const { return apps_; }
+  const StorageLayout& layout() const { return layout_; }
+  const std::vector<CompiledRule>& rules() const { return rules_; }
+  // "file:line:col" of rule i.
+  const std::string& rule_location(size_t i) const { return rule_locations_[i]; }
+  const PermissionIndex& permissions() const { return permissions_; }
+  const std::string& policy_name() const { return policy_name_; }
+
+ private:
+  Engine(PermissionIndex permissions, AppRegistry apps, StorageLayout layout)
+      : permissions_(std::move(permissions)), apps_(std::move(apps)), layout_(std::move(layout)) {}
+
+  PermissionIndex permissions_;
+  AppRegistry apps_;
+  StorageLayout layout_;
+  std::vector<CompiledRule> rules_;
+  std::vector<std::string> rule_locations_;
+  CompiledAction default_action_;
+  std::string policy_name_;
+};
+
+absl::string_view OutcomeName(Outcome outcome);  // "ALLOW", "ALLOW_REDACTED", "DENY", "HIDE"
+
+}  // namespace scopedfs::policy
+
+#endif  // SCOPEDFS_POLICY_ENGINE_H_

@@ -1,0 +1,433 @@
+// Rule compilation, matching and static analysis (see rule_set.h).
+#include "policy/rule_set.h"
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace scopedfs::policy {
+namespace {
+
+constexpr uint64_t kAllAreas = ~uint64_t{0};
+
+// Ops that only ever target one kind of node (how the daemon asks).
+constexpr EnumMask kFileOnlyOps = Bit(OP_CREATE) | Bit(OP_DELETE) | Bit(OP_WRITE);
+constexpr EnumMask kDirectoryOnlyOps = Bit(OP_MKDIR) | Bit(OP_RMDIR);
+constexpr EnumMask kCreatingOps = Bit(OP_CREATE) | Bit(OP_MKDIR);
+
+bool ContainsIgnoreCase(const std::vector<std::string>& list, absl::string_view value) {
+  return std::any_of(list.begin(), list.end(),
+                     [value](const std::string& s) { return absl::EqualsIgnoreCase(s, value); });
+}
+
+bool ContainsExact(const std::vector<std::string>& list, absl::string_view value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+// "Unconstrained on E, or L is constrained to a subset of E."
+template <typename T, typename Within>
+bool ListCovers(const std::vector<T>& earlier, const std::vector<T>& later, Within within) {
+  if (earlier.empty()) return true;
+  if (later.empty()) return false;
+  return std::all_of(later.begin(), later.end(), [&](const T& l) {
+    return std::any_of(earlier.begin(), earlier.end(), [&](const T& e) { return within(l, e); });
+  });
+}
+
+bool MaskCovers(EnumMask earlier, EnumMask later) {
+  return earlier == 0 || (later != 0 && (later & ~earlier) == 0);
+}
+
+template <typename E>
+bool EnumCovers(E earlier, E later) {
+  return static_cast<int>(earlier) == 0 || earlier == later;
+}
+
+bool TristateHolds(Tristate want, bool actual) {
+  return want == TRISTATE_UNSPECIFIED || (want == TRISTATE_TRUE) == actual;
+}
+
+// Is there a uid in `uids` whose app id lies in `app_ids`?
+bool SpansShareAppId(const IdSpan& uids, const IdSpan& app_ids) {
+  if (uids.last - uids.first >= kPerUserRange - 1) return true;
+  uint32_t lo = AppIdOf(uids.first), hi = AppIdOf(uids.last);
+  auto overlaps = [&app_ids](uint32_t a, uint32_t b) {
+    return a <= app_ids.last && app_ids.first <= b;
+  };
+  return lo <= hi ? overlaps(lo, hi) : overlaps(lo, kPerUserRange - 1) || overlaps(0, hi);
+}
+
+}  // namespace
+
+bool CompiledRule::Matches(const MatchInput& in) const {
+  if (ops != 0 && (ops & Bit(in.op)) == 0) return false;
+
+  const Caller& caller = *in.caller;
+  if (!packages.empty() && std::none_of(packages.begin(), packages.end(), [&caller](const auto& p) {
+        return caller.HoldsPackage(p);
+      })) {
+    return false;
+  }
+  if (!uids.empty() && std::none_of(uids.begin(), uids.end(),
+                                    [&caller](IdSpan s) { return s.Contains(caller.uid); })) {
+    return false;
+  }
+  if (!app_ids.empty() && std::none_of(app_ids.begin(), app_ids.end(), [&caller](IdSpan s) {
+        return s.Contains(caller.app_id);
+      })) {
+    return false;
+  }
+  if (!user_ids.empty() &&
+      std::find(user_ids.begin(), user_ids.end(), caller.user_id) == user_ids.end()) {
+    return false;
+  }
+  static const PermissionSet kNoPermissions;
+  const PermissionSet& held = caller.app != nullptr ? caller.app->permissions : kNoPermissions;
+  if ((held & holds_all) != holds_all) return false;
+  if (holds_any.any() && (held & holds_any).none()) return false;
+  if ((held & holds_none).any()) return false;
+  if (!selinux_domains.empty() && !ContainsExact(selinux_domains, in.selinux_domain)) return false;
+  if (owner != OWNERSHIP_UNSPECIFIED && (owner == OWNERSHIP_CALLER_OWNS) != in.caller_owns) {
+    return false;
+  }
+  if (!TristateHolds(cross_user, in.cross_user)) return false;
+  if (!TristateHolds(registered, caller.app != nullptr)) return false;
+
+  const PathInfo& path = *in.path;
+  bool at_root = path.depth == DEPTH_ROOT;
+  if (!top_dirs.empty() && (at_root || !ContainsIgnoreCase(top_dirs, path.top_dir))) return false;
+  if (!globs.empty() && (at_root || std::none_of(globs.begin(), globs.end(), [&path](const Glob& g) {
+                           return g.Matches(path.path);
+                         }))) {
+    return false;
+  }
+  if (depth != DEPTH_UNSPECIFIED && depth != path.depth) return false;
+  if (standard_top_dir != TRISTATE_UNSPECIFIED &&
+      (at_root || !TristateHolds(standard_top_dir, path.standard_top_dir))) {
+    return false;
+  }
+  if (area != AREA_RELATION_UNSPECIFIED) {
+    bool in_listed_area = path.area >= 0 && (area_mask >> path.area & 1) != 0;
+    switch (area) {
+      case AREA_RELATION_OWN:
+        if (!in_listed_area || !caller.HoldsPackage(path.area_package)) return false;
+        break;
+      case AREA_RELATION_OTHER:
+        if (!in_listed_area || caller.HoldsPackage(path.area_package)) return false;
+        break;
+      case AREA_RELATION_NONE:
+        if (in_listed_area) return false;
+        break;
+      default:
+        return false;
+    }
+  }
+  if (node_type != NODE_TYPE_UNSPECIFIED && node_type != in.node_type) return false;
+
+  bool directory = in.node_type == NODE_TYPE_DIRECTORY;
+  MediaClass media_class = directory ? MEDIA_CLASS_NONE : in.content->media_class;
+  if (media_classes != 0 && (media_classes & Bit(media_class)) == 0) return false;
+  if (!TristateHolds(has_location, !directory && in.content->MayHaveLocation())) return false;
+  return true;
+}
+
+absl::StatusOr<CompiledAction> CompileAction(const Action& action, bool outcome_required,
+                                             const ProblemFn& report) {
+  std::string first_problem;
+  auto problem = [&](std::vector<FieldStep> steps, std::string message) {
+    if (first_problem.empty()) first_problem = message;
+    if (report) report(std::move(steps), std::move(message));
+  };
+  CompiledAction compiled;
+  compiled.outcome = action.outcome();
+  compiled.error = action.error();
+  if (action.outcome() == OUTCOME_UNSPECIFIED) {
+    if (outcome_required) problem({{"outcome"}}, "action needs an outcome");
+    compiled.outcome = OUTCOME_HIDE;
+  }
+  if (action.error() != ERRNO_UNSPECIFIED && action.outcome() != OUTCOME_DENY) {
+    problem({{"error"}}, absl::StrCat("error ", Errno_Name(action.error()),
+                                      " only applies to OUTCOME_DENY"));
+  }
+  for (int i = 0; i < action.redact_size(); ++i) {
+    if (action.redact(i) == REDACTION_UNSPECIFIED) {
+      problem({{"redact", i}}, "REDACTION_UNSPECIFIED is not a redaction");
+    }
+    compiled.redact |= Bit(action.redact(i));
+  }
+  if (action.outcome() == OUTCOME_ALLOW_REDACTED && action.redact_size() == 0) {
+    problem({{"outcome"}}, "OUTCOME_ALLOW_REDACTED needs at least one redact entry");
+  }
+  if (action.outcome() != OUTCOME_ALLOW_REDACTED && action.redact_size() > 0) {
+    problem({{"redact", 0}}, "redact only applies to OUTCOME_ALLOW_REDACTED");
+  }
+  if (!first_problem.empty()) return absl::InvalidArgumentError(first_problem);
+  return compiled;
+}
+
+absl::StatusOr<CompiledRule> CompileRule(const Rule& rule, const PermissionIndex& permissions,
+                                         const StorageLayout& layout, const ProblemFn& report) {
+  std::string first_problem;
+  auto problem = [&](std::vector<FieldStep> steps, std::string message) {
+    if (first_problem.empty()) first_problem = message;
+    if (report) report(std::move(steps), std::move(message));
+  };
+  CompiledRule c;
+  c.name = rule.name();
+  c.description = rule.description();
+  if (rule.name().empty()) problem({}, "rule needs a name");
+
+  for (int i = 0; i < rule.op_size(); ++i) {
+    if (rule.op(i) == OP_UNSPECIFIED) problem({{"op", i}}, "OP_UNSPECIFIED is not an operation");
+    c.ops |= Bit(rule.op(i));
+  }
+
+  const AppMatch& app = rule.app();
+  for (int i = 0; i < app.package_size(); ++i) {
+    if (app.package(i).empty()) problem({{"app"}, {"package", i}}, "empty package name");
+    c.packages.push_back(app.package(i));
+  }
+  auto spans = [&](const google::protobuf::RepeatedPtrField<IdRange>& ranges,
+                   absl::string_view field, std::vector<IdSpan>* out) {
+    for (int i = 0; i < ranges.size(); ++i) {
+      IdSpan span{ranges[i].first(), ranges[i].last() == 0 ? ranges[i].first() : ranges[i].last()};
+      if (span.last < span.first) {
+        problem({{"app"}, {field, i}},
+                absl::StrCat("range ", span.first, "..", span.last, " is reversed"));
+      }
+      out->push_back(span);
+    }
+  };
+  spans(app.uid(), "uid", &c.uids);
+  spans(app.app_id(), "app_id", &c.app_ids);
+  for (int i = 0; i < app.app_id_size(); ++i) {
+    if (c.app_ids[static_cast<size_t>(i)].last >= kPerUserRange) {
+      problem({{"app"}, {"app_id", i}},
+              absl::StrCat("app ids are below ", kPerUserRange, " (uid % ", kPerUserRange, ")"));
+    }
+  }
+  c.user_ids.assign(app.user_id().begin(), app.user_id().end());
+  auto perms = [&](const google::protobuf::RepeatedPtrField<std::string>& names,
+                   absl::string_view field, PermissionSet* out) {
+    for (int i = 0; i < names.size(); ++i) {
+      int bit = permissions.Find(names[i]);
+      if (bit < 0) {
+        problem({{"app"}, {field, i}},
+                absl::StrCat("unknown permission \"", names[i],
+                             "\" (not declared by the policy's permission list)"));
+      } else {
+        out->set(static_cast<size_t>(bit));
+      }
+    }
+  };
+  perms(app.holds_all(), "holds_all", &c.holds_all);
+  perms(app.holds_any(), "holds_any", &c.holds_any);
+  perms(app.holds_none(), "holds_none", &c.holds_none);
+  for (int i = 0; i < app.selinux_domain_size(); ++i) {
+    if (app.selinux_domain(i).empty()) {
+      problem({{"app"}, {"selinux_domain", i}}, "empty SELinux domain");
+    }
+    c.selinux_domains.push_back(app.selinux_domain(i));
+  }
+  c.owner = app.owner();
+  c.cross_user = app.cross_user();
+  c.registered = app.registered();
+
+  const PathMatch& path = rule.path();
+  for (int i = 0; i < path.top_dir_size(); ++i) {
+    const std::string& dir = path.top_dir(i);
+    if (dir.empty() || absl::StrContains(dir, '/') || dir == "." || dir == "..") {
+      problem({{"path"}, {"top_dir", i}},
+              absl::StrCat("top_dir \"", absl::CEscape(dir), "\" is not a single path segment"));
+    }
+    c.top_dirs.push_back(dir);
+  }
+  for (int i = 0; i < path.glob_size(); ++i) {
+    absl::StatusOr<Glob> glob = Glob::Compile(path.glob(i));
+    if (!glob.ok()) {
+      problem({{"path"}, {"glob", i}},
+              absl::StrCat("bad glob \"", absl::CEscape(path.glob(i)), "\": ", glob.status().message()));
+    } else {
+      c.globs.push_back(*std::move(glob));
+    }
+  }
+  c.depth = path.depth();
+  c.standard_top_dir = path.standard_top_dir();
+  c.area = path.area();
+  c.node_type = path.node_type();
+  if (path.area_name_size() == 0) {
+    c.area_mask = kAllAreas;
+  } else if (path.area() == AREA_RELATION_UNSPECIFIED) {
+    problem({{"path"}, {"area_name", 0}}, "area_name is set but area (OWN/OTHER/NONE) is not");
+  }
+  for (int i = 0; i < path.area_name_size(); ++i) {
+    bool found = false;
+    for (size_t a = 0; a < layout.area_count(); ++a) {
+      if (layout.area_name(a) == path.area_name(i)) {
+        c.area_mask |= uint64_t{1} << a;
+        found = true;
+      }
+    }
+    if (!found) {
+      problem({{"path"}, {"area_name", i}},
+              absl::StrCat("unknown area \"", path.area_name(i), "\" (not in layout.area)"));
+    }
+  }
+
+  const ContentMatch& content = rule.content();
+  for (int i = 0; i < content.media_class_size(); ++i) {
+    if (content.media_class(i) == MEDIA_CLASS_UNSPECIFIED) {
+      problem({{"content"}, {"media_class", i}}, "MEDIA_CLASS_UNSPECIFIED is not a media class");
+    }
+    c.media_classes |= Bit(content.media_class(i));
+  }
+  c.has_location = content.has_location();
+
+  absl::StatusOr<CompiledAction> action =
+      CompileAction(rule.action(), /*outcome_required=*/true,
+                    [&](std::vector<FieldStep> steps, std::string message) {
+                      steps.insert(steps.begin(), FieldStep{"action"});
+                      problem(std::move(steps), std::move(message));
+                    });
+  if (action.ok()) c.action = *action;
+
+  if (!first_problem.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("rule \"", rule.name(), "\": ", first_problem));
+  }
+  return c;
+}
+
+bool Covers(const CompiledRule& e, const CompiledRule& l) {
+  auto span_within = [](const IdSpan& inner, const IdSpan& outer) {
+    return outer.first <= inner.first && inner.last <= outer.last;
+  };
+  auto same_ci = [](const std::string& a, const std::string& b) {
+    return absl::EqualsIgnoreCase(a, b);
+  };
+  auto same = [](const auto& a, const auto& b) { return a == b; };
+
+  if (!MaskCovers(e.ops, l.ops)) return false;
+  if (!ListCovers(e.packages, l.packages, same_ci)) return false;
+  if (!ListCovers(e.uids, l.uids, span_within)) return false;
+  if (!ListCovers(e.app_ids, l.app_ids, span_within)) return false;
+  if (!ListCovers(e.user_ids, l.user_ids, same)) return false;
+  if ((e.holds_all & ~l.holds_all).any()) return false;
+  if (e.holds_any.any()) {
+    bool implied = (l.holds_any.any() && (l.holds_any & ~e.holds_any).none()) ||
+                   (l.holds_all & e.holds_any).any();
+    if (!implied) return false;
+  }
+  if ((e.holds_none & ~l.holds_none).any()) return false;
+  if (!ListCovers(e.selinux_domains, l.selinux_domains, same)) return false;
+  if (!EnumCovers(e.owner, l.owner) || !EnumCovers(e.cross_user, l.cross_user) ||
+      !EnumCovers(e.registered, l.registered)) {
+    return false;
+  }
+  if (!ListCovers(e.top_dirs, l.top_dirs, same_ci)) return false;
+  if (!e.globs.empty()) {
+    bool e_matches_all = std::any_of(e.globs.begin(), e.globs.end(),
+                                     [](const Glob& g) { return g.pattern() == "**"; });
+    // The root is never matched by a glob; a later rule limited to DEPTH_TOP/NESTED never
+    // reaches it either.
+    bool l_not_root = !l.globs.empty() || !l.top_dirs.empty() ||
+                      (l.depth != DEPTH_UNSPECIFIED && l.depth != DEPTH_ROOT);
+    if (!(e_matches_all && l_not_root) &&
+        !ListCovers(e.globs, l.globs, [](const Glob& a, const Glob& b) {
+          return absl::EqualsIgnoreCase(a.pattern(), b.pattern());
+        })) {
+      return false;
+    }
+  }
+  if (!EnumCovers(e.depth, l.depth) || !EnumCovers(e.standard_top_dir, l.standard_top_dir) ||
+      !EnumCovers(e.node_type, l.node_type)) {
+    return false;
+  }
+  if (e.area != AREA_RELATION_UNSPECIFIED) {
+    if (e.area != l.area) return false;
+    // OWN/OTHER over fewer areas is narrower; NONE over more areas is narrower.
+    bool narrower = e.area == AREA_RELATION_NONE ? (e.area_mask & ~l.area_mask) == 0
+                                                 : (l.area_mask & ~e.area_mask) == 0;
+    if (!narrower) return false;
+  }
+  if (!MaskCovers(e.media_classes, l.media_classes)) return false;
+  if (!EnumCovers(e.has_location, l.has_location)) return false;
+  return true;
+}
+
+std::string WhyNeverMatches(const CompiledRule& r, const StorageLayout& layout) {
+  if ((r.holds_all & r.holds_none).any()) {
+    return "holds_all and holds_none name the same permission";
+  }
+  if (r.holds_any.any() && (r.holds_any & ~r.holds_none).none()) {
+    return "every holds_any permission is also in holds_none";
+  }
+  if (!r.uids.empty() && !r.user_ids.empty()) {
+    bool any = std::any_of(r.uids.begin(), r.uids.end(), [&r](IdSpan s) {
+      return std::any_of(r.user_ids.begin(), r.user_ids.end(), [s](uint32_t user) {
+        return UserIdOf(s.first) <= user && user <= UserIdOf(s.last);
+      });
+    });
+    if (!any) return "no uid in the uid ranges belongs to any of the user_ids";
+  }
+  if (!r.uids.empty() && !r.app_ids.empty()) {
+    bool any = std::any_of(r.uids.begin(), r.uids.end(), [&r](IdSpan u) {
+      return std::any_of(r.app_ids.begin(), r.app_ids.end(),
+                         [u](IdSpan a) { return SpansShareAppId(u, a); });
+    });
+    if (!any) return "no uid in the uid ranges has an app id in the app_id ranges";
+  }
+  if (r.owner == OWNERSHIP_CALLER_OWNS && r.ops != 0 && (r.ops & ~kCreatingOps) == 0) {
+    return "owner CALLER_OWNS with only CREATE/MKDIR: nobody owns a file that does not exist yet";
+  }
+  if (r.depth == DEPTH_ROOT) {
+    if (!r.top_dirs.empty()) return "depth ROOT with top_dir: the root has no top-level directory";
+    if (!r.globs.empty()) return "depth ROOT with glob: globs never match the root";
+    if (r.standard_top_dir != TRISTATE_UNSPECIFIED) {
+      return "depth ROOT with standard_top_dir: the root has no top-level directory";
+    }
+    if (r.area == AREA_RELATION_OWN || r.area == AREA_RELATION_OTHER) {
+      return "depth ROOT with area OWN/OTHER: the root is in no area";
+    }
+    if (r.node_type == NODE_TYPE_FILE) return "depth ROOT with node_type FILE: the root is a directory";
+  }
+  if (r.depth == DEPTH_TOP && (r.area == AREA_RELATION_OWN || r.area == AREA_RELATION_OTHER)) {
+    // Area roots sit at least two segments deep ("x/{package}") in every valid layout.
+    return "depth TOP with area OWN/OTHER: areas lie below the top level";
+  }
+  if (!r.top_dirs.empty() && r.standard_top_dir != TRISTATE_UNSPECIFIED) {
+    bool want = r.standard_top_dir == TRISTATE_TRUE;
+    bool any = std::any_of(r.top_dirs.begin(), r.top_dirs.end(), [&](const std::string& d) {
+      return layout.IsStandardTopDir(d) == want;
+    });
+    if (!any) {
+      return want ? "standard_top_dir TRUE but no top_dir is a layout.top_level_dir"
+                  : "standard_top_dir FALSE but every top_dir is a layout.top_level_dir";
+    }
+  }
+  constexpr EnumMask kLocationClasses = Bit(MEDIA_CLASS_IMAGE) | Bit(MEDIA_CLASS_VIDEO);
+  if (r.node_type == NODE_TYPE_DIRECTORY) {
+    if (r.media_classes != 0 && (r.media_classes & Bit(MEDIA_CLASS_NONE)) == 0) {
+      return "node_type DIRECTORY with a media class: directories are MEDIA_CLASS_NONE";
+    }
+    if (r.has_location == TRISTATE_TRUE) {
+      return "node_type DIRECTORY with has_location TRUE: directories carry no location";
+    }
+    if (r.ops != 0 && (r.ops & ~kFileOnlyOps) == 0) {
+      return "node_type DIRECTORY with only file operations (CREATE/DELETE/WRITE)";
+    }
+  }
+  if (r.node_type == NODE_TYPE_FILE && r.ops != 0 && (r.ops & ~kDirectoryOnlyOps) == 0) {
+    return "node_type FILE with only directory operations (MKDIR/RMDIR)";
+  }
+  if (r.has_location == TRISTATE_TRUE && r.media_classes != 0 &&
+      (r.media_classes & kLocationClasses) == 0) {
+    return "has_location TRUE but only images and video carry location";
+  }
+  return "";
+}
+
+}  // namespace scopedfs::policy

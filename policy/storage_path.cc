@@ -1,0 +1,134 @@
+// Storage path validation and classification (see storage_path.h).
+#include "policy/storage_path.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace scopedfs::policy {
+namespace {
+
+constexpr absl::string_view kPackagePlaceholder = "{package}";
+
+// Splits off the first segment of `rest`, advancing it.
+absl::string_view NextSegment(absl::string_view* rest) {
+  size_t slash = rest->find('/');
+  absl::string_view segment = rest->substr(0, slash);
+  rest->remove_prefix(slash == absl::string_view::npos ? rest->size() : slash + 1);
+  return segment;
+}
+
+}  // namespace
+
+absl::Status ValidateStoragePath(absl::string_view path) {
+  if (path.empty()) return absl::OkStatus();
+  if (path.size() > kMaxPathBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("path is ", path.size(), " bytes, longer than ", kMaxPathBytes));
+  }
+  if (path.find('\0') != absl::string_view::npos) {
+    return absl::InvalidArgumentError("path has a NUL byte");
+  }
+  if (path.front() == '/') return absl::InvalidArgumentError("path is absolute; want relative");
+  if (path.back() == '/') return absl::InvalidArgumentError("path ends with '/'");
+  absl::string_view rest = path;
+  while (!rest.empty()) {
+    absl::string_view segment = NextSegment(&rest);
+    if (segment.empty()) return absl::InvalidArgumentError("path has an empty segment");
+    if (segment == "." || segment == "..") {
+      return absl::InvalidArgumentError(absl::StrCat("path has a '", segment, "' segment"));
+    }
+    if (segment.size() > kMaxNameBytes) {
+      return absl::InvalidArgumentError(absl::StrCat("path segment is ", segment.size(),
+                                                     " bytes, longer than ", kMaxNameBytes));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StorageLayout::ValidateAreaPattern(absl::string_view pattern) {
+  if (pattern.empty()) return absl::InvalidArgumentError("area pattern is empty");
+  if (absl::Status s = ValidateStoragePath(pattern); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("area pattern: ", s.message()));
+  }
+  std::vector<absl::string_view> segments = absl::StrSplit(pattern, '/');
+  for (size_t i = 0; i < segments.size(); ++i) {
+    bool last = i + 1 == segments.size();
+    bool placeholder = segments[i] == kPackagePlaceholder;
+    if (last && !placeholder) {
+      return absl::InvalidArgumentError("area pattern must end with the segment \"{package}\"");
+    }
+    if (!last && (placeholder || absl::StrContains(segments[i], '{') ||
+                  absl::StrContains(segments[i], '}'))) {
+      return absl::InvalidArgumentError(
+          "area pattern may use \"{package}\" only as its last segment");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StorageLayout> StorageLayout::Compile(const Layout& layout) {
+  StorageLayout compiled;
+  for (const std::string& dir : layout.top_level_dir()) {
+    if (dir.empty() || absl::StrContains(dir, '/') || dir == "." || dir == "..") {
+      return absl::InvalidArgumentError(absl::StrCat("bad top-level directory \"", dir, "\""));
+    }
+    compiled.top_level_dirs_.push_back(dir);
+  }
+  for (const Area& area : layout.area()) {
+    if (absl::Status s = ValidateAreaPattern(area.pattern()); !s.ok()) return s;
+    CompiledArea ca;
+    ca.name = area.name();
+    for (absl::string_view segment : absl::StrSplit(area.pattern(), '/')) {
+      if (segment != kPackagePlaceholder) ca.prefix.emplace_back(segment);
+    }
+    compiled.areas_.push_back(std::move(ca));
+  }
+  return compiled;
+}
+
+bool StorageLayout::IsStandardTopDir(absl::string_view segment) const {
+  for (const std::string& dir : top_level_dirs_) {
+    if (absl::EqualsIgnoreCase(dir, segment)) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<PathInfo> StorageLayout::Classify(absl::string_view path) const {
+  if (absl::Status s = ValidateStoragePath(path); !s.ok()) return s;
+  PathInfo info;
+  info.path = path;
+  if (path.empty()) return info;
+
+  // Segments up to the deepest area prefix are all we need; record them without allocating.
+  constexpr size_t kMaxTracked = 8;
+  absl::string_view segments[kMaxTracked];
+  size_t count = 0;
+  absl::string_view rest = path;
+  while (!rest.empty()) {
+    absl::string_view segment = NextSegment(&rest);
+    if (count < kMaxTracked) segments[count] = segment;
+    ++count;
+    info.name = segment;
+  }
+  info.top_dir = segments[0];
+  info.depth = count == 1 ? DEPTH_TOP : DEPTH_NESTED;
+  info.standard_top_dir = IsStandardTopDir(info.top_dir);
+
+  for (size_t a = 0; a < areas_.size(); ++a) {
+    const std::vector<std::string>& prefix = areas_[a].prefix;
+    if (prefix.size() >= kMaxTracked || count <= prefix.size()) continue;
+    bool match = true;
+    for (size_t i = 0; i < prefix.size() && match; ++i) {
+      match = absl::EqualsIgnoreCase(prefix[i], segments[i]);
+    }
+    if (match) {
+      info.area = static_cast<int>(a);
+      info.area_package = segments[prefix.size()];
+      break;
+    }
+  }
+  return info;
+}
+
+}  // namespace scopedfs::policy

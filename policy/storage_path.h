@@ -1,0 +1,67 @@
+// Path classification for emulated storage: where a relative path sits in the Android layout
+// (root, top-level directory, per-package area such as Android/data/<pkg>). Hostile paths
+// ("..", ".", empty segments, NUL bytes, over-long names) are refused, never interpreted.
+#ifndef SCOPEDFS_POLICY_STORAGE_PATH_H_
+#define SCOPEDFS_POLICY_STORAGE_PATH_H_
+
+#include <cstdint>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "proto/policy.pb.h"
+
+namespace scopedfs::policy {
+
+inline constexpr size_t kMaxNameBytes = 255;   // NAME_MAX
+inline constexpr size_t kMaxPathBytes = 4095;  // PATH_MAX - 1
+
+// Where a path sits. Views point into the classified path; they live as long as it does.
+struct PathInfo {
+  absl::string_view path;      // "" for the root
+  Depth depth = DEPTH_ROOT;
+  absl::string_view top_dir;   // first segment; empty at the root
+  bool standard_top_dir = false;
+  int area = -1;              // index into the layout's areas, -1 if in none
+  absl::string_view area_package;  // the {package} segment when area >= 0
+  absl::string_view name;      // last segment; empty at the root
+};
+
+// Checks a relative storage path without classifying it: no leading or trailing '/', no empty,
+// "." or ".." segment, no NUL byte, segments of at most kMaxNameBytes, at most kMaxPathBytes in
+// all. The empty path is the root and is valid.
+absl::Status ValidateStoragePath(absl::string_view path);
+
+// The layout part of a policy, compiled for classification.
+class StorageLayout {
+ public:
+  // Fails with InvalidArgument on a malformed layout (the config loader reports these with
+  // locations first; this is the backstop).
+  static absl::StatusOr<StorageLayout> Compile(const Layout& layout);
+
+  // Classifies a valid path; InvalidArgument (from ValidateStoragePath) otherwise. Allocates
+  // nothing when the path is valid.
+  absl::StatusOr<PathInfo> Classify(absl::string_view path) const;
+
+  size_t area_count() const { return areas_.size(); }
+  const std::string& area_name(size_t i) const { return areas_[i].name; }
+  bool IsStandardTopDir(absl::string_view segment) const;
+
+  // Checks one Area.pattern: a valid relative path whose last segment, and only that one, is
+  // "{package}". Used by the loader to report bad patterns with a location.
+  static absl::Status ValidateAreaPattern(absl::string_view pattern);
+
+ private:
+  struct CompiledArea {
+    std::string name;
+    std::vector<std::string> prefix;  // segments before {package}
+  };
+  std::vector<std::string> top_level_dirs_;
+  std::vector<CompiledArea> areas_;
+};
+
+}  // namespace scopedfs::policy
+
+#endif  // SCOPEDFS_POLICY_STORAGE_PATH_H_
