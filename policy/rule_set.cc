@@ -145,6 +145,14 @@ absl::StatusOr<CompiledAction> CompileAction(const Action& action, bool outcome_
   CompiledAction compiled;
   compiled.outcome = action.outcome();
   compiled.error = action.error();
+  if (!Outcome_IsValid(action.outcome())) {
+    problem({{"outcome"}}, absl::StrCat("unknown outcome number ", action.outcome()));
+    compiled.outcome = OUTCOME_HIDE;
+  }
+  if (!Errno_IsValid(action.error())) {
+    problem({{"error"}}, absl::StrCat("unknown error number ", action.error()));
+    compiled.error = ERRNO_UNSPECIFIED;
+  }
   if (action.outcome() == OUTCOME_UNSPECIFIED) {
     if (outcome_required) problem({{"outcome"}}, "action needs an outcome");
     compiled.outcome = OUTCOME_HIDE;
@@ -154,6 +162,10 @@ absl::StatusOr<CompiledAction> CompileAction(const Action& action, bool outcome_
                                       " only applies to OUTCOME_DENY"));
   }
   for (int i = 0; i < action.redact_size(); ++i) {
+    if (!Redaction_IsValid(action.redact(i))) {
+      problem({{"redact", i}}, absl::StrCat("unknown redaction number ", action.redact(i)));
+      continue;
+    }
     if (action.redact(i) == REDACTION_UNSPECIFIED) {
       problem({{"redact", i}}, "REDACTION_UNSPECIFIED is not a redaction");
     }
@@ -182,6 +194,10 @@ absl::StatusOr<CompiledRule> CompileRule(const Rule& rule, const PermissionIndex
   if (rule.name().empty()) problem({}, "rule needs a name");
 
   for (int i = 0; i < rule.op_size(); ++i) {
+    if (!Op_IsValid(rule.op(i))) {
+      problem({{"op", i}}, absl::StrCat("unknown operation number ", rule.op(i)));
+      continue;
+    }
     if (rule.op(i) == OP_UNSPECIFIED) problem({{"op", i}}, "OP_UNSPECIFIED is not an operation");
     c.ops |= Bit(rule.op(i));
   }
@@ -236,6 +252,13 @@ absl::StatusOr<CompiledRule> CompileRule(const Rule& rule, const PermissionIndex
   c.owner = app.owner();
   c.cross_user = app.cross_user();
   c.registered = app.registered();
+  // Text format accepts any number for a proto3 enum; only named values mean anything.
+  auto check_enum = [&](bool valid, std::vector<FieldStep> steps, int value) {
+    if (!valid) problem(std::move(steps), absl::StrCat("unknown enum value ", value));
+  };
+  check_enum(Ownership_IsValid(app.owner()), {{"app"}, {"owner"}}, app.owner());
+  check_enum(Tristate_IsValid(app.cross_user()), {{"app"}, {"cross_user"}}, app.cross_user());
+  check_enum(Tristate_IsValid(app.registered()), {{"app"}, {"registered"}}, app.registered());
 
   const PathMatch& path = rule.path();
   for (int i = 0; i < path.top_dir_size(); ++i) {
@@ -249,8 +272,7 @@ absl::StatusOr<CompiledRule> CompileRule(const Rule& rule, const PermissionIndex
   for (int i = 0; i < path.glob_size(); ++i) {
     absl::StatusOr<Glob> glob = Glob::Compile(path.glob(i));
     if (!glob.ok()) {
-      problem({{"path"}, {"glob", i}},
-              absl::StrCat("bad glob \"", absl::CEscape(path.glob(i)), "\": ", glob.status().message()));
+      problem({{"path"}, {"glob", i}}, std::string(glob.status().message()));
     } else {
       c.globs.push_back(*std::move(glob));
     }
@@ -259,6 +281,11 @@ absl::StatusOr<CompiledRule> CompileRule(const Rule& rule, const PermissionIndex
   c.standard_top_dir = path.standard_top_dir();
   c.area = path.area();
   c.node_type = path.node_type();
+  check_enum(Depth_IsValid(path.depth()), {{"path"}, {"depth"}}, path.depth());
+  check_enum(Tristate_IsValid(path.standard_top_dir()), {{"path"}, {"standard_top_dir"}},
+             path.standard_top_dir());
+  check_enum(AreaRelation_IsValid(path.area()), {{"path"}, {"area"}}, path.area());
+  check_enum(NodeType_IsValid(path.node_type()), {{"path"}, {"node_type"}}, path.node_type());
   if (path.area_name_size() == 0) {
     c.area_mask = kAllAreas;
   } else if (path.area() == AREA_RELATION_UNSPECIFIED) {
@@ -280,12 +307,19 @@ absl::StatusOr<CompiledRule> CompileRule(const Rule& rule, const PermissionIndex
 
   const ContentMatch& content = rule.content();
   for (int i = 0; i < content.media_class_size(); ++i) {
+    if (!MediaClass_IsValid(content.media_class(i))) {
+      problem({{"content"}, {"media_class", i}},
+              absl::StrCat("unknown media class number ", content.media_class(i)));
+      continue;
+    }
     if (content.media_class(i) == MEDIA_CLASS_UNSPECIFIED) {
       problem({{"content"}, {"media_class", i}}, "MEDIA_CLASS_UNSPECIFIED is not a media class");
     }
     c.media_classes |= Bit(content.media_class(i));
   }
   c.has_location = content.has_location();
+  check_enum(Tristate_IsValid(content.has_location()), {{"content"}, {"has_location"}},
+             content.has_location());
 
   absl::StatusOr<CompiledAction> action =
       CompileAction(rule.action(), /*outcome_required=*/true,

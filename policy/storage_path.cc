@@ -10,6 +10,10 @@ namespace {
 
 constexpr absl::string_view kPackagePlaceholder = "{package}";
 
+// Classify records this many leading segments without allocating, so an area pattern (prefix plus
+// "{package}") may have at most this many segments.
+constexpr size_t kMaxTracked = 8;
+
 // Splits off the first segment of `rest`, advancing it.
 absl::string_view NextSegment(absl::string_view* rest) {
   size_t slash = rest->find('/');
@@ -64,6 +68,14 @@ absl::Status StorageLayout::ValidateAreaPattern(absl::string_view pattern) {
           "area pattern may use \"{package}\" only as its last segment");
     }
   }
+  if (segments.size() < 2) {
+    return absl::InvalidArgumentError(
+        "area pattern needs a directory before \"{package}\"; an area cannot be top-level");
+  }
+  if (segments.size() > kMaxTracked) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("area pattern has ", segments.size(), " segments; at most ", kMaxTracked));
+  }
   return absl::OkStatus();
 }
 
@@ -101,7 +113,6 @@ absl::StatusOr<PathInfo> StorageLayout::Classify(absl::string_view path) const {
   if (path.empty()) return info;
 
   // Segments up to the deepest area prefix are all we need; record them without allocating.
-  constexpr size_t kMaxTracked = 8;
   absl::string_view segments[kMaxTracked];
   size_t count = 0;
   absl::string_view rest = path;

@@ -49,8 +49,8 @@ class StorageLayout {
   const std::string& area_name(size_t i) const { return areas_[i].name; }
   bool IsStandardTopDir(absl::string_view segment) const;
 
-  // Checks one Area.pattern: a valid relative path whose last segment, and only that one, is
-  // "{package}". Used by the loader to report bad patterns with a location.
+  // Checks one Area.pattern: a valid relative path of 2 to 8 segments whose last segment, and only
+  // that one, is "{package}". Used by the loader to report bad patterns with a location.
   static absl::Status ValidateAreaPattern(absl::string_view pattern);
 
  private:

@@ -28,6 +28,17 @@ class CollectingErrorCollector : public google::protobuf::io::ErrorCollector {
   // The parser counts lines and columns from 0; editors and compilers count from 1.
   void AddError(int line, google::protobuf::io::ColumnNumber column,
                 const std::string& message) override {
+    // The parser reports an unknown field or enum value at the token after it; point at the
+    // offending name itself.
+    for (const char* marker : {"has no field named \"", "Unknown enumeration value of \""}) {
+      size_t at = message.find(marker);
+      if (at == std::string::npos) continue;
+      size_t start = at + std::strlen(marker);
+      size_t end = message.find('"', start);
+      int length = end == std::string::npos ? 0 : static_cast<int>(end - start);
+      if (length <= column) column -= length;
+      break;
+    }
     problems_->Add(absl::StrCat(filename_, ":", line + 1, ":", column + 1), message);
   }
   void AddWarning(int line, google::protobuf::io::ColumnNumber column,
