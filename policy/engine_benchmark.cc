@@ -308,16 +308,19 @@ void MakeMix(Fixture* f) {
     std::string path;
     size_t facts = kTxt;
     bool directory = dir_op;
+    bool leaf_is_file = true;
     switch (pick(16)) {
       case 0:
         path = "";
         directory = true;
+        leaf_is_file = false;
         break;
       case 1: {
         const char* const kTop[] = {"DCIM", "Pictures", "Download", "Documents", "Music",
                                     "Movies", "Android", "MyStuff"};
         path = kTop[pick(8)];
         directory = op != OP_CREATE;
+        leaf_is_file = false;
         facts = kNameOther;
         break;
       }
@@ -367,7 +370,7 @@ void MakeMix(Fixture* f) {
         path = absl::StrFormat("Android/media/%s/Sent/IMG_%06d.jpg", pick(2) ? own : other, n);
         facts = kJpeg;
         break;
-      case 14:  // deep path: 14 levels below Documents
+      case 14:  // deep path: 15 segments
         path = absl::StrFormat(
             "Documents/projects/p%d/src/main/java/com/example/app/ui/widgets/list/item/v%d/"
             "notes_%06d.pdf",
@@ -379,10 +382,9 @@ void MakeMix(Fixture* f) {
         facts = kMp3;
         break;
     }
-    if (dir_op && !path.empty() && !directory) {
-      // mkdir/rmdir name a directory: drop the file name's extension-bearing leaf.
-      path = path.substr(0, path.rfind('/') == std::string::npos ? path.size() : path.rfind('/'));
-      directory = true;
+    if (dir_op && leaf_is_file) {
+      // mkdir/rmdir name a directory: a new folder beside where the file would be.
+      path = absl::StrFormat("%s/New folder %d", path.substr(0, path.rfind('/')), n);
     }
     r.node_type = directory ? NODE_TYPE_DIRECTORY : NODE_TYPE_FILE;
     if (directory) {
@@ -424,8 +426,14 @@ size_t CountDistinct(const std::vector<Request>& mix) {
 void PrintMixSummary(const Fixture& f, const std::string& policy_path) {
   std::map<std::string, size_t> by_rule;
   std::map<std::string, size_t> by_outcome;
+  size_t allocating = 0;
   for (const Request& r : f.mix) {
+    uint64_t before = t_allocations;
     Decision d = f.engine->Decide(r);
+    if (t_allocations != before && allocating++ < 5) {
+      std::fprintf(stderr, "allocates: uid %u op %d path \"%s\" -> %s\n", r.uid, r.op,
+                   std::string(r.path).c_str(), std::string(d.rule_name).c_str());
+    }
     ++by_rule[std::string(d.rule_name)];
     ++by_outcome[std::string(OutcomeName(d.outcome))];
   }
@@ -433,6 +441,15 @@ void PrintMixSummary(const Fixture& f, const std::string& policy_path) {
                f.engine->rules().size(), f.engine->apps().app_count());
   std::fprintf(stderr, "mix: %zu requests, %zu distinct, %zu distinct deciding rules\n",
                f.mix.size(), CountDistinct(f.mix), by_rule.size());
+  std::fprintf(stderr, "mix requests whose Decide allocated: %zu\n", allocating);
+  // Proves the counter is live: a refused path builds an error Status, which allocates.
+  Request invalid = f.mix[0];
+  invalid.path = "DCIM/../Android/data";
+  uint64_t before = t_allocations;
+  Decision d = f.engine->Decide(invalid);
+  std::fprintf(stderr, "counter self-check: invalid-path Decide (%s) made %llu allocations\n",
+               std::string(d.rule_name).c_str(),
+               static_cast<unsigned long long>(t_allocations - before));
   std::string outcomes;
   for (const auto& [name, count] : by_outcome) absl::StrAppend(&outcomes, " ", name, "=", count);
   std::fprintf(stderr, "outcomes:%s\n", outcomes.c_str());
@@ -463,7 +480,7 @@ void BM_DecideMix(benchmark::State& state) {
     i = (i + 1) & (kMixSize - 1);
   }
   uint64_t allocations = t_allocations - allocations_before;
-  state.SetItemsProcessed(state.iterations());
+  state.SetItemsProcessed(state.iterations());  // allocates (counter map); keep after the read
   SetAllocCounter(state, allocations);
 }
 BENCHMARK(BM_DecideMix);
@@ -479,8 +496,9 @@ void BM_DecideWorstCase(benchmark::State& state) {
     Decision decision = engine.Decide(request);
     benchmark::DoNotOptimize(decision);
   }
-  state.SetItemsProcessed(state.iterations());
-  SetAllocCounter(state, t_allocations - allocations_before);
+  uint64_t allocations = t_allocations - allocations_before;
+  state.SetItemsProcessed(state.iterations());  // allocates (counter map); keep after the read
+  SetAllocCounter(state, allocations);
 }
 BENCHMARK(BM_DecideWorstCase);
 
@@ -492,8 +510,9 @@ void BM_DecideFirstRule(benchmark::State& state) {
     Decision decision = engine.Decide(request);
     benchmark::DoNotOptimize(decision);
   }
-  state.SetItemsProcessed(state.iterations());
-  SetAllocCounter(state, t_allocations - allocations_before);
+  uint64_t allocations = t_allocations - allocations_before;
+  state.SetItemsProcessed(state.iterations());  // allocates (counter map); keep after the read
+  SetAllocCounter(state, allocations);
 }
 BENCHMARK(BM_DecideFirstRule);
 

@@ -1,0 +1,448 @@
+// Decision matrix for the shipped Android policy (policy/configs/android.textproto with the sample
+// apps): every Android scoped-storage rule of DESIGN.md, checked as outcome + errno + deciding rule.
+#include "policy/engine.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "policy/config.h"
+#include "policy/content_facts.h"
+
+namespace scopedfs::policy {
+namespace {
+
+// Sample apps (policy/configs/apps.textproto).
+constexpr uint32_t kGallery = 10061;  // images + video + ACCESS_MEDIA_LOCATION
+constexpr uint32_t kSocial = 10062;   // images + video, no location
+constexpr uint32_t kMusic = 10063;    // audio
+constexpr uint32_t kFiles = 10064;    // MANAGE_EXTERNAL_STORAGE
+constexpr uint32_t kCamera = 10065;   // nothing
+constexpr uint32_t kLegacy = 10066;   // READ_EXTERNAL_STORAGE
+constexpr uint32_t kNotes = 10067;    // nothing
+constexpr uint32_t kSuite = 10070;    // shared uid: mail (images) + calendar
+constexpr uint32_t kUnknownApp = 10999;
+constexpr uint32_t kRoot = 0;
+constexpr uint32_t kSystem = 1000;
+constexpr uint32_t kMedia = 1013;
+constexpr uint32_t kMediaRw = 1023;
+constexpr uint32_t kShell = 2000;
+constexpr uint32_t kUser10 = 10 * 100000;
+
+// Magic bytes standing for a file's content.
+enum class Bytes { kNone, kJpeg, kPng, kMp4, kMp3, kPdf };
+
+std::vector<uint8_t> Sample(Bytes bytes) {
+  switch (bytes) {
+    case Bytes::kJpeg:
+      return {0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 'J', 'F', 'I', 'F', 0};
+    case Bytes::kPng:
+      return {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R'};
+    case Bytes::kMp4:
+      return {0, 0, 0, 0x18, 'f', 't', 'y', 'p', 'i', 's', 'o', 'm', 0, 0, 2, 0,
+              'i', 's', 'o', 'm', 'm', 'p', '4', '1'};
+    case Bytes::kMp3:
+      return {'I', 'D', '3', 4, 0, 0, 0, 0, 0, 0};
+    case Bytes::kPdf:
+      return {'%', 'P', 'D', 'F', '-', '1', '.', '7', '\n'};
+    case Bytes::kNone:
+      break;
+  }
+  return {};
+}
+
+// Location as the (future) parser would report it.
+enum class Loc { kUnparsed, kNone, kPresent };
+
+struct Case {
+  const char* label;
+  uint32_t uid;
+  Op op;
+  const char* path;
+  Bytes bytes = Bytes::kNone;  // kNone: judged by name (creates) or a directory
+  std::optional<uint32_t> owner = std::nullopt;
+  Outcome outcome = OUTCOME_ALLOW;
+  Errno error = ERRNO_UNSPECIFIED;
+  const char* rule = "";
+  NodeType node = NODE_TYPE_FILE;
+  Loc location = Loc::kUnparsed;
+  uint32_t storage_user = 0;
+};
+
+class EngineTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<LoadedConfig> config = LoadConfig(
+        {"policy/configs/android.textproto", "policy/configs/apps.textproto", ""});
+    ASSERT_TRUE(config.ok()) << config.status();
+    absl::StatusOr<std::unique_ptr<const Engine>> engine = Engine::Create(*config);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    engine_ = engine->release();
+  }
+  static void TearDownTestSuite() {
+    delete engine_;
+    engine_ = nullptr;
+  }
+
+  static Decision Decide(const Case& c) {
+    Request r;
+    r.uid = c.uid;
+    r.op = c.op;
+    r.path = c.path;
+    r.node_type = c.node;
+    r.owner_uid = c.owner;
+    r.storage_user_id = c.storage_user;
+    ContentFacts facts;
+    absl::string_view path(c.path);
+    absl::string_view name = path.substr(path.rfind('/') == absl::string_view::npos ? 0 : path.rfind('/') + 1);
+    if (c.node == NODE_TYPE_FILE) {
+      if (c.bytes == Bytes::kNone) {
+        facts = FactsFromName(name);
+      } else {
+        std::vector<uint8_t> head = Sample(c.bytes);
+        facts = FactsFromContent(name, head);
+      }
+      if (c.location == Loc::kNone) facts.location = LocationPresence::kAbsent;
+      if (c.location == Loc::kPresent) facts.location = LocationPresence::kPresent;
+      r.content = &facts;
+    }
+    return engine_->Decide(r);
+  }
+
+  static void Check(const std::vector<Case>& cases) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(c.label);
+      Decision d = Decide(c);
+      EXPECT_EQ(OutcomeName(d.outcome), OutcomeName(c.outcome)) << "rule " << d.rule_name;
+      if (c.outcome == OUTCOME_DENY) {
+        EXPECT_EQ(Errno_Name(d.error), Errno_Name(c.error));
+      }
+      EXPECT_EQ(std::string(d.rule_name), c.rule);
+    }
+  }
+
+  static const Engine* engine_;
+};
+
+const Engine* EngineTest::engine_ = nullptr;
+
+TEST_F(EngineTest, OwnerHasFullUnredactedAccess) {
+  Check({
+      {"camera reads its photo", kCamera, OP_READ, "DCIM/Camera/IMG_1.jpg", Bytes::kJpeg, kCamera,
+       OUTCOME_ALLOW, {}, "owner-full-access"},
+      {"camera writes its photo", kCamera, OP_WRITE, "DCIM/Camera/IMG_1.jpg", Bytes::kJpeg,
+       kCamera, OUTCOME_ALLOW, {}, "owner-full-access"},
+      {"camera deletes its photo", kCamera, OP_DELETE, "DCIM/Camera/IMG_1.jpg", Bytes::kJpeg,
+       kCamera, OUTCOME_ALLOW, {}, "owner-full-access"},
+      {"camera renames its photo", kCamera, OP_RENAME, "DCIM/Camera/IMG_1.jpg", Bytes::kJpeg,
+       kCamera, OUTCOME_ALLOW, {}, "owner-full-access"},
+      {"notes reads its document", kNotes, OP_READ, "Documents/todo.txt", Bytes::kNone, kNotes,
+       OUTCOME_ALLOW, {}, "owner-full-access"},
+      {"notes chmods its document", kNotes, OP_SETATTR, "Documents/todo.txt", Bytes::kNone,
+       kNotes, OUTCOME_ALLOW, {}, "owner-full-access"},
+      {"notes removes its directory", kNotes, OP_RMDIR, "Documents/Notes", Bytes::kNone, kNotes,
+       OUTCOME_ALLOW, {}, "owner-full-access", NODE_TYPE_DIRECTORY},
+  });
+}
+
+TEST_F(EngineTest, MediaReadableByTypePermission) {
+  Check({
+      {"social sees an image without location", kSocial, OP_READ, "DCIM/a.jpg", Bytes::kJpeg,
+       kCamera, OUTCOME_ALLOW, {}, "read-images", NODE_TYPE_FILE, Loc::kNone},
+      {"social looks up an image", kSocial, OP_LOOKUP, "DCIM/a.jpg", Bytes::kJpeg, kCamera,
+       OUTCOME_ALLOW, {}, "read-images"},
+      {"social sees a video", kSocial, OP_READ, "Movies/v.mp4", Bytes::kMp4, kCamera,
+       OUTCOME_ALLOW, {}, "read-video", NODE_TYPE_FILE, Loc::kNone},
+      {"music reads audio", kMusic, OP_READ, "Music/song.mp3", Bytes::kMp3, kCamera,
+       OUTCOME_ALLOW, {}, "read-audio"},
+      {"music cannot see images", kMusic, OP_LOOKUP, "DCIM/a.jpg", Bytes::kJpeg, kCamera,
+       OUTCOME_HIDE, {}, "<default>"},
+      {"social cannot see audio", kSocial, OP_LOOKUP, "Music/song.mp3", Bytes::kMp3, kCamera,
+       OUTCOME_HIDE, {}, "<default>"},
+      {"camera without permissions sees no one else's photos", kCamera, OP_LOOKUP,
+       "DCIM/b.jpg", Bytes::kJpeg, kSocial, OUTCOME_HIDE, {}, "<default>"},
+      {"legacy READ_EXTERNAL_STORAGE reads audio", kLegacy, OP_READ, "Music/song.mp3",
+       Bytes::kMp3, kCamera, OUTCOME_ALLOW, {}, "read-audio"},
+      {"legacy READ_EXTERNAL_STORAGE reads images", kLegacy, OP_READ, "Pictures/p.png",
+       Bytes::kPng, kCamera, OUTCOME_ALLOW, {}, "read-images", NODE_TYPE_FILE, Loc::kNone},
+      {"others' images are read-only", kSocial, OP_WRITE, "DCIM/a.jpg", Bytes::kJpeg, kCamera,
+       OUTCOME_DENY, ERRNO_EACCES, "images-read-only"},
+      {"others' images cannot be deleted", kSocial, OP_DELETE, "DCIM/a.jpg", Bytes::kJpeg,
+       kCamera, OUTCOME_DENY, ERRNO_EACCES, "images-read-only"},
+      {"others' audio cannot be renamed", kMusic, OP_RENAME, "Music/song.mp3", Bytes::kMp3,
+       kCamera, OUTCOME_DENY, ERRNO_EACCES, "audio-read-only"},
+      {"invisible media stays invisible to writes", kMusic, OP_WRITE, "DCIM/a.jpg", Bytes::kJpeg,
+       kCamera, OUTCOME_HIDE, {}, "<default>"},
+  });
+}
+
+TEST_F(EngineTest, LocationRedactedWithoutAccessMediaLocation) {
+  Check({
+      {"social gets a redacted photo", kSocial, OP_READ, "DCIM/a.jpg", Bytes::kJpeg, kCamera,
+       OUTCOME_ALLOW_REDACTED, {}, "redact-image-location", NODE_TYPE_FILE, Loc::kPresent},
+      {"unparsed location counts as present", kSocial, OP_READ, "DCIM/a.jpg", Bytes::kJpeg,
+       kCamera, OUTCOME_ALLOW_REDACTED, {}, "redact-image-location"},
+      {"social gets a redacted video", kSocial, OP_READ, "DCIM/v.mp4", Bytes::kMp4, kCamera,
+       OUTCOME_ALLOW_REDACTED, {}, "redact-video-location", NODE_TYPE_FILE, Loc::kPresent},
+      {"gallery with ACCESS_MEDIA_LOCATION gets raw bytes", kGallery, OP_READ, "DCIM/a.jpg",
+       Bytes::kJpeg, kCamera, OUTCOME_ALLOW, {}, "read-images", NODE_TYPE_FILE, Loc::kPresent},
+      {"legacy app is redacted too", kLegacy, OP_READ, "DCIM/a.jpg", Bytes::kJpeg, kCamera,
+       OUTCOME_ALLOW_REDACTED, {}, "redact-image-location", NODE_TYPE_FILE, Loc::kPresent},
+      {"the owner is never redacted", kCamera, OP_READ, "DCIM/a.jpg", Bytes::kJpeg, kCamera,
+       OUTCOME_ALLOW, {}, "owner-full-access", NODE_TYPE_FILE, Loc::kPresent},
+  });
+  Decision d = Decide({"redaction set", kSocial, OP_READ, "DCIM/a.jpg", Bytes::kJpeg, kCamera});
+  EXPECT_EQ(d.redact, Bit(REDACTION_EXIF_GPS) | Bit(REDACTION_XMP_GPS));
+  d = Decide({"video redaction set", kSocial, OP_READ, "DCIM/v.mp4", Bytes::kMp4, kCamera});
+  EXPECT_EQ(d.redact, Bit(REDACTION_ISOBMFF_LOCATION) | Bit(REDACTION_XMP_GPS));
+}
+
+TEST_F(EngineTest, OtherAppsDocumentsHidden) {
+  Check({
+      {"social cannot see notes' document", kSocial, OP_LOOKUP, "Documents/todo.txt",
+       Bytes::kNone, kNotes, OUTCOME_HIDE, {}, "<default>"},
+      {"gallery cannot see a downloaded pdf", kGallery, OP_READ, "Download/report.pdf",
+       Bytes::kPdf, kNotes, OUTCOME_HIDE, {}, "<default>"},
+      {"unowned files are hidden too", kSocial, OP_LOOKUP, "Download/orphan.zip", Bytes::kNone,
+       std::nullopt, OUTCOME_HIDE, {}, "<default>"},
+      {"hidden files cannot be written", kSocial, OP_WRITE, "Documents/todo.txt", Bytes::kNone,
+       kNotes, OUTCOME_HIDE, {}, "<default>"},
+  });
+}
+
+TEST_F(EngineTest, AndroidDataIsolation) {
+  Check({
+      {"own Android/data", kNotes, OP_READ, "Android/data/com.example.notes/files/n.db",
+       Bytes::kNone, kNotes, OUTCOME_ALLOW, {}, "own-app-dirs"},
+      {"own Android/data even if not the creator", kNotes, OP_WRITE,
+       "Android/data/com.example.notes/cache/x", Bytes::kNone, kSystem, OUTCOME_ALLOW, {},
+       "own-app-dirs"},
+      {"own obb", kNotes, OP_LOOKUP, "Android/obb/com.example.notes/main.obb", Bytes::kNone,
+       std::nullopt, OUTCOME_ALLOW, {}, "own-app-dirs"},
+      {"another app's data dir", kSocial, OP_LOOKUP, "Android/data/com.example.notes",
+       Bytes::kNone, std::nullopt, OUTCOME_HIDE, {}, "other-apps-private-dirs-hidden",
+       NODE_TYPE_DIRECTORY},
+      {"another app's data file, even an image", kGallery, OP_READ,
+       "Android/data/com.example.notes/a.jpg", Bytes::kJpeg, kNotes, OUTCOME_HIDE, {},
+       "other-apps-private-dirs-hidden"},
+      {"case does not open a way in", kSocial, OP_LOOKUP, "android/DATA/com.example.notes/x",
+       Bytes::kNone, kNotes, OUTCOME_HIDE, {}, "other-apps-private-dirs-hidden"},
+      {"all-files access does not reach Android/data", kFiles, OP_READ,
+       "Android/data/com.example.notes/files/n.db", Bytes::kNone, kNotes, OUTCOME_HIDE, {},
+       "other-apps-private-dirs-hidden"},
+      {"creating another app's data dir", kSocial, OP_MKDIR, "Android/data/com.example.notes",
+       Bytes::kNone, std::nullopt, OUTCOME_HIDE, {}, "other-apps-private-dirs-hidden",
+       NODE_TYPE_DIRECTORY},
+      {"Android/data itself is listable", kSocial, OP_READ, "Android/data", Bytes::kNone,
+       std::nullopt, OUTCOME_ALLOW, {}, "directories-visible", NODE_TYPE_DIRECTORY},
+      {"Android/media of another app is shared media", kSocial, OP_READ,
+       "Android/media/com.example.notes/a.jpg", Bytes::kJpeg, kNotes, OUTCOME_ALLOW, {},
+       "read-images", NODE_TYPE_FILE, Loc::kNone},
+      {"own Android/media accepts any type", kNotes, OP_CREATE,
+       "Android/media/com.example.notes/x.pdf", Bytes::kNone, std::nullopt, OUTCOME_ALLOW, {},
+       "own-app-dirs"},
+  });
+}
+
+TEST_F(EngineTest, CreateTypeRules) {
+  Check({
+      {"image in DCIM", kCamera, OP_CREATE, "DCIM/Camera/IMG_2.jpg", Bytes::kNone, std::nullopt,
+       OUTCOME_ALLOW, {}, "create-images"},
+      {"image in Pictures", kCamera, OP_CREATE, "Pictures/p.png", Bytes::kNone, std::nullopt,
+       OUTCOME_ALLOW, {}, "create-images"},
+      {"video in DCIM", kCamera, OP_CREATE, "DCIM/v.mp4", Bytes::kNone, std::nullopt,
+       OUTCOME_ALLOW, {}, "create-video"},
+      {"video in Movies", kCamera, OP_CREATE, "Movies/v.mkv", Bytes::kNone, std::nullopt,
+       OUTCOME_ALLOW, {}, "create-video"},
+      {"video in Pictures", kCamera, OP_CREATE, "Pictures/v.mp4", Bytes::kNone, std::nullopt,
+       OUTCOME_ALLOW, {}, "create-video"},
+      {"audio in Music", kMusic, OP_CREATE, "Music/a.mp3", Bytes::kNone, std::nullopt,
+       OUTCOME_ALLOW, {}, "create-audio"},
+      {"audio in Ringtones", kMusic, OP_CREATE, "Ringtones/r.ogg", Bytes::kNone, std::nullopt,
+       OUTCOME_ALLOW, {}, "create-audio"},
+      {"audio in Recordings", kMusic, OP_CREATE, "Recordings/r.m4a", Bytes::kNone, std::nullopt,
+       OUTCOME_ALLOW, {}, "create-audio"},
+      {"anything in Download", kNotes, OP_CREATE, "Download/x.pdf", Bytes::kNone, std::nullopt,
+       OUTCOME_ALLOW, {}, "create-anything-in-download-documents"},
+      {"anything in Documents", kNotes, OP_CREATE, "Documents/deep/x.bin", Bytes::kNone,
+       std::nullopt, OUTCOME_ALLOW, {}, "create-anything-in-download-documents"},
+      {"pdf in DCIM", kCamera, OP_CREATE, "DCIM/x.pdf", Bytes::kNone, std::nullopt, OUTCOME_DENY,
+       ERRNO_EPERM, "create-wrong-type-or-place"},
+      {"audio in DCIM", kCamera, OP_CREATE, "DCIM/x.mp3", Bytes::kNone, std::nullopt,
+       OUTCOME_DENY, ERRNO_EPERM, "create-wrong-type-or-place"},
+      {"image in Music", kMusic, OP_CREATE, "Music/x.jpg", Bytes::kNone, std::nullopt,
+       OUTCOME_DENY, ERRNO_EPERM, "create-wrong-type-or-place"},
+      {"image in Movies", kCamera, OP_CREATE, "Movies/x.jpg", Bytes::kNone, std::nullopt,
+       OUTCOME_DENY, ERRNO_EPERM, "create-wrong-type-or-place"},
+      {"video in Music", kCamera, OP_CREATE, "Music/x.mp4", Bytes::kNone, std::nullopt,
+       OUTCOME_DENY, ERRNO_EPERM, "create-wrong-type-or-place"},
+      {"file in a custom top-level dir", kNotes, OP_CREATE, "MyStuff/x.txt", Bytes::kNone,
+       std::nullopt, OUTCOME_DENY, ERRNO_EPERM, "create-wrong-type-or-place"},
+  });
+}
+
+TEST_F(EngineTest, OnlyDefaultDirectoriesAtTheRoot) {
+  Check({
+      {"root is listable", kSocial, OP_READ, "", Bytes::kNone, std::nullopt, OUTCOME_ALLOW, {},
+       "root-listable", NODE_TYPE_DIRECTORY},
+      {"root cannot be changed", kSocial, OP_SETATTR, "", Bytes::kNone, std::nullopt,
+       OUTCOME_DENY, ERRNO_EACCES, "root-immutable", NODE_TYPE_DIRECTORY},
+      {"no files at the root", kNotes, OP_CREATE, "notes.txt", Bytes::kNone, std::nullopt,
+       OUTCOME_DENY, ERRNO_EPERM, "no-files-at-root"},
+      {"default dir may be re-created", kCamera, OP_MKDIR, "DCIM", Bytes::kNone, std::nullopt,
+       OUTCOME_ALLOW, {}, "default-dirs-may-be-recreated", NODE_TYPE_DIRECTORY},
+      {"default dir, any case", kCamera, OP_MKDIR, "dcim", Bytes::kNone, std::nullopt,
+       OUTCOME_ALLOW, {}, "default-dirs-may-be-recreated", NODE_TYPE_DIRECTORY},
+      {"custom top-level dir", kNotes, OP_MKDIR, "MyApp", Bytes::kNone, std::nullopt,
+       OUTCOME_DENY, ERRNO_EPERM, "no-custom-top-dirs", NODE_TYPE_DIRECTORY},
+      {"all-files access cannot add top-level dirs", kFiles, OP_MKDIR, "MyApp", Bytes::kNone,
+       std::nullopt, OUTCOME_DENY, ERRNO_EPERM, "no-custom-top-dirs", NODE_TYPE_DIRECTORY},
+      {"default dir cannot be removed", kFiles, OP_RMDIR, "DCIM", Bytes::kNone, std::nullopt,
+       OUTCOME_DENY, ERRNO_EPERM, "default-dirs-fixed", NODE_TYPE_DIRECTORY},
+      {"subdirectory of a default dir", kNotes, OP_MKDIR, "Pictures/Trips", Bytes::kNone,
+       std::nullopt, OUTCOME_ALLOW, {}, "mkdir-in-default-dirs", NODE_TYPE_DIRECTORY},
+      {"subdirectory of a custom dir", kNotes, OP_MKDIR, "MyApp/sub", Bytes::kNone, std::nullopt,
+       OUTCOME_DENY, ERRNO_EPERM, "create-wrong-type-or-place", NODE_TYPE_DIRECTORY},
+      {"others' directory is visible", kSocial, OP_LOOKUP, "Pictures/Trips", Bytes::kNone,
+       kNotes, OUTCOME_ALLOW, {}, "directories-visible", NODE_TYPE_DIRECTORY},
+      {"others' directory cannot be removed", kSocial, OP_RMDIR, "Pictures/Trips", Bytes::kNone,
+       kNotes, OUTCOME_DENY, ERRNO_EACCES, "others-directories-read-only", NODE_TYPE_DIRECTORY},
+  });
+}
+
+TEST_F(EngineTest, PrivilegedUidsBypass) {
+  for (uint32_t uid : {kRoot, kSystem, kMedia, kMediaRw, kShell, kUser10 + kSystem}) {
+    Check({
+        {"custom top-level dir", uid, OP_MKDIR, "MyApp", Bytes::kNone, std::nullopt,
+         OUTCOME_ALLOW, {}, "privileged-uids-bypass", NODE_TYPE_DIRECTORY},
+        {"another app's private data", uid, OP_READ, "Android/data/com.example.notes/n.db",
+         Bytes::kNone, kNotes, OUTCOME_ALLOW, {}, "privileged-uids-bypass"},
+        {"an image with location, unredacted", uid, OP_READ, "DCIM/a.jpg", Bytes::kJpeg, kCamera,
+         OUTCOME_ALLOW, {}, "privileged-uids-bypass", NODE_TYPE_FILE, Loc::kPresent},
+    });
+  }
+  Check({{"an ordinary system service uid is not privileged", 1041, OP_LOOKUP,
+          "Documents/todo.txt", Bytes::kNone, kNotes, OUTCOME_HIDE, {}, "<default>"}});
+}
+
+TEST_F(EngineTest, ManageExternalStorageSeesAll) {
+  Check({
+      {"reads another app's document", kFiles, OP_READ, "Documents/todo.txt", Bytes::kNone,
+       kNotes, OUTCOME_ALLOW, {}, "all-files-access"},
+      {"writes another app's document", kFiles, OP_WRITE, "Documents/todo.txt", Bytes::kNone,
+       kNotes, OUTCOME_ALLOW, {}, "all-files-access"},
+      {"deletes another app's image", kFiles, OP_DELETE, "DCIM/a.jpg", Bytes::kJpeg, kCamera,
+       OUTCOME_ALLOW, {}, "all-files-access"},
+      {"creates any type anywhere below the root", kFiles, OP_CREATE, "DCIM/x.pdf",
+       Bytes::kNone, std::nullopt, OUTCOME_ALLOW, {}, "all-files-access"},
+      {"still redacted without ACCESS_MEDIA_LOCATION", kFiles, OP_READ, "DCIM/a.jpg",
+       Bytes::kJpeg, kCamera, OUTCOME_ALLOW_REDACTED, {}, "redact-image-location",
+       NODE_TYPE_FILE, Loc::kPresent},
+      {"still no files at the root", kFiles, OP_CREATE, "x.txt", Bytes::kNone, std::nullopt,
+       OUTCOME_DENY, ERRNO_EPERM, "no-files-at-root"},
+  });
+}
+
+TEST_F(EngineTest, SharedUidSharesPermissionsAndFiles) {
+  Check({
+      {"calendar reads images through mail's grant", kSuite, OP_READ, "DCIM/a.jpg",
+       Bytes::kJpeg, kCamera, OUTCOME_ALLOW, {}, "read-images", NODE_TYPE_FILE, Loc::kNone},
+      {"files of the shared uid belong to both", kSuite, OP_WRITE, "Documents/mail.eml",
+       Bytes::kNone, kSuite, OUTCOME_ALLOW, {}, "owner-full-access"},
+      {"each package's private dir is the uid's", kSuite, OP_READ,
+       "Android/data/com.example.suite.calendar/x", Bytes::kNone, std::nullopt, OUTCOME_ALLOW,
+       {}, "own-app-dirs"},
+      {"and the other package's too", kSuite, OP_READ, "Android/data/com.example.suite.mail/x",
+       Bytes::kNone, std::nullopt, OUTCOME_ALLOW, {}, "own-app-dirs"},
+  });
+}
+
+TEST_F(EngineTest, MultiUserUids) {
+  Check({
+      {"user 10's app on user 0's storage", kUser10 + kSocial, OP_LOOKUP, "DCIM/a.jpg",
+       Bytes::kJpeg, kCamera, OUTCOME_HIDE, {}, "other-users-hidden"},
+      {"user 10's app even for its own files", kUser10 + kCamera, OP_READ, "DCIM/a.jpg",
+       Bytes::kJpeg, kUser10 + kCamera, OUTCOME_HIDE, {}, "other-users-hidden"},
+      {"user 10's app on user 10's storage keeps its grants", kUser10 + kSocial, OP_READ,
+       "DCIM/a.jpg", Bytes::kJpeg, kUser10 + kCamera, OUTCOME_ALLOW_REDACTED, {},
+       "redact-image-location", NODE_TYPE_FILE, Loc::kPresent, 10},
+      {"owner is per uid, not per app id", kUser10 + kCamera, OP_WRITE, "DCIM/a.jpg",
+       Bytes::kJpeg, kCamera, OUTCOME_HIDE, {}, "<default>", NODE_TYPE_FILE, Loc::kUnparsed,
+       10},
+      {"user 10's owner on user 10's storage", kUser10 + kCamera, OP_WRITE, "DCIM/a.jpg",
+       Bytes::kJpeg, kUser10 + kCamera, OUTCOME_ALLOW, {}, "owner-full-access",
+       NODE_TYPE_FILE, Loc::kUnparsed, 10},
+  });
+}
+
+TEST_F(EngineTest, ContentDecidesMediaTypeNotTheExtension) {
+  Check({
+      {"a pdf named .jpg is not an image", kSocial, OP_LOOKUP, "DCIM/secret.jpg", Bytes::kPdf,
+       kNotes, OUTCOME_HIDE, {}, "<default>"},
+      {"a pdf named .jpg cannot be read as one", kGallery, OP_READ, "Pictures/secret.jpg",
+       Bytes::kPdf, kNotes, OUTCOME_HIDE, {}, "<default>"},
+      {"a jpeg named .txt is not shared media", kSocial, OP_READ, "Download/photo.txt",
+       Bytes::kJpeg, kCamera, OUTCOME_HIDE, {}, "<default>"},
+      {"an mp3 named .mp4 is not video", kSocial, OP_READ, "Movies/song.mp4", Bytes::kMp3,
+       kMusic, OUTCOME_HIDE, {}, "<default>"},
+      {"matching content and name is an image", kSocial, OP_LOOKUP, "DCIM/real.jpg",
+       Bytes::kJpeg, kCamera, OUTCOME_ALLOW, {}, "read-images"},
+  });
+}
+
+TEST_F(EngineTest, HostilePathsFailClosed) {
+  std::string nul_path("DCIM/a\0.jpg", 11);
+  std::string long_name = "DCIM/" + std::string(256, 'x');
+  std::string max_name = "Download/" + std::string(255, 'x');
+  for (uint32_t uid : {kRoot, kSocial}) {
+    for (const char* path : {"..", "../etc/passwd", "DCIM/../Android/data/com.example.notes",
+                             "DCIM/./a.jpg", "DCIM//a.jpg", "/DCIM/a.jpg", "DCIM/",
+                             nul_path.c_str(), long_name.c_str()}) {
+      Request r;
+      r.uid = uid;
+      r.op = OP_READ;
+      r.path = path == nul_path.c_str() ? absl::string_view(nul_path) : absl::string_view(path);
+      Decision d = engine_->Decide(r);
+      EXPECT_EQ(d.outcome, OUTCOME_DENY) << path;
+      EXPECT_EQ(std::string(d.rule_name), "<invalid-path>") << path;
+    }
+  }
+  Check({{"a 255-byte name is fine", kNotes, OP_CREATE, max_name.c_str(), Bytes::kNone,
+          std::nullopt, OUTCOME_ALLOW, {}, "create-anything-in-download-documents"},
+         {"newlines and invalid UTF-8 are just bytes", kNotes, OP_CREATE,
+          "Download/a\nb\xff\xfe.txt", Bytes::kNone, std::nullopt, OUTCOME_ALLOW, {},
+          "create-anything-in-download-documents"}});
+}
+
+TEST_F(EngineTest, UnknownCallersAndRequestsFailClosed) {
+  Check({
+      {"unregistered app uid sees no media", kUnknownApp, OP_LOOKUP, "DCIM/a.jpg", Bytes::kJpeg,
+       kCamera, OUTCOME_HIDE, {}, "<default>"},
+      {"unregistered app uid still owns what it made", kUnknownApp, OP_READ, "Download/x.bin",
+       Bytes::kNone, kUnknownApp, OUTCOME_ALLOW, {}, "owner-full-access"},
+  });
+  Request r;
+  r.uid = kSocial;
+  r.path = "DCIM/a.jpg";
+  Decision d = engine_->Decide(r);  // no op
+  EXPECT_EQ(d.outcome, OUTCOME_DENY);
+  EXPECT_EQ(std::string(d.rule_name), "<invalid-request>");
+
+  r.op = OP_READ;  // content not given: nothing media-specific can be granted
+  d = engine_->Decide(r);
+  EXPECT_EQ(d.outcome, OUTCOME_HIDE);
+}
+
+TEST_F(EngineTest, DecisionsExplainThemselves) {
+  Decision d = Decide({"", kSocial, OP_READ, "DCIM/a.jpg", Bytes::kJpeg, kCamera});
+  ASSERT_GE(d.rule_index, 0);
+  EXPECT_FALSE(d.reason.empty());
+  EXPECT_EQ(engine_->rule_location(static_cast<size_t>(d.rule_index)).rfind(
+                "policy/configs/android.textproto:", 0),
+            0u);
+}
+
+}  // namespace
+}  // namespace scopedfs::policy
