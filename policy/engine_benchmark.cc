@@ -1,6 +1,5 @@
 // Decisions per second of Engine::Decide for the default Android policy with 200 installed apps,
 // plus a check that the decision hot path allocates nothing (global operator new is counted).
-#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

@@ -59,7 +59,12 @@ absl::StatusOr<LoadedConfig> LoadFromFlags() {
   return LoadConfig(paths);
 }
 
+bool ConfigFlagsGiven() {
+  return !absl::GetFlag(FLAGS_policy).empty() && !absl::GetFlag(FLAGS_apps).empty();
+}
+
 int Validate() {
+  if (!ConfigFlagsGiven()) return Usage("--policy and --apps are required");
   absl::StatusOr<LoadedConfig> config = LoadFromFlags();
   if (!config.ok()) {
     std::cerr << config.status().message() << "\n";
@@ -120,6 +125,7 @@ std::string DescribeRedactions(EnumMask mask) {
 }
 
 int Explain() {
+  if (!ConfigFlagsGiven()) return Usage("--policy and --apps are required");
   absl::StatusOr<LoadedConfig> config = LoadFromFlags();
   if (!config.ok()) {
     std::cerr << config.status().message() << "\n";
