@@ -75,10 +75,11 @@ absl::StatusOr<TextConfigSource> TextConfigSource::Parse(absl::string_view text,
   parser.AllowUnknownField(false);
   message->Clear();
   google::protobuf::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
-  if (!parser.Parse(&input, message)) {
-    if (problems.empty()) problems.Add(source.filename_, "could not be parsed");
-    return problems.ToStatus();
+  if (!parser.Parse(&input, message) && problems.empty()) {
+    problems.Add(source.filename_, "could not be parsed");
   }
+  // Warnings (e.g. a deprecated field) do not fail the parse itself but are problems all the same.
+  if (!problems.empty()) return problems.ToStatus();
   return source;
 }
 
