@@ -371,7 +371,11 @@ bool Covers(const CompiledRule& e, const CompiledRule& l) {
                       (l.depth != DEPTH_UNSPECIFIED && l.depth != DEPTH_ROOT);
     if (!(e_matches_all && l_not_root) &&
         !ListCovers(e.globs, l.globs, [](const Glob& a, const Glob& b) {
-          return absl::EqualsIgnoreCase(a.pattern(), b.pattern());
+          // Case folding applies to matched characters, not to class range bounds: "[A-z]" also
+          // holds "[\]^_`", "[a-z]" does not. Only patterns without a class compare ignoring case.
+          return a.pattern() == b.pattern() ||
+                 (!absl::StrContains(a.pattern(), '[') &&
+                  absl::EqualsIgnoreCase(a.pattern(), b.pattern()));
         })) {
       return false;
     }

@@ -5,7 +5,10 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/io/tokenizer.h"
@@ -21,23 +24,46 @@ using google::protobuf::TextFormat;
 // Configs are small; anything larger is a mistake (a wrong path), not a policy.
 constexpr size_t kMaxConfigBytes = 16 << 20;
 
+// Swallows the errors of the re-tokenization below; the parser has already reported them.
+class SilentErrorCollector : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int, google::protobuf::io::ColumnNumber, const std::string&) override {}
+};
+
+// The start (0-based line, column) of the last token of `text` that starts before (line, column),
+// tokenized as TextFormat::Parser does; (line, column) itself if no token does.
+std::pair<int, int> StartOfTokenBefore(absl::string_view text, int line, int column) {
+  google::protobuf::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
+  SilentErrorCollector silent;
+  google::protobuf::io::Tokenizer tokenizer(&input, &silent);
+  tokenizer.set_allow_f_after_float(true);
+  tokenizer.set_comment_style(google::protobuf::io::Tokenizer::SH_COMMENT_STYLE);
+  tokenizer.set_require_space_after_number(false);
+  tokenizer.set_allow_multiline_strings(true);
+  std::pair<int, int> found(line, column);
+  while (tokenizer.Next()) {
+    std::pair<int, int> at(tokenizer.current().line, tokenizer.current().column);
+    if (at >= std::make_pair(line, column)) break;
+    found = at;
+  }
+  return found;
+}
+
 class CollectingErrorCollector : public google::protobuf::io::ErrorCollector {
  public:
-  CollectingErrorCollector(const std::string& filename, ProblemList* problems)
-      : filename_(filename), problems_(problems) {}
+  CollectingErrorCollector(absl::string_view text, const std::string& filename,
+                           ProblemList* problems)
+      : text_(text), filename_(filename), problems_(problems) {}
   // The parser counts lines and columns from 0; editors and compilers count from 1.
   void AddError(int line, google::protobuf::io::ColumnNumber column,
                 const std::string& message) override {
-    // The parser reports an unknown field or enum value at the token after it; point at the
-    // offending name itself.
+    // The parser reports an unknown field or enum value at the token after it, which may be on a
+    // later line; point at the offending name itself.
     for (const char* marker : {"has no field named \"", "Unknown enumeration value of \""}) {
-      size_t at = message.find(marker);
-      if (at == std::string::npos) continue;
-      size_t start = at + std::strlen(marker);
-      size_t end = message.find('"', start);
-      int length = end == std::string::npos ? 0 : static_cast<int>(end - start);
-      if (length <= column) column -= length;
-      break;
+      if (absl::StrContains(message, marker)) {
+        std::tie(line, column) = StartOfTokenBefore(text_, line, column);
+        break;
+      }
     }
     problems_->Add(absl::StrCat(filename_, ":", line + 1, ":", column + 1), message);
   }
@@ -48,6 +74,7 @@ class CollectingErrorCollector : public google::protobuf::io::ErrorCollector {
   }
 
  private:
+  absl::string_view text_;
   const std::string& filename_;
   ProblemList* problems_;
 };
@@ -68,7 +95,7 @@ absl::StatusOr<TextConfigSource> TextConfigSource::Parse(absl::string_view text,
                                                          google::protobuf::Message* message) {
   TextConfigSource source(std::move(filename), message->GetDescriptor());
   ProblemList problems;
-  CollectingErrorCollector collector(source.filename_, &problems);
+  CollectingErrorCollector collector(text, source.filename_, &problems);
   TextFormat::Parser parser;
   parser.RecordErrorsTo(&collector);
   parser.WriteLocationsTo(source.tree_.get());
