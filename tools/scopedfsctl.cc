@@ -173,7 +173,8 @@ int Explain() {
 
   ContentFacts facts;
   std::string content_note;
-  absl::string_view name = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  absl::string_view name = request.path;
+  name.remove_prefix(name.rfind('/') == absl::string_view::npos ? 0 : name.rfind('/') + 1);
   if (request.node_type == NODE_TYPE_FILE) {
     if (std::string content = absl::GetFlag(FLAGS_content); !content.empty()) {
       absl::StatusOr<std::vector<uint8_t>> head = ReadHead(content);
