@@ -20,24 +20,30 @@ def _pkg_config_library_impl(ctx):
     cflags = _pkg_config(ctx, ["--cflags"] + ctx.attr.modules)
     libs = _pkg_config(ctx, ["--libs"] + ctx.attr.modules)
 
-    # -I flags of system dirs are harmless; -D and -pthread must reach every dependant.
+    # -D must reach every dependant; extra include dirs (e.g. /usr/include/fuse3) are linked into
+    # the repository so `includes` can export them, since copts do not propagate.
     defines = [f[2:] for f in cflags if f.startswith("-D")]
-    includes = [f for f in cflags if f.startswith("-I")]
-    copts = [f for f in cflags if not f.startswith("-D") and not f.startswith("-I")]
+    includes = []
+    for i, flag in enumerate([f for f in cflags if f.startswith("-I")]):
+        link = "include_{}".format(i)
+        ctx.symlink(flag[2:], link)
+        includes.append(link)
     ctx.file("WORKSPACE", 'workspace(name = "{}")\n'.format(ctx.name))
     ctx.file("BUILD", """# Generated from pkg-config {modules}.
 cc_library(
     name = "{name}",
+    hdrs = glob([{hdr_globs}]),
+    includes = {includes},
     defines = {defines},
-    copts = {copts},
     linkopts = {linkopts},
     visibility = ["//visibility:public"],
 )
 """.format(
         name = ctx.name,
         modules = " ".join(ctx.attr.modules),
+        hdr_globs = ", ".join(['"{}/**/*.h"'.format(i) for i in includes]),
+        includes = repr(includes),
         defines = repr(defines),
-        copts = repr(copts + includes),
         linkopts = repr(libs),
     ))
 

@@ -1,0 +1,100 @@
+// The few FUSE kernel ABI pieces libfuse 3.14 does not know: passthrough negotiation in the INIT
+// reply, backing-file ioctls, and the open reply that carries a backing id. Layouts follow
+// include/uapi/linux/fuse.h (protocol 7.40+); static_asserts pin every size and offset we touch.
+#ifndef SCOPEDFS_DAEMON_FUSE_KERNEL_ABI_H_
+#define SCOPEDFS_DAEMON_FUSE_KERNEL_ABI_H_
+
+#include <linux/ioctl.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace scopedfs::daemon::abi {
+
+inline constexpr uint32_t kOpcodeInit = 26;
+inline constexpr uint32_t kOpcodeOpen = 14;
+inline constexpr uint32_t kOpcodeCreate = 35;
+
+// fuse_init_out.flags bits.
+inline constexpr uint32_t kInitExt = 1u << 30;          // FUSE_INIT_EXT: flags2 is valid
+inline constexpr uint32_t kWritebackCache = 1u << 16;   // FUSE_WRITEBACK_CACHE: incompatible
+// fuse_init_out.flags2 bits (the upper half of the 64-bit flags).
+inline constexpr uint32_t kPassthroughFlag2 = 1u << (37 - 32);  // FUSE_PASSTHROUGH
+
+// fuse_open_out.open_flags bits.
+inline constexpr uint32_t kFopenDirectIo = 1u << 0;
+inline constexpr uint32_t kFopenKeepCache = 1u << 1;
+inline constexpr uint32_t kFopenPassthrough = 1u << 7;
+
+struct InHeader {  // fuse_in_header
+  uint32_t len;
+  uint32_t opcode;
+  uint64_t unique;
+  uint64_t nodeid;
+  uint32_t uid;
+  uint32_t gid;
+  uint32_t pid;
+  uint16_t total_extlen;
+  uint16_t padding;
+};
+static_assert(sizeof(InHeader) == 40);
+
+struct InitIn {  // fuse_init_in (7.36+)
+  uint32_t major;
+  uint32_t minor;
+  uint32_t max_readahead;
+  uint32_t flags;
+  uint32_t flags2;
+  uint32_t unused[11];
+};
+static_assert(sizeof(InitIn) == 64);
+
+struct OutHeader {  // fuse_out_header
+  uint32_t len;
+  int32_t error;
+  uint64_t unique;
+};
+static_assert(sizeof(OutHeader) == 16);
+
+struct InitOut {  // fuse_init_out (7.40)
+  uint32_t major;
+  uint32_t minor;
+  uint32_t max_readahead;
+  uint32_t flags;
+  uint16_t max_background;
+  uint16_t congestion_threshold;
+  uint32_t max_write;
+  uint32_t time_gran;
+  uint16_t max_pages;
+  uint16_t map_alignment;
+  uint32_t flags2;
+  uint32_t max_stack_depth;  // "unused[0]" in libfuse 3.14's copy of the header
+  uint32_t unused[6];
+};
+static_assert(sizeof(InitOut) == 64);
+static_assert(offsetof(InitOut, flags2) == 32);
+static_assert(offsetof(InitOut, max_stack_depth) == 36);
+
+struct OpenOut {  // fuse_open_out (7.40): padding became backing_id
+  uint64_t fh;
+  uint32_t open_flags;
+  int32_t backing_id;
+};
+static_assert(sizeof(OpenOut) == 16);
+
+struct BackingMap {  // fuse_backing_map
+  int32_t fd;
+  uint32_t flags;
+  uint64_t padding;
+};
+static_assert(sizeof(BackingMap) == 16);
+
+inline constexpr unsigned long kDevIocBackingOpen = _IOW(229, 1, BackingMap);
+inline constexpr unsigned long kDevIocBackingClose = _IOW(229, 2, uint32_t);
+
+// The kernel refuses stacking deeper than this (FILESYSTEM_MAX_STACK_DEPTH).
+inline constexpr uint32_t kMaxStackDepth = 1;
+
+}  // namespace scopedfs::daemon::abi
+
+#endif  // SCOPEDFS_DAEMON_FUSE_KERNEL_ABI_H_

@@ -1,0 +1,162 @@
+// FUSE session setup and the INIT-reply shim for passthrough (see fuse_session.h).
+#include "daemon/fuse_session.h"
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "daemon/fuse_kernel_abi.h"
+
+namespace scopedfs::daemon {
+namespace {
+
+absl::Status Errno(absl::string_view what, int err) {
+  return absl::ErrnoToStatus(err, absl::StrCat(what, ": ", std::strerror(err)));
+}
+
+}  // namespace
+
+ssize_t FuseSession::Read(int fd, void* buf, size_t len, void* userdata) {
+  auto* self = static_cast<FuseSession*>(userdata);
+  ssize_t n = read(fd, buf, len);
+  // INIT is the first request on the connection; remember it so its reply can be patched.
+  if (n >= static_cast<ssize_t>(sizeof(abi::InHeader)) && self->init_unique_.load() == 0) {
+    abi::InHeader header;
+    std::memcpy(&header, buf, sizeof(header));
+    if (header.opcode == abi::kOpcodeInit &&
+        static_cast<size_t>(n) >= sizeof(header) + sizeof(abi::InitIn)) {
+      abi::InitIn init;
+      std::memcpy(&init, static_cast<char*>(buf) + sizeof(header), sizeof(init));
+      bool ext = (init.flags & abi::kInitExt) != 0;
+      self->kernel_offers_passthrough_ = ext && (init.flags2 & abi::kPassthroughFlag2) != 0;
+      self->init_unique_ = header.unique;
+    }
+  }
+  return n;
+}
+
+ssize_t FuseSession::Writev(int fd, struct iovec* iov, int count, void* userdata) {
+  auto* self = static_cast<FuseSession*>(userdata);
+  uint64_t init_unique = self->init_unique_.load();
+  if (init_unique != 0 && count >= 2 && iov[0].iov_len >= sizeof(abi::OutHeader)) {
+    abi::OutHeader header;
+    std::memcpy(&header, iov[0].iov_base, sizeof(header));
+    if (header.unique == init_unique && header.error == 0 &&
+        iov[1].iov_len >= offsetof(abi::InitOut, max_stack_depth) + sizeof(uint32_t)) {
+      auto* out = static_cast<abi::InitOut*>(iov[1].iov_base);
+      // Writeback caching would route writes through the page cache, which passthrough forbids.
+      out->flags &= ~abi::kWritebackCache;
+      if (self->options_.want_passthrough && self->kernel_offers_passthrough_) {
+        out->flags |= abi::kInitExt;
+        out->flags2 |= abi::kPassthroughFlag2;
+        out->max_stack_depth = abi::kMaxStackDepth;
+        self->passthrough_enabled_ = true;
+      }
+      self->init_unique_ = ~uint64_t{0};  // patched; never match again
+    }
+  }
+  return writev(fd, iov, count);
+}
+
+absl::StatusOr<std::unique_ptr<FuseSession>> FuseSession::Mount(const Options& options,
+                                                                const fuse_lowlevel_ops& ops,
+                                                                void* filesystem) {
+  std::unique_ptr<FuseSession> session(new FuseSession(options));
+  struct stat st;
+  if (stat(options.mountpoint.c_str(), &st) != 0) {
+    return Errno(absl::StrCat("mount point ", options.mountpoint), errno);
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("mount point ", options.mountpoint, " is not a directory"));
+  }
+
+  // libfuse wants argv-style options; only the ones that matter to the low-level session.
+  std::string max_write = absl::StrCat("-omax_write=", options.max_write);
+  const char* argv[] = {"scopedfsd", max_write.c_str(), nullptr};
+  fuse_args args = FUSE_ARGS_INIT(2, const_cast<char**>(argv));
+  session->filesystem_ = filesystem;
+  // The session itself is libfuse's userdata: the custom io callbacks receive it.
+  session->se_ = fuse_session_new(&args, &ops, sizeof(ops), session.get());
+  fuse_opt_free_args(&args);
+  if (session->se_ == nullptr) return absl::InternalError("fuse_session_new failed");
+
+  session->fd_ = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+  if (session->fd_ < 0) return Errno("open /dev/fuse", errno);
+  // rootmode is octal in the kernel's parser. No default_permissions: the policy, not the lower
+  // file's mode bits, decides who may do what.
+  std::string data = absl::StrCat("fd=", session->fd_, ",rootmode=",
+                                  absl::StrFormat("%o", S_IFDIR), ",user_id=0,group_id=0,allow_other");
+  if (mount(options.fsname.c_str(), options.mountpoint.c_str(),
+            absl::StrCat("fuse.", options.fsname).c_str(), MS_NOSUID | MS_NODEV | MS_NOATIME,
+            data.c_str()) != 0) {
+    int err = errno;
+    close(session->fd_);
+    session->fd_ = -1;
+    return Errno(absl::StrCat("mount ", options.mountpoint), err);
+  }
+  session->mounted_ = true;
+
+  static const fuse_custom_io kIo = {
+      .writev = &FuseSession::Writev,
+      .read = &FuseSession::Read,
+      .splice_receive = nullptr,
+      .splice_send = nullptr,
+  };
+  if (fuse_session_custom_io(session->se_, &kIo, session->fd_) != 0) {
+    return absl::InternalError("fuse_session_custom_io failed");
+  }
+  return session;
+}
+
+FuseSession::~FuseSession() {
+  if (mounted_) {
+    // Lazy: a process with its cwd inside the mount must not keep the daemon from exiting.
+    if (umount2(options_.mountpoint.c_str(), MNT_DETACH) != 0 && errno != EINVAL &&
+        errno != ENOENT) {
+      // Already unmounted by `umount` / fusermount3 -u is the normal way out: EINVAL.
+    }
+  }
+  if (se_ != nullptr) fuse_session_destroy(se_);  // closes fd_
+  else if (fd_ >= 0) close(fd_);
+}
+
+int FuseSession::Loop(int max_threads) {
+  fuse_loop_config* config = fuse_loop_cfg_create();
+  fuse_loop_cfg_set_clone_fd(config, 0);  // one fd: the custom io owns it
+  fuse_loop_cfg_set_max_threads(config, static_cast<unsigned>(max_threads));
+  fuse_loop_cfg_set_idle_threads(config, static_cast<unsigned>(max_threads));
+  int rc = fuse_session_loop_mt(se_, config);
+  fuse_loop_cfg_destroy(config);
+  return rc;
+}
+
+void FuseSession::Exit() {
+  if (se_ != nullptr) fuse_session_exit(se_);
+}
+
+absl::StatusOr<int> FuseSession::BackingOpen(int fd) {
+  abi::BackingMap map{};
+  map.fd = fd;
+  int id = ioctl(fd_, abi::kDevIocBackingOpen, &map);
+  if (id < 0) return Errno("FUSE_DEV_IOC_BACKING_OPEN", errno);
+  return id;
+}
+
+absl::Status FuseSession::BackingClose(int backing_id) {
+  uint32_t id = static_cast<uint32_t>(backing_id);
+  if (ioctl(fd_, abi::kDevIocBackingClose, &id) != 0) {
+    return Errno("FUSE_DEV_IOC_BACKING_CLOSE", errno);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace scopedfs::daemon

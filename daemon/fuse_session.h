@@ -1,0 +1,73 @@
+// The FUSE connection: opens /dev/fuse, mounts it with mount(2), and runs libfuse's low-level
+// session over a custom io whose only job is to negotiate kernel passthrough in the INIT reply
+// (libfuse 3.14 predates the passthrough API) and to expose the backing-file ioctls.
+#ifndef SCOPEDFS_DAEMON_FUSE_SESSION_H_
+#define SCOPEDFS_DAEMON_FUSE_SESSION_H_
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+#include <atomic>
+#include <memory>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace scopedfs::daemon {
+
+class FuseSession {
+ public:
+  struct Options {
+    std::string mountpoint;
+    std::string fsname = "scopedfs";
+    bool want_passthrough = true;
+    uint32_t max_write = 1 << 20;
+  };
+
+  // Creates the libfuse session for `ops`, opens /dev/fuse and mounts. Nothing is mounted if
+  // this fails. Ops find `filesystem` through FilesystemOf(req).
+  static absl::StatusOr<std::unique_ptr<FuseSession>> Mount(const Options& options,
+                                                            const fuse_lowlevel_ops& ops,
+                                                            void* filesystem);
+  static void* FilesystemOf(fuse_req_t req) {
+    return static_cast<FuseSession*>(fuse_req_userdata(req))->filesystem_;
+  }
+  ~FuseSession();  // unmounts (lazily) and destroys the session
+  FuseSession(const FuseSession&) = delete;
+  FuseSession& operator=(const FuseSession&) = delete;
+
+  // Serves requests on `threads` worker threads until unmounted or Exit(). Returns 0 on a clean
+  // end.
+  int Loop(int max_threads);
+  // Safe from a signal handler.
+  void Exit();
+
+  // Whether the kernel accepted passthrough in INIT (valid once the first request was served).
+  bool passthrough_enabled() const { return passthrough_enabled_.load(); }
+  // FUSE_DEV_IOC_BACKING_OPEN / CLOSE on the session fd.
+  absl::StatusOr<int> BackingOpen(int fd);
+  absl::Status BackingClose(int backing_id);
+
+  fuse_session* session() { return se_; }
+  const std::string& mountpoint() const { return options_.mountpoint; }
+
+ private:
+  explicit FuseSession(Options options) : options_(std::move(options)) {}
+  static ssize_t Read(int fd, void* buf, size_t len, void* userdata);
+  static ssize_t Writev(int fd, struct iovec* iov, int count, void* userdata);
+
+  Options options_;
+  void* filesystem_ = nullptr;
+  fuse_session* se_ = nullptr;
+  int fd_ = -1;
+  bool mounted_ = false;
+  std::atomic<uint64_t> init_unique_{0};
+  std::atomic<bool> kernel_offers_passthrough_{false};
+  std::atomic<bool> passthrough_enabled_{false};
+};
+
+}  // namespace scopedfs::daemon
+
+#endif  // SCOPEDFS_DAEMON_FUSE_SESSION_H_

@@ -1,0 +1,120 @@
+// Inode table (see node_table.h).
+#include "daemon/node_table.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <vector>
+
+namespace scopedfs::daemon {
+
+Node::~Node() {
+  if (fd >= 0) close(fd);
+}
+
+NodeTable::NodeTable(int root_fd, dev_t dev, ino_t ino) {
+  auto root = std::make_shared<Node>();
+  root->id = kRootNodeId;
+  root->dev = dev;
+  root->ino = ino;
+  root->type = S_IFDIR;
+  root->fd = root_fd;
+  absl::MutexLock lock(&mu_);
+  Entry& e = entries_[kRootNodeId];
+  e.node = std::move(root);
+  e.lookups = 1;  // the kernel never forgets the root
+  by_key_[Key{dev, ino, View::kRaw}] = kRootNodeId;
+}
+
+std::shared_ptr<Node> NodeTable::Upsert(NodeId parent, const std::string& name, int fd, dev_t dev,
+                                        ino_t ino, mode_t type, View view) {
+  absl::MutexLock lock(&mu_);
+  Key key{dev, ino, view};
+  auto it = by_key_.find(key);
+  if (it != by_key_.end()) {
+    Entry& e = entries_[it->second];
+    ++e.lookups;
+    if (it->second != kRootNodeId) {
+      e.parent = parent;
+      e.name = name;
+      e.unlinked = false;
+    }
+    close(fd);
+    return e.node;
+  }
+  auto node = std::make_shared<Node>();
+  node->id = next_id_++;
+  node->dev = dev;
+  node->ino = ino;
+  node->view = view;
+  node->type = type;
+  node->fd = fd;
+  Entry& e = entries_[node->id];
+  e.node = node;
+  e.lookups = 1;
+  e.parent = parent;
+  e.name = name;
+  by_key_[key] = node->id;
+  return node;
+}
+
+std::shared_ptr<Node> NodeTable::Get(NodeId id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(id);
+  return it == entries_.end() ? nullptr : it->second.node;
+}
+
+void NodeTable::Forget(NodeId id, uint64_t n) {
+  std::shared_ptr<Node> doomed;  // released after the lock: closing an fd may block
+  absl::MutexLock lock(&mu_);
+  if (id == kRootNodeId) return;
+  auto it = entries_.find(id);
+  if (it == entries_.end()) return;
+  Entry& e = it->second;
+  e.lookups = n >= e.lookups ? 0 : e.lookups - n;
+  if (e.lookups > 0) return;
+  doomed = std::move(e.node);
+  by_key_.erase(Key{doomed->dev, doomed->ino, doomed->view});
+  entries_.erase(it);
+}
+
+bool NodeTable::PathOf(NodeId id, std::string* path) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<const std::string*> names;
+  NodeId at = id;
+  // A chain longer than the number of nodes would be a cycle; refuse rather than spin.
+  for (size_t steps = 0; at != kRootNodeId; ++steps) {
+    auto it = entries_.find(at);
+    if (it == entries_.end() || it->second.unlinked || steps > entries_.size()) return false;
+    names.push_back(&it->second.name);
+    at = it->second.parent;
+  }
+  path->clear();
+  for (auto n = names.rbegin(); n != names.rend(); ++n) {
+    if (!path->empty()) path->push_back('/');
+    path->append(**n);
+  }
+  return true;
+}
+
+void NodeTable::Moved(NodeId id, NodeId new_parent, const std::string& new_name) {
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(id);
+  if (it == entries_.end() || id == kRootNodeId) return;
+  it->second.parent = new_parent;
+  it->second.name = new_name;
+  it->second.unlinked = false;
+}
+
+void NodeTable::Unlinked(NodeId id) {
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(id);
+  if (it != entries_.end() && id != kRootNodeId) it->second.unlinked = true;
+}
+
+size_t NodeTable::size() const {
+  absl::MutexLock lock(&mu_);
+  return entries_.size();
+}
+
+}  // namespace scopedfs::daemon

@@ -1,0 +1,91 @@
+// Inode table: one FUSE nodeid per (lower inode, view). Each node keeps an O_PATH fd on the lower
+// object, its parent and name (so the policy can be asked about a path), the kernel's lookup count,
+// and the passthrough backing id shared by all its opens.
+//
+// Lock order: NodeTable::mu_ first, then a node's backing_mu. Never call into FUSE or the policy
+// engine while holding mu_.
+#ifndef SCOPEDFS_DAEMON_NODE_TABLE_H_
+#define SCOPEDFS_DAEMON_NODE_TABLE_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+
+namespace scopedfs::daemon {
+
+// What a node shows: the lower file's bytes, or a mediated copy (issue 4).
+enum class View : uint8_t { kRaw = 0, kRedacted = 1 };
+
+using NodeId = uint64_t;
+inline constexpr NodeId kRootNodeId = 1;  // FUSE_ROOT_ID
+
+struct Node {
+  NodeId id = 0;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  View view = View::kRaw;
+  mode_t type = 0;  // S_IFMT bits
+  int fd = -1;      // O_PATH | O_NOFOLLOW on the lower object; owned
+
+  // Passthrough: one backing id per node, shared by its opens (kernel rule).
+  absl::Mutex backing_mu;
+  int backing_id ABSL_GUARDED_BY(backing_mu) = -1;
+  int backing_refs ABSL_GUARDED_BY(backing_mu) = 0;
+
+  ~Node();
+};
+
+class NodeTable {
+ public:
+  // `root_fd` is an O_PATH directory fd of the lower root; the table owns it.
+  NodeTable(int root_fd, dev_t dev, ino_t ino);
+
+  // The node for (dev, ino, view), created if new, with its lookup count raised by one. If it
+  // exists, `fd` is closed and the node is moved to (parent, name); otherwise it takes `fd`.
+  std::shared_ptr<Node> Upsert(NodeId parent, const std::string& name, int fd, dev_t dev,
+                               ino_t ino, mode_t type, View view);
+  std::shared_ptr<Node> Get(NodeId id) const;
+  // Kernel FORGET: drop `n` lookups; the node goes when none remain (and no one holds it).
+  void Forget(NodeId id, uint64_t n);
+  // Storage path of a node relative to the root ("" for the root); false if the node or an
+  // ancestor is gone (unlinked directory).
+  bool PathOf(NodeId id, std::string* path) const;
+  // After a successful rename or unlink through the mount.
+  void Moved(NodeId id, NodeId new_parent, const std::string& new_name);
+  void Unlinked(NodeId id);
+  size_t size() const;
+
+ private:
+  struct Entry {
+    std::shared_ptr<Node> node;
+    uint64_t lookups = 0;
+    NodeId parent = 0;
+    std::string name;
+    bool unlinked = false;
+  };
+  struct Key {
+    dev_t dev;
+    ino_t ino;
+    View view;
+    bool operator==(const Key& o) const { return dev == o.dev && ino == o.ino && view == o.view; }
+    template <typename H>
+    friend H AbslHashValue(H h, const Key& k) {
+      return H::combine(std::move(h), k.dev, k.ino, static_cast<int>(k.view));
+    }
+  };
+
+  mutable absl::Mutex mu_;
+  NodeId next_id_ ABSL_GUARDED_BY(mu_) = kRootNodeId + 1;
+  absl::flat_hash_map<NodeId, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<Key, NodeId> by_key_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace scopedfs::daemon
+
+#endif  // SCOPEDFS_DAEMON_NODE_TABLE_H_
