@@ -79,10 +79,9 @@ absl::StatusOr<std::unique_ptr<FuseSession>> FuseSession::Mount(const Options& o
         absl::StrCat("mount point ", options.mountpoint, " is not a directory"));
   }
 
-  // libfuse wants argv-style options; only the ones that matter to the low-level session.
-  std::string max_write = absl::StrCat("-omax_write=", options.max_write);
-  const char* argv[] = {"scopedfsd", max_write.c_str(), nullptr};
-  fuse_args args = FUSE_ARGS_INIT(2, const_cast<char**>(argv));
+  // Request sizes are negotiated in the filesystem's init op, not through session options.
+  const char* argv[] = {"scopedfsd", nullptr};
+  fuse_args args = FUSE_ARGS_INIT(1, const_cast<char**>(argv));
   session->filesystem_ = filesystem;
   // The session itself is libfuse's userdata: the custom io callbacks receive it.
   session->se_ = fuse_session_new(&args, &ops, sizeof(ops), session.get());

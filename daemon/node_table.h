@@ -37,6 +37,7 @@ struct Node {
   absl::Mutex backing_mu;
   int backing_id ABSL_GUARDED_BY(backing_mu) = -1;
   int backing_refs ABSL_GUARDED_BY(backing_mu) = 0;
+  int cached_opens ABSL_GUARDED_BY(backing_mu) = 0;  // opens served in userspace
 
   ~Node();
 };

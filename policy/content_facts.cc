@@ -389,18 +389,22 @@ ContentFacts FactsFromName(absl::string_view name) {
   return facts;
 }
 
-ContentFacts FactsFromContent(absl::string_view name, Bytes head) {
+ContentFacts FactsFromFormat(absl::string_view name, MediaFormat format) {
   ContentFacts facts;
   facts.content_known = true;
-  facts.format = SniffFormat(head);
+  facts.format = format;
   // Agreement is per class, not per format: WebP bytes in x.png are still an image, since
   // MediaProvider itself only classifies by extension and the image codecs sniff on decode.
   const MediaClass claimed = ClassOfName(name);
-  facts.media_class = IsMediaClass(claimed) && (ClassesOfFormat(facts.format) & Bit(claimed)) != 0
+  facts.media_class = IsMediaClass(claimed) && (ClassesOfFormat(format) & Bit(claimed)) != 0
                           ? claimed
                           : MEDIA_CLASS_NONE;
   facts.location = LocationFor(facts.media_class);
   return facts;
+}
+
+ContentFacts FactsFromContent(absl::string_view name, Bytes head) {
+  return FactsFromFormat(name, SniffFormat(head));
 }
 
 }  // namespace scopedfs::policy

@@ -79,6 +79,10 @@ struct ContentFacts {
 // Facts for a file that has no content yet (CREATE, MKDIR): the extension decides the class.
 ContentFacts FactsFromName(absl::string_view name);
 
+// Facts for an existing file whose content was already sniffed (a cached format): the same
+// agreement rule as FactsFromContent, so a rename re-judges the class without re-reading.
+ContentFacts FactsFromFormat(absl::string_view name, MediaFormat format);
+
 // Facts for an existing file: the class is the one the name claims, but only if the sniffed format
 // can hold that class; otherwise MEDIA_CLASS_NONE (a PDF named x.jpg is not an image, a JPEG named
 // x.txt is not an image either). Images and video get location kUnknown, everything else kAbsent.

@@ -1,0 +1,1156 @@
+// FUSE operations for scopedfs (see filesystem.h). Each sfs_<op> wrapper resolves its context,
+// calls Do<Op> which returns 0 or an errno, and replies in exactly one place.
+//
+// Cache choices: entry_timeout is 0 for every name, because whether a name exists depends on who
+// asks; the kernel therefore re-asks LOOKUP on every path walk and never serves one app a dentry
+// another app filled. Negative entries are never cached. Attributes of a visible node may be
+// cached for a second: they do not depend on the caller.
+#include "daemon/filesystem.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/fuse.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "daemon/fuse_kernel_abi.h"
+
+namespace scopedfs::daemon {
+namespace {
+
+using policy::Decision;
+using policy::FactsFromFormat;
+using policy::FactsFromName;
+
+constexpr double kAttrTimeout = 1.0;
+constexpr double kEntryTimeout = 0.0;
+constexpr size_t kMaxFactsCache = 1 << 18;
+
+Filesystem* Fs(fuse_req_t req) {
+  return static_cast<Filesystem*>(FuseSession::FilesystemOf(req));
+}
+
+Filesystem::Ctx CtxOf(fuse_req_t req) {
+  const fuse_ctx* c = fuse_req_ctx(req);
+  return {c->uid, c->pid};
+}
+
+std::string ProcPath(int fd) { return absl::StrCat("/proc/self/fd/", fd); }
+
+// Names the kernel hands us are single components; anything else is refused, never interpreted.
+bool ValidName(const char* name) {
+  size_t len = strnlen(name, NAME_MAX + 1);
+  return len > 0 && len <= NAME_MAX && strchr(name, '/') == nullptr && strcmp(name, ".") != 0 &&
+         strcmp(name, "..") != 0;
+}
+
+std::string ChildPath(const std::string& parent, absl::string_view name) {
+  return parent.empty() ? std::string(name) : absl::StrCat(parent, "/", name);
+}
+
+int ErrnoOf(const Decision& d) {
+  if (d.outcome == OUTCOME_HIDE) return ENOENT;
+  switch (d.error) {
+    case ERRNO_EPERM:
+      return EPERM;
+    case ERRNO_EROFS:
+      return EROFS;
+    case ERRNO_ENOENT:
+      return ENOENT;
+    case ERRNO_EEXIST:
+      return EEXIST;
+    default:
+      return EACCES;
+  }
+}
+
+// 0 if the decision lets the operation go ahead on raw bytes.
+int Verdict(const Decision& d) {
+  if (d.outcome == OUTCOME_ALLOW) return 0;
+  // Mediated (redacted) views arrive with the location-redaction work; until then they fail
+  // closed rather than hand out raw bytes.
+  if (d.outcome == OUTCOME_ALLOW_REDACTED) return EACCES;
+  return ErrnoOf(d);
+}
+
+class OpTimer {
+ public:
+  OpTimer(Stats& stats, OpKind kind)
+      : stats_(stats), kind_(kind), start_(std::chrono::steady_clock::now()) {}
+  ~OpTimer() {
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  std::chrono::steady_clock::now() - start_)
+                  .count();
+    stats_.Record(kind_, static_cast<uint64_t>(ns));
+  }
+
+ private:
+  Stats& stats_;
+  OpKind kind_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+int StatNode(const Node& node, struct stat* st) {
+  return fstatat(node.fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+}
+
+struct OpenFile {
+  int fd = -1;
+  std::shared_ptr<Node> node;
+  bool passthrough = false;
+};
+
+struct DirEntry {
+  std::string name;
+  ino_t ino;
+  unsigned char type;
+};
+
+struct OpenDir {
+  int fd = -1;
+  std::vector<DirEntry> entries;
+  bool loaded = false;
+};
+
+OpenFile* FileOf(fuse_file_info* fi) { return reinterpret_cast<OpenFile*>(fi->fh); }
+OpenDir* DirOf(fuse_file_info* fi) { return reinterpret_cast<OpenDir*>(fi->fh); }
+
+void Log(const std::string& message) { fprintf(stderr, "scopedfsd: %s\n", message.c_str()); }
+
+// --- Passthrough bookkeeping ----------------------------------------------------------------
+
+// Returns the backing id to hand the kernel, or -1 to serve this open in userspace. Every open of
+// a node must agree (the kernel answers a mix with EIO), so a node with userspace opens never
+// starts passthrough and vice versa.
+int AttachBacking(Filesystem* fs, Node& node, int fd, bool* cached) {
+  absl::MutexLock lock(&node.backing_mu);
+  *cached = false;
+  if (node.backing_refs > 0) {
+    ++node.backing_refs;
+    return node.backing_id;
+  }
+  if (!fs->passthrough_active() || node.cached_opens > 0) {
+    ++node.cached_opens;
+    *cached = true;
+    return -1;
+  }
+  absl::StatusOr<int> id = fs->session()->BackingOpen(fd);
+  if (!id.ok()) {
+    static std::once_flag once;
+    std::call_once(once, [&] {
+      Log(absl::StrCat("passthrough unavailable, serving reads and writes in userspace: ",
+                       id.status().message()));
+    });
+    ++node.cached_opens;
+    *cached = true;
+    return -1;
+  }
+  node.backing_id = *id;
+  node.backing_refs = 1;
+  fs->stats().backing_files.fetch_add(1);
+  return *id;
+}
+
+void DetachBacking(Filesystem* fs, Node& node, bool passthrough) {
+  absl::MutexLock lock(&node.backing_mu);
+  if (!passthrough) {
+    --node.cached_opens;
+    return;
+  }
+  if (--node.backing_refs == 0) {
+    fs->session()->BackingClose(node.backing_id).IgnoreError();
+    node.backing_id = -1;
+    fs->stats().backing_files.fetch_sub(1);
+  }
+}
+
+void FillAttr(const struct stat& st, fuse_attr* a) {
+  a->ino = st.st_ino;
+  a->size = static_cast<uint64_t>(st.st_size);
+  a->blocks = static_cast<uint64_t>(st.st_blocks);
+  a->atime = static_cast<uint64_t>(st.st_atim.tv_sec);
+  a->mtime = static_cast<uint64_t>(st.st_mtim.tv_sec);
+  a->ctime = static_cast<uint64_t>(st.st_ctim.tv_sec);
+  a->atimensec = static_cast<uint32_t>(st.st_atim.tv_nsec);
+  a->mtimensec = static_cast<uint32_t>(st.st_mtim.tv_nsec);
+  a->ctimensec = static_cast<uint32_t>(st.st_ctim.tv_nsec);
+  a->mode = st.st_mode;
+  a->nlink = static_cast<uint32_t>(st.st_nlink);
+  a->uid = st.st_uid;
+  a->gid = st.st_gid;
+  a->rdev = static_cast<uint32_t>(st.st_rdev);
+  a->blksize = static_cast<uint32_t>(st.st_blksize);
+}
+
+// Replies to OPEN or CREATE. libfuse 3.14 cannot express a backing id, so passthrough replies are
+// built by hand: [fuse_entry_out for CREATE] + fuse_open_out with FOPEN_PASSTHROUGH.
+void ReplyOpened(fuse_req_t req, fuse_file_info* fi, int backing_id,
+                 const fuse_entry_param* entry) {
+  if (backing_id < 0) {
+    fi->keep_cache = 0;
+    fi->direct_io = 0;
+    if (entry != nullptr) {
+      fuse_reply_create(req, entry, fi);
+    } else {
+      fuse_reply_open(req, fi);
+    }
+    return;
+  }
+  abi::OpenOut open_out{};
+  open_out.fh = fi->fh;
+  open_out.open_flags = abi::kFopenPassthrough;
+  open_out.backing_id = backing_id;
+  if (entry == nullptr) {
+    fuse_reply_buf(req, reinterpret_cast<const char*>(&open_out), sizeof(open_out));
+    return;
+  }
+  struct {
+    fuse_entry_out entry;
+    abi::OpenOut open;
+  } out{};
+  static_assert(sizeof(out) == sizeof(fuse_entry_out) + sizeof(abi::OpenOut));
+  out.entry.nodeid = entry->ino;
+  out.entry.generation = entry->generation;
+  out.entry.entry_valid = static_cast<uint64_t>(entry->entry_timeout);
+  out.entry.attr_valid = static_cast<uint64_t>(entry->attr_timeout);
+  FillAttr(entry->attr, &out.entry.attr);
+  out.open = open_out;
+  fuse_reply_buf(req, reinterpret_cast<const char*>(&out), sizeof(out));
+}
+
+// --- Operation bodies -------------------------------------------------------------------------
+
+struct Resolved {
+  std::shared_ptr<Node> node;
+  std::string path;
+};
+
+int Resolve(Filesystem* fs, fuse_ino_t ino, Resolved* out) {
+  out->node = fs->nodes().Get(ino);
+  if (out->node == nullptr || !fs->nodes().PathOf(ino, &out->path)) return ENOENT;
+  return 0;
+}
+
+// A child of `parent` as the lower tree has it, without following symlinks.
+struct Child {
+  int fd = -1;  // O_PATH, owned by the caller until handed to the node table
+  struct stat st;
+  std::string path;
+  Filesystem::FileInfo info;
+  ~Child() {
+    if (fd >= 0) close(fd);
+  }
+  int Release() {
+    int f = fd;
+    fd = -1;
+    return f;
+  }
+};
+
+int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child) {
+  if (!ValidName(name)) return ENOENT;
+  child->fd = openat(parent.node->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (child->fd < 0) return errno;
+  if (fstatat(child->fd, "", &child->st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  child->path = ChildPath(parent.path, name);
+  child->info = fs->InfoOf(child->fd, child->st, name);
+  return 0;
+}
+
+int DoLookup(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, const char* name,
+             fuse_entry_param* e) {
+  Resolved p;
+  if (int err = Resolve(fs, parent, &p)) return err;
+  Child child;
+  if (int err = OpenChild(fs, p, name, &child)) return err;
+  Decision d = fs->Ask(ctx, OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
+  if (d.outcome == OUTCOME_HIDE || d.outcome == OUTCOME_DENY) return ErrnoOf(d);
+  std::shared_ptr<Node> node =
+      fs->nodes().Upsert(parent, name, child.Release(), child.st.st_dev, child.st.st_ino,
+                         child.st.st_mode & S_IFMT, View::kRaw);
+  *e = {};
+  e->ino = node->id;
+  e->attr = child.st;
+  e->attr_timeout = kAttrTimeout;
+  e->entry_timeout = kEntryTimeout;
+  return 0;
+}
+
+int DoGetattr(Filesystem* fs, fuse_ino_t ino, struct stat* st) {
+  std::shared_ptr<Node> node = fs->nodes().Get(ino);
+  if (node == nullptr) return ENOENT;
+  return StatNode(*node, st);
+}
+
+int DoOpen(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, fuse_file_info* fi,
+           int* backing_id) {
+  Resolved r;
+  if (int err = Resolve(fs, ino, &r)) return err;
+  struct stat st;
+  if (int err = StatNode(*r.node, &st)) return err;
+  if (!S_ISREG(st.st_mode)) return EACCES;
+  absl::string_view name(r.path);
+  name.remove_prefix(name.rfind('/') == absl::string_view::npos ? 0 : name.rfind('/') + 1);
+  Filesystem::FileInfo info = fs->InfoOf(r.node->fd, st, name);
+  int accmode = fi->flags & O_ACCMODE;
+  if (accmode != O_WRONLY) {
+    if (int err = Verdict(fs->Ask(ctx, OP_READ, r.path, false, &info))) return err;
+  }
+  if (accmode != O_RDONLY || (fi->flags & O_TRUNC)) {
+    if (int err = Verdict(fs->Ask(ctx, OP_WRITE, r.path, false, &info))) return err;
+  }
+  int flags = (fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC;
+  int fd = open(ProcPath(r.node->fd).c_str(), flags);
+  if (fd < 0) return errno;
+  auto* file = new OpenFile{fd, r.node, false};
+  bool cached;
+  *backing_id = AttachBacking(fs, *r.node, fd, &cached);
+  file->passthrough = !cached;
+  fi->fh = reinterpret_cast<uint64_t>(file);
+  return 0;
+}
+
+int SetOwner(int fd, uid_t uid) {
+  std::string value = absl::StrCat(uid);
+  return fsetxattr(fd, kOwnerXattr, value.data(), value.size(), 0) == 0 ? 0 : errno;
+}
+
+// For create/mkdir/symlink/link/rename targets: an existing name the caller cannot see must not
+// be revealed by EEXIST, so it is refused as if the create itself were forbidden.
+int CheckFreeName(Filesystem* fs, const Filesystem::Ctx& ctx, const Resolved& parent,
+                  const char* name, bool* exists_visible) {
+  *exists_visible = false;
+  Child existing;
+  int err = OpenChild(fs, parent, name, &existing);
+  if (err == ENOENT) return 0;
+  if (err != 0) return err;
+  Decision d = fs->Ask(ctx, OP_LOOKUP, existing.path, S_ISDIR(existing.st.st_mode), &existing.info);
+  if (d.outcome == OUTCOME_HIDE) return EACCES;
+  *exists_visible = true;
+  return 0;
+}
+
+int EntryFor(Filesystem* fs, fuse_ino_t parent, const Resolved& p, const char* name,
+             fuse_entry_param* e) {
+  Child child;
+  child.fd = openat(p.node->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (child.fd < 0) return errno;
+  if (fstatat(child.fd, "", &child.st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  std::shared_ptr<Node> node =
+      fs->nodes().Upsert(parent, name, child.Release(), child.st.st_dev, child.st.st_ino,
+                         child.st.st_mode & S_IFMT, View::kRaw);
+  *e = {};
+  e->ino = node->id;
+  e->attr = child.st;
+  e->attr_timeout = kAttrTimeout;
+  e->entry_timeout = kEntryTimeout;
+  return 0;
+}
+
+int DoCreate(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, const char* name,
+             mode_t mode, fuse_file_info* fi, fuse_entry_param* e, int* backing_id) {
+  Resolved p;
+  if (int err = Resolve(fs, parent, &p)) return err;
+  if (!ValidName(name)) return EINVAL;
+  bool exists;
+  if (int err = CheckFreeName(fs, ctx, p, name, &exists)) return err;
+  std::string path = ChildPath(p.path, name);
+  Filesystem::FileInfo info{FactsFromName(name), std::nullopt};
+  if (exists) {
+    if (fi->flags & O_EXCL) return EEXIST;
+    // O_CREAT on an existing visible file is an open of it.
+    if (int err = DoLookup(fs, ctx, parent, name, e)) return err;
+    int err = DoOpen(fs, ctx, e->ino, fi, backing_id);
+    if (err != 0) fs->nodes().Forget(e->ino, 1);
+    return err;
+  }
+  if (int err = Verdict(fs->Ask(ctx, OP_CREATE, path, false, &info))) return err;
+  int flags = (fi->flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC) & ~O_NOCTTY;
+  int fd = openat(p.node->fd, name, flags, mode);
+  if (fd < 0) return errno;
+  if (int err = SetOwner(fd, ctx.uid)) {
+    // A file without its creator would belong to no one; undo rather than leave it.
+    close(fd);
+    unlinkat(p.node->fd, name, 0);
+    return err;
+  }
+  if (int err = EntryFor(fs, parent, p, name, e)) {
+    close(fd);
+    return err;
+  }
+  std::shared_ptr<Node> node = fs->nodes().Get(e->ino);
+  auto* file = new OpenFile{fd, node, false};
+  bool cached;
+  *backing_id = AttachBacking(fs, *node, fd, &cached);
+  file->passthrough = !cached;
+  fi->fh = reinterpret_cast<uint64_t>(file);
+  return 0;
+}
+
+int DoMkdir(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, const char* name,
+            mode_t mode, fuse_entry_param* e) {
+  Resolved p;
+  if (int err = Resolve(fs, parent, &p)) return err;
+  if (!ValidName(name)) return EINVAL;
+  bool exists;
+  if (int err = CheckFreeName(fs, ctx, p, name, &exists)) return err;
+  if (exists) return EEXIST;
+  std::string path = ChildPath(p.path, name);
+  if (int err = Verdict(fs->Ask(ctx, OP_MKDIR, path, true, nullptr))) return err;
+  if (mkdirat(p.node->fd, name, mode) != 0) return errno;
+  int dfd = openat(p.node->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd < 0 || SetOwner(dfd, ctx.uid) != 0) {
+    int err = errno;
+    if (dfd >= 0) close(dfd);
+    unlinkat(p.node->fd, name, AT_REMOVEDIR);
+    return err;
+  }
+  close(dfd);
+  return EntryFor(fs, parent, p, name, e);
+}
+
+int DoRemove(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, const char* name,
+             bool directory) {
+  Resolved p;
+  if (int err = Resolve(fs, parent, &p)) return err;
+  Child child;
+  if (int err = OpenChild(fs, p, name, &child)) return err;
+  bool is_dir = S_ISDIR(child.st.st_mode);
+  Decision seen = fs->Ask(ctx, OP_LOOKUP, child.path, is_dir, &child.info);
+  if (seen.outcome == OUTCOME_HIDE) return ENOENT;
+  if (directory != is_dir) return directory ? ENOTDIR : EISDIR;
+  if (int err = Verdict(fs->Ask(ctx, directory ? OP_RMDIR : OP_DELETE, child.path, is_dir,
+                                &child.info))) {
+    return err;
+  }
+  if (unlinkat(p.node->fd, name, directory ? AT_REMOVEDIR : 0) != 0) return errno;
+  return 0;
+}
+
+// Checks whether the caller may put the object described by `info` (from `from_path`) at
+// `parent/name`, replacing what is there if `replace`.
+int CheckPlace(Filesystem* fs, const Filesystem::Ctx& ctx, const Resolved& parent,
+               const char* name, bool directory, const Filesystem::FileInfo& moving,
+               bool exchange, unsigned int flags) {
+  Child target;
+  int err = OpenChild(fs, parent, name, &target);
+  bool exists = err == 0;
+  if (err != 0 && err != ENOENT) return err;
+  if (exists) {
+    Decision seen = fs->Ask(ctx, OP_LOOKUP, target.path, S_ISDIR(target.st.st_mode), &target.info);
+    if (seen.outcome == OUTCOME_HIDE) return EACCES;  // never reveal a hidden name
+    if (flags & RENAME_NOREPLACE) return EEXIST;
+    if (!exchange) {
+      bool target_dir = S_ISDIR(target.st.st_mode);
+      if (int e = Verdict(fs->Ask(ctx, target_dir ? OP_RMDIR : OP_DELETE, target.path, target_dir,
+                                  &target.info))) {
+        return e;
+      }
+    }
+  } else if (exchange) {
+    return ENOENT;
+  }
+  std::string path = ChildPath(parent.path, name);
+  Filesystem::FileInfo placed = moving;
+  if (!directory) placed.facts = FactsFromFormat(name, moving.facts.format);
+  placed.owner.reset();
+  return Verdict(fs->Ask(ctx, directory ? OP_MKDIR : OP_CREATE, path, directory,
+                         directory ? nullptr : &placed));
+}
+
+int DoRename(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, const char* name,
+             fuse_ino_t newparent, const char* newname, unsigned int flags) {
+  if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) return EINVAL;
+  Resolved p, np;
+  if (int err = Resolve(fs, parent, &p)) return err;
+  if (int err = Resolve(fs, newparent, &np)) return err;
+  if (!ValidName(newname)) return EINVAL;
+  Child src;
+  if (int err = OpenChild(fs, p, name, &src)) return err;
+  bool src_dir = S_ISDIR(src.st.st_mode);
+  if (fs->Ask(ctx, OP_LOOKUP, src.path, src_dir, &src.info).outcome == OUTCOME_HIDE) return ENOENT;
+  if (int err = Verdict(fs->Ask(ctx, OP_RENAME, src.path, src_dir, &src.info))) return err;
+  bool exchange = (flags & RENAME_EXCHANGE) != 0;
+  if (int err = CheckPlace(fs, ctx, np, newname, src_dir, src.info, exchange, flags)) return err;
+  if (exchange) {
+    Child dst;
+    if (int err = OpenChild(fs, np, newname, &dst)) return err;
+    bool dst_dir = S_ISDIR(dst.st.st_mode);
+    if (int err = Verdict(fs->Ask(ctx, OP_RENAME, dst.path, dst_dir, &dst.info))) return err;
+    if (int err = CheckPlace(fs, ctx, p, name, dst_dir, dst.info, true, flags)) return err;
+  }
+  if (renameat2(p.node->fd, name, np.node->fd, newname, flags) != 0) return errno;
+  return 0;
+}
+
+int DoLink(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, fuse_ino_t newparent,
+           const char* newname, fuse_entry_param* e) {
+  Resolved r, np;
+  if (int err = Resolve(fs, ino, &r)) return err;
+  if (int err = Resolve(fs, newparent, &np)) return err;
+  if (!ValidName(newname)) return EINVAL;
+  struct stat st;
+  if (int err = StatNode(*r.node, &st)) return err;
+  if (S_ISDIR(st.st_mode)) return EPERM;
+  absl::string_view name(r.path);
+  name.remove_prefix(name.rfind('/') == absl::string_view::npos ? 0 : name.rfind('/') + 1);
+  Filesystem::FileInfo info = fs->InfoOf(r.node->fd, st, name);
+  if (fs->Ask(ctx, OP_LOOKUP, r.path, false, &info).outcome == OUTCOME_HIDE) return ENOENT;
+  bool exists;
+  if (int err = CheckFreeName(fs, ctx, np, newname, &exists)) return err;
+  if (exists) return EEXIST;
+  Filesystem::FileInfo placed{FactsFromFormat(newname, info.facts.format), std::nullopt};
+  if (int err = Verdict(fs->Ask(ctx, OP_CREATE, ChildPath(np.path, newname), false, &placed))) {
+    return err;
+  }
+  if (linkat(r.node->fd, "", np.node->fd, newname, AT_EMPTY_PATH) != 0) return errno;
+  return EntryFor(fs, newparent, np, newname, e);
+}
+
+int DoSymlink(Filesystem* fs, const Filesystem::Ctx& ctx, const char* target, fuse_ino_t parent,
+              const char* name, fuse_entry_param* e) {
+  Resolved p;
+  if (int err = Resolve(fs, parent, &p)) return err;
+  if (!ValidName(name)) return EINVAL;
+  bool exists;
+  if (int err = CheckFreeName(fs, ctx, p, name, &exists)) return err;
+  if (exists) return EEXIST;
+  Filesystem::FileInfo info{FactsFromName(name), std::nullopt};
+  if (int err = Verdict(fs->Ask(ctx, OP_CREATE, ChildPath(p.path, name), false, &info))) {
+    return err;
+  }
+  if (symlinkat(target, p.node->fd, name) != 0) return errno;
+  std::string owner = absl::StrCat(ctx.uid);
+  std::string at = absl::StrCat(ProcPath(p.node->fd), "/", name);
+  lsetxattr(at.c_str(), kOwnerXattr, owner.data(), owner.size(), 0);
+  return EntryFor(fs, parent, p, name, e);
+}
+
+int DoSetattr(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, struct stat* attr,
+              int to_set, fuse_file_info* fi, struct stat* out) {
+  Resolved r;
+  if (int err = Resolve(fs, ino, &r)) return err;
+  struct stat st;
+  if (int err = StatNode(*r.node, &st)) return err;
+  bool dir = S_ISDIR(st.st_mode);
+  absl::string_view name(r.path);
+  name.remove_prefix(name.rfind('/') == absl::string_view::npos ? 0 : name.rfind('/') + 1);
+  Filesystem::FileInfo info = fs->InfoOf(r.node->fd, st, name);
+  if (fs->Ask(ctx, OP_LOOKUP, r.path, dir, &info).outcome == OUTCOME_HIDE) return ENOENT;
+  if ((to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) && ctx.uid != 0) return EPERM;
+  if (to_set & FUSE_SET_ATTR_SIZE) {
+    if (int err = Verdict(fs->Ask(ctx, OP_WRITE, r.path, dir, &info))) return err;
+  }
+  if (to_set & ~FUSE_SET_ATTR_SIZE) {
+    if (int err = Verdict(fs->Ask(ctx, OP_SETATTR, r.path, dir, &info))) return err;
+  }
+  bool symlink = S_ISLNK(st.st_mode);
+  std::string proc = ProcPath(r.node->fd);
+  if (to_set & FUSE_SET_ATTR_MODE) {
+    if (symlink) return EOPNOTSUPP;
+    if (chmod(proc.c_str(), attr->st_mode & 07777) != 0) return errno;
+  }
+  if (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+    uid_t uid = (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : static_cast<uid_t>(-1);
+    gid_t gid = (to_set & FUSE_SET_ATTR_GID) ? attr->st_gid : static_cast<gid_t>(-1);
+    if (fchownat(r.node->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  }
+  if (to_set & FUSE_SET_ATTR_SIZE) {
+    int rc = fi != nullptr ? ftruncate(FileOf(fi)->fd, attr->st_size)
+                           : truncate(proc.c_str(), attr->st_size);
+    if (rc != 0) return errno;
+  }
+  if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) {
+    struct timespec ts[2];
+    ts[0].tv_nsec = UTIME_OMIT;
+    ts[1].tv_nsec = UTIME_OMIT;
+    if (to_set & FUSE_SET_ATTR_ATIME_NOW) {
+      ts[0].tv_nsec = UTIME_NOW;
+    } else if (to_set & FUSE_SET_ATTR_ATIME) {
+      ts[0] = attr->st_atim;
+    }
+    if (to_set & FUSE_SET_ATTR_MTIME_NOW) {
+      ts[1].tv_nsec = UTIME_NOW;
+    } else if (to_set & FUSE_SET_ATTR_MTIME) {
+      ts[1] = attr->st_mtim;
+    }
+    if (symlink) return EOPNOTSUPP;
+    if (utimensat(AT_FDCWD, proc.c_str(), ts, 0) != 0) return errno;
+  }
+  return StatNode(*r.node, out);
+}
+
+int DoOpendir(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, fuse_file_info* fi) {
+  Resolved r;
+  if (int err = Resolve(fs, ino, &r)) return err;
+  if (int err = Verdict(fs->Ask(ctx, OP_READ, r.path, true, nullptr))) return err;
+  int fd = openat(r.node->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  auto* dir = new OpenDir;
+  dir->fd = fd;
+  fi->fh = reinterpret_cast<uint64_t>(dir);
+  return 0;
+}
+
+// Lists the directory once per open, keeping only the names the caller may see.
+int LoadDir(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, OpenDir* dir) {
+  Resolved r;
+  if (int err = Resolve(fs, ino, &r)) return err;
+  int fd = dup(dir->fd);
+  if (fd < 0) return errno;
+  DIR* d = fdopendir(fd);
+  if (d == nullptr) {
+    close(fd);
+    return errno;
+  }
+  rewinddir(d);
+  while (dirent* ent = readdir(d)) {
+    if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) {
+      dir->entries.push_back({ent->d_name, ent->d_ino, ent->d_type});
+      continue;
+    }
+    Child child;
+    if (OpenChild(fs, r, ent->d_name, &child) != 0) continue;  // raced away
+    Decision seen = fs->Ask(ctx, OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
+    if (seen.outcome == OUTCOME_HIDE || seen.outcome == OUTCOME_DENY) continue;
+    dir->entries.push_back({ent->d_name, ent->d_ino, ent->d_type});
+  }
+  closedir(d);
+  dir->loaded = true;
+  return 0;
+}
+
+}  // namespace
+
+// --- Filesystem -------------------------------------------------------------------------------
+
+Filesystem::Filesystem(FilesystemOptions options, int root_fd, const struct stat& root_st,
+                       std::shared_ptr<const policy::Engine> engine)
+    : options_(std::move(options)),
+      nodes_(root_fd, root_st.st_dev, root_st.st_ino),
+      engine_(std::move(engine)) {}
+
+Filesystem::~Filesystem() = default;
+
+absl::StatusOr<std::unique_ptr<Filesystem>> Filesystem::Create(
+    const FilesystemOptions& options, std::shared_ptr<const policy::Engine> engine) {
+  int fd = open(options.source.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::NotFoundError(
+        absl::StrCat("source ", options.source, ": ", std::strerror(errno)));
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    return absl::InternalError(absl::StrCat("source ", options.source, ": ", std::strerror(err)));
+  }
+  return std::unique_ptr<Filesystem>(new Filesystem(options, fd, st, std::move(engine)));
+}
+
+void Filesystem::SetEngine(std::shared_ptr<const policy::Engine> engine) {
+  absl::MutexLock lock(&engine_mu_);
+  engine_ = std::move(engine);
+}
+
+std::shared_ptr<const policy::Engine> Filesystem::engine() const {
+  absl::MutexLock lock(&engine_mu_);
+  return engine_;
+}
+
+bool Filesystem::passthrough_active() const {
+  return options_.passthrough && session_ != nullptr && session_->passthrough_enabled();
+}
+
+Filesystem::FileInfo Filesystem::InfoOf(int fd, const struct stat& st, absl::string_view name) {
+  FileInfo info;
+  if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    info.facts = FactsFromFormat(name, policy::MediaFormat::kUnknown);
+    return info;
+  }
+  FactsKey key{st.st_dev, st.st_ino, st.st_size,
+               st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec,
+               st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec};
+  policy::MediaFormat format = policy::MediaFormat::kUnknown;
+  bool cached = false;
+  {
+    absl::MutexLock lock(&facts_mu_);
+    auto it = facts_.find(key);
+    if (it != facts_.end()) {
+      format = it->second.facts.format;
+      info.owner = it->second.owner;
+      cached = true;
+    }
+  }
+  if (!cached) {
+    int flags = (S_ISDIR(st.st_mode) ? O_RDONLY | O_DIRECTORY : O_RDONLY | O_NONBLOCK) |
+                O_CLOEXEC | O_NOCTTY;
+    int rfd = open(ProcPath(fd).c_str(), flags);
+    if (rfd >= 0) {
+      if (S_ISREG(st.st_mode)) {
+        uint8_t head[policy::kSniffBytes];
+        ssize_t n = pread(rfd, head, sizeof(head), 0);
+        if (n > 0) format = policy::SniffFormat(absl::MakeConstSpan(head, static_cast<size_t>(n)));
+      }
+      char value[16];
+      ssize_t len = fgetxattr(rfd, kOwnerXattr, value, sizeof(value) - 1);
+      uint32_t owner;
+      if (len > 0 && absl::SimpleAtoi(absl::string_view(value, static_cast<size_t>(len)), &owner)) {
+        info.owner = owner;
+      }
+      close(rfd);
+    }
+    FileInfo stored;
+    stored.facts.format = format;
+    stored.owner = info.owner;
+    absl::MutexLock lock(&facts_mu_);
+    if (facts_.size() >= kMaxFactsCache) facts_.clear();
+    facts_[key] = stored;
+  }
+  info.facts = S_ISDIR(st.st_mode) ? policy::ContentFacts{} : FactsFromFormat(name, format);
+  return info;
+}
+
+Decision Filesystem::Ask(const Ctx& ctx, scopedfs::Op op, const std::string& path, bool directory,
+                         const FileInfo* info) const {
+  policy::Request request;
+  request.uid = ctx.uid;
+  request.op = op;
+  request.path = path;
+  request.node_type = directory ? NODE_TYPE_DIRECTORY : NODE_TYPE_FILE;
+  request.content = info != nullptr && !directory ? &info->facts : nullptr;
+  if (info != nullptr) request.owner_uid = info->owner;
+  request.storage_user_id = options_.user_id;
+  std::shared_ptr<const policy::Engine> e = engine();
+  // A missing engine cannot happen after startup; deny rather than guess.
+  if (e == nullptr) {
+    Decision d;
+    d.outcome = OUTCOME_DENY;
+    return d;
+  }
+  return e->Decide(request);
+}
+
+// --- FUSE glue --------------------------------------------------------------------------------
+
+namespace {
+
+void sfs_init(void* userdata, fuse_conn_info* conn) {
+  (void)userdata;
+  // Writeback caching would put writes in the page cache, which passthrough forbids; splice would
+  // bypass the custom io that negotiates passthrough.
+  conn->want &= ~(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
+                  FUSE_CAP_SPLICE_MOVE);
+  conn->max_write = 1 << 20;
+  conn->max_readahead = 1 << 20;
+}
+
+void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kLookup);
+  fuse_entry_param e;
+  if (int err = DoLookup(fs, CtxOf(req), parent, name, &e)) {
+    fuse_reply_err(req, err);
+  } else {
+    fuse_reply_entry(req, &e);
+  }
+}
+
+void sfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
+  Fs(req)->nodes().Forget(ino, nlookup);
+  fuse_reply_none(req);
+}
+
+void sfs_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
+  Filesystem* fs = Fs(req);
+  for (size_t i = 0; i < count; ++i) fs->nodes().Forget(forgets[i].ino, forgets[i].nlookup);
+  fuse_reply_none(req);
+}
+
+void sfs_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kGetattr);
+  struct stat st;
+  if (int err = DoGetattr(fs, ino, &st)) {
+    fuse_reply_err(req, err);
+  } else {
+    fuse_reply_attr(req, &st, kAttrTimeout);
+  }
+}
+
+void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
+                 fuse_file_info* fi) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kSetattr);
+  struct stat st;
+  if (int err = DoSetattr(fs, CtxOf(req), ino, attr, to_set, fi, &st)) {
+    fuse_reply_err(req, err);
+  } else {
+    fuse_reply_attr(req, &st, kAttrTimeout);
+  }
+}
+
+void sfs_readlink(fuse_req_t req, fuse_ino_t ino) {
+  std::shared_ptr<Node> node = Fs(req)->nodes().Get(ino);
+  if (node == nullptr) return (void)fuse_reply_err(req, ENOENT);
+  char buf[PATH_MAX + 1];
+  ssize_t n = readlinkat(node->fd, "", buf, PATH_MAX);
+  if (n < 0) return (void)fuse_reply_err(req, errno);
+  buf[n] = '\0';
+  fuse_reply_readlink(req, buf);
+}
+
+void sfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kMkdir);
+  fuse_entry_param e;
+  if (int err = DoMkdir(fs, CtxOf(req), parent, name, mode, &e)) {
+    fuse_reply_err(req, err);
+  } else {
+    fuse_reply_entry(req, &e);
+  }
+}
+
+void sfs_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kUnlink);
+  fuse_reply_err(req, DoRemove(fs, CtxOf(req), parent, name, false));
+}
+
+void sfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kRmdir);
+  fuse_reply_err(req, DoRemove(fs, CtxOf(req), parent, name, true));
+}
+
+void sfs_symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kSymlink);
+  fuse_entry_param e;
+  if (int err = DoSymlink(fs, CtxOf(req), link, parent, name, &e)) {
+    fuse_reply_err(req, err);
+  } else {
+    fuse_reply_entry(req, &e);
+  }
+}
+
+void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
+                const char* newname, unsigned int flags) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kRename);
+  fuse_reply_err(req, DoRename(fs, CtxOf(req), parent, name, newparent, newname, flags));
+}
+
+void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kLink);
+  fuse_entry_param e;
+  if (int err = DoLink(fs, CtxOf(req), ino, newparent, newname, &e)) {
+    fuse_reply_err(req, err);
+  } else {
+    fuse_reply_entry(req, &e);
+  }
+}
+
+void sfs_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kOpen);
+  int backing_id = -1;
+  if (int err = DoOpen(fs, CtxOf(req), ino, fi, &backing_id)) {
+    fs->stats().open_denied.fetch_add(1);
+    fuse_reply_err(req, err);
+    return;
+  }
+  if (backing_id >= 0) fs->stats().open_passthrough.fetch_add(1);
+  ReplyOpened(req, fi, backing_id, nullptr);
+}
+
+void sfs_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
+                fuse_file_info* fi) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kCreate);
+  fuse_entry_param e;
+  int backing_id = -1;
+  if (int err = DoCreate(fs, CtxOf(req), parent, name, mode, fi, &e, &backing_id)) {
+    fs->stats().open_denied.fetch_add(1);
+    fuse_reply_err(req, err);
+    return;
+  }
+  if (backing_id >= 0) fs->stats().open_passthrough.fetch_add(1);
+  ReplyOpened(req, fi, backing_id, &e);
+}
+
+void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kRead);
+  fs->stats().read_requests.fetch_add(1);
+  std::vector<char> buf(size);
+  ssize_t n = pread(FileOf(fi)->fd, buf.data(), size, off);
+  if (n < 0) return (void)fuse_reply_err(req, errno);
+  fuse_reply_buf(req, buf.data(), static_cast<size_t>(n));
+}
+
+void sfs_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t off,
+               fuse_file_info* fi) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kWrite);
+  fs->stats().write_requests.fetch_add(1);
+  ssize_t n = pwrite(FileOf(fi)->fd, buf, size, off);
+  if (n < 0) return (void)fuse_reply_err(req, errno);
+  fuse_reply_write(req, static_cast<size_t>(n));
+}
+
+void sfs_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  // close(dup()) makes the lower filesystem see a close, as the app's close would natively.
+  int fd = dup(FileOf(fi)->fd);
+  fuse_reply_err(req, fd >= 0 && close(fd) == 0 ? 0 : errno);
+}
+
+void sfs_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  Filesystem* fs = Fs(req);
+  OpenFile* file = FileOf(fi);
+  close(file->fd);
+  DetachBacking(fs, *file->node, file->passthrough);
+  delete file;
+  fuse_reply_err(req, 0);
+}
+
+void sfs_fsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
+  int fd = FileOf(fi)->fd;
+  fuse_reply_err(req, (datasync ? fdatasync(fd) : fsync(fd)) == 0 ? 0 : errno);
+}
+
+void sfs_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kReaddir);
+  if (int err = DoOpendir(fs, CtxOf(req), ino, fi)) {
+    fuse_reply_err(req, err);
+  } else {
+    fuse_reply_open(req, fi);
+  }
+}
+
+void sfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kReaddir);
+  OpenDir* dir = DirOf(fi);
+  if (!dir->loaded || off == 0) {
+    dir->entries.clear();
+    if (int err = LoadDir(fs, CtxOf(req), ino, dir)) return (void)fuse_reply_err(req, err);
+  }
+  std::vector<char> buf(size);
+  size_t used = 0;
+  for (size_t i = static_cast<size_t>(off); i < dir->entries.size(); ++i) {
+    struct stat st = {};
+    st.st_ino = dir->entries[i].ino;
+    st.st_mode = static_cast<mode_t>(DTTOIF(dir->entries[i].type));
+    size_t need = fuse_add_direntry(req, buf.data() + used, size - used,
+                                    dir->entries[i].name.c_str(), &st, static_cast<off_t>(i + 1));
+    if (need > size - used) break;
+    used += need;
+  }
+  fuse_reply_buf(req, buf.data(), used);
+}
+
+void sfs_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  OpenDir* dir = DirOf(fi);
+  close(dir->fd);
+  delete dir;
+  fuse_reply_err(req, 0);
+}
+
+void sfs_fsyncdir(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
+  int fd = DirOf(fi)->fd;
+  fuse_reply_err(req, (datasync ? fdatasync(fd) : fsync(fd)) == 0 ? 0 : errno);
+}
+
+void sfs_statfs(fuse_req_t req, fuse_ino_t) {
+  std::shared_ptr<Node> root = Fs(req)->nodes().Get(kRootNodeId);
+  struct statvfs sv;
+  if (fstatvfs(root->fd, &sv) != 0) return (void)fuse_reply_err(req, errno);
+  fuse_reply_statfs(req, &sv);
+}
+
+void sfs_access(fuse_req_t req, fuse_ino_t ino, int mask) {
+  Filesystem* fs = Fs(req);
+  Filesystem::Ctx ctx = CtxOf(req);
+  Resolved r;
+  if (int err = Resolve(fs, ino, &r)) return (void)fuse_reply_err(req, err);
+  struct stat st;
+  if (int err = StatNode(*r.node, &st)) return (void)fuse_reply_err(req, err);
+  bool dir = S_ISDIR(st.st_mode);
+  absl::string_view name(r.path);
+  name.remove_prefix(name.rfind('/') == absl::string_view::npos ? 0 : name.rfind('/') + 1);
+  Filesystem::FileInfo info = fs->InfoOf(r.node->fd, st, name);
+  Decision seen = fs->Ask(ctx, OP_LOOKUP, r.path, dir, &info);
+  if (seen.outcome == OUTCOME_HIDE) return (void)fuse_reply_err(req, ENOENT);
+  int err = 0;
+  if ((mask & R_OK) && err == 0) err = Verdict(fs->Ask(ctx, OP_READ, r.path, dir, &info));
+  if ((mask & W_OK) && err == 0) err = Verdict(fs->Ask(ctx, OP_WRITE, r.path, dir, &info));
+  if ((mask & X_OK) && err == 0 && !dir && (st.st_mode & 0111) == 0) err = EACCES;
+  fuse_reply_err(req, err);
+}
+
+bool ReservedXattr(const char* name) { return absl::StartsWith(name, "trusted.scopedfs."); }
+
+int XattrTarget(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, bool modify,
+                std::string* proc) {
+  Resolved r;
+  if (int err = Resolve(fs, ino, &r)) return err;
+  struct stat st;
+  if (int err = StatNode(*r.node, &st)) return err;
+  if (S_ISLNK(st.st_mode)) return ENOTSUP;
+  bool dir = S_ISDIR(st.st_mode);
+  absl::string_view name(r.path);
+  name.remove_prefix(name.rfind('/') == absl::string_view::npos ? 0 : name.rfind('/') + 1);
+  Filesystem::FileInfo info = fs->InfoOf(r.node->fd, st, name);
+  if (fs->Ask(ctx, OP_LOOKUP, r.path, dir, &info).outcome == OUTCOME_HIDE) return ENOENT;
+  if (modify) {
+    if (int err = Verdict(fs->Ask(ctx, OP_SETATTR, r.path, dir, &info))) return err;
+  }
+  *proc = ProcPath(r.node->fd);
+  return 0;
+}
+
+void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value,
+                  size_t size, int flags) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kXattr);
+  if (ReservedXattr(name)) return (void)fuse_reply_err(req, EPERM);
+  std::string proc;
+  if (int err = XattrTarget(fs, CtxOf(req), ino, true, &proc)) return (void)fuse_reply_err(req, err);
+  fuse_reply_err(req, setxattr(proc.c_str(), name, value, size, flags) == 0 ? 0 : errno);
+}
+
+void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kXattr);
+  if (ReservedXattr(name)) return (void)fuse_reply_err(req, ENODATA);
+  std::string proc;
+  if (int err = XattrTarget(fs, CtxOf(req), ino, false, &proc)) {
+    return (void)fuse_reply_err(req, err);
+  }
+  if (size == 0) {
+    ssize_t n = getxattr(proc.c_str(), name, nullptr, 0);
+    if (n < 0) return (void)fuse_reply_err(req, errno);
+    return (void)fuse_reply_xattr(req, static_cast<size_t>(n));
+  }
+  std::vector<char> buf(size);
+  ssize_t n = getxattr(proc.c_str(), name, buf.data(), size);
+  if (n < 0) return (void)fuse_reply_err(req, errno);
+  fuse_reply_buf(req, buf.data(), static_cast<size_t>(n));
+}
+
+void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kXattr);
+  std::string proc;
+  if (int err = XattrTarget(fs, CtxOf(req), ino, false, &proc)) {
+    return (void)fuse_reply_err(req, err);
+  }
+  ssize_t n = listxattr(proc.c_str(), nullptr, 0);
+  if (n < 0) return (void)fuse_reply_err(req, errno);
+  std::vector<char> all(static_cast<size_t>(n) + 1);
+  n = listxattr(proc.c_str(), all.data(), all.size());
+  if (n < 0) return (void)fuse_reply_err(req, errno);
+  std::string visible;
+  for (size_t i = 0; i < static_cast<size_t>(n);) {
+    const char* entry = all.data() + i;
+    size_t len = strlen(entry);
+    if (!ReservedXattr(entry)) visible.append(entry, len + 1);
+    i += len + 1;
+  }
+  if (size == 0) return (void)fuse_reply_xattr(req, visible.size());
+  if (visible.size() > size) return (void)fuse_reply_err(req, ERANGE);
+  fuse_reply_buf(req, visible.data(), visible.size());
+}
+
+void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kXattr);
+  if (ReservedXattr(name)) return (void)fuse_reply_err(req, EPERM);
+  std::string proc;
+  if (int err = XattrTarget(fs, CtxOf(req), ino, true, &proc)) return (void)fuse_reply_err(req, err);
+  fuse_reply_err(req, removexattr(proc.c_str(), name) == 0 ? 0 : errno);
+}
+
+void sfs_fallocate(fuse_req_t req, fuse_ino_t, int mode, off_t offset, off_t length,
+                   fuse_file_info* fi) {
+  fuse_reply_err(req, fallocate(FileOf(fi)->fd, mode, offset, length) == 0 ? 0 : errno);
+}
+
+void sfs_lseek(fuse_req_t req, fuse_ino_t, off_t off, int whence, fuse_file_info* fi) {
+  off_t res = lseek(FileOf(fi)->fd, off, whence);
+  if (res < 0) return (void)fuse_reply_err(req, errno);
+  fuse_reply_lseek(req, res);
+}
+
+void sfs_copy_file_range(fuse_req_t req, fuse_ino_t, off_t off_in, fuse_file_info* fi_in,
+                         fuse_ino_t, off_t off_out, fuse_file_info* fi_out, size_t len,
+                         int flags) {
+  Filesystem* fs = Fs(req);
+  fs->stats().read_requests.fetch_add(1);
+  fs->stats().write_requests.fetch_add(1);
+  loff_t in = off_in, out = off_out;
+  ssize_t n = copy_file_range(FileOf(fi_in)->fd, &in, FileOf(fi_out)->fd, &out, len,
+                              static_cast<unsigned>(flags));
+  if (n < 0) return (void)fuse_reply_err(req, errno);
+  fuse_reply_write(req, static_cast<size_t>(n));
+}
+
+}  // namespace
+
+const fuse_lowlevel_ops& Filesystem::Ops() {
+  static const fuse_lowlevel_ops ops = [] {
+    fuse_lowlevel_ops o = {};
+    o.init = sfs_init;
+    o.lookup = sfs_lookup;
+    o.forget = sfs_forget;
+    o.forget_multi = sfs_forget_multi;
+    o.getattr = sfs_getattr;
+    o.setattr = sfs_setattr;
+    o.readlink = sfs_readlink;
+    o.mkdir = sfs_mkdir;
+    o.unlink = sfs_unlink;
+    o.rmdir = sfs_rmdir;
+    o.symlink = sfs_symlink;
+    o.rename = sfs_rename;
+    o.link = sfs_link;
+    o.open = sfs_open;
+    o.create = sfs_create;
+    o.read = sfs_read;
+    o.write = sfs_write;
+    o.flush = sfs_flush;
+    o.release = sfs_release;
+    o.fsync = sfs_fsync;
+    o.opendir = sfs_opendir;
+    o.readdir = sfs_readdir;
+    o.releasedir = sfs_releasedir;
+    o.fsyncdir = sfs_fsyncdir;
+    o.statfs = sfs_statfs;
+    o.access = sfs_access;
+    o.setxattr = sfs_setxattr;
+    o.getxattr = sfs_getxattr;
+    o.listxattr = sfs_listxattr;
+    o.removexattr = sfs_removexattr;
+    o.fallocate = sfs_fallocate;
+    o.lseek = sfs_lseek;
+    o.copy_file_range = sfs_copy_file_range;
+    return o;
+  }();
+  return ops;
+}
+
+}  // namespace scopedfs::daemon

@@ -1,0 +1,104 @@
+// The scopedfs filesystem: every FUSE operation resolves its node, asks the policy engine on behalf
+// of the calling uid, does the work on the lower tree through directory fds (never following a
+// symlink), and replies once. Cleared opens of raw views get kernel passthrough.
+#ifndef SCOPEDFS_DAEMON_FILESYSTEM_H_
+#define SCOPEDFS_DAEMON_FILESYSTEM_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "daemon/fuse_session.h"
+#include "daemon/node_table.h"
+#include "daemon/stats.h"
+#include "policy/content_facts.h"
+#include "policy/engine.h"
+
+namespace scopedfs::daemon {
+
+// xattr holding the creator's uid (decimal) on every file and directory created through the mount.
+inline constexpr char kOwnerXattr[] = "trusted.scopedfs.owner";
+
+struct FilesystemOptions {
+  std::string source;      // lower directory
+  uint32_t user_id = 0;    // Android user whose storage this is
+  bool passthrough = true;
+};
+
+class Filesystem {
+ public:
+  // Opens the lower root (must be a directory). The engine may be replaced later (Reload).
+  static absl::StatusOr<std::unique_ptr<Filesystem>> Create(
+      const FilesystemOptions& options, std::shared_ptr<const policy::Engine> engine);
+  ~Filesystem();
+
+  static const fuse_lowlevel_ops& Ops();
+  void Attach(FuseSession* session) { session_ = session; }
+
+  void SetEngine(std::shared_ptr<const policy::Engine> engine) ABSL_LOCKS_EXCLUDED(engine_mu_);
+  std::shared_ptr<const policy::Engine> engine() const ABSL_LOCKS_EXCLUDED(engine_mu_);
+  Stats& stats() { return stats_; }
+  size_t node_count() const { return nodes_.size(); }
+  bool passthrough_active() const;
+
+  // What the content-facts cache knows about a lower file: type facts and recorded owner.
+  struct FileInfo {
+    policy::ContentFacts facts;
+    std::optional<uint32_t> owner;
+  };
+
+  // Operation bodies: each returns 0 or a positive errno and never replies (the sfs_* wrappers
+  // in filesystem.cc reply exactly once). Public for the wrappers only.
+  struct Ctx {
+    uid_t uid;
+    pid_t pid;
+  };
+  FileInfo InfoOf(int fd, const struct stat& st, absl::string_view name);
+  policy::Decision Ask(const Ctx& ctx, scopedfs::Op op, const std::string& path, bool directory,
+                       const FileInfo* info) const;
+
+  NodeTable& nodes() { return nodes_; }
+  FuseSession* session() { return session_; }
+  const FilesystemOptions& options() const { return options_; }
+
+ private:
+  Filesystem(FilesystemOptions options, int root_fd, const struct stat& root_st,
+             std::shared_ptr<const policy::Engine> engine);
+
+  FilesystemOptions options_;
+  NodeTable nodes_;
+  FuseSession* session_ = nullptr;
+  Stats stats_;
+
+  mutable absl::Mutex engine_mu_;
+  std::shared_ptr<const policy::Engine> engine_ ABSL_GUARDED_BY(engine_mu_);
+
+  // Content facts per lower file version; a write changes mtime/ctime/size and so the key.
+  struct FactsKey {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    int64_t mtime_ns;
+    int64_t ctime_ns;
+    bool operator==(const FactsKey& o) const {
+      return dev == o.dev && ino == o.ino && size == o.size && mtime_ns == o.mtime_ns &&
+             ctime_ns == o.ctime_ns;
+    }
+    template <typename H>
+    friend H AbslHashValue(H h, const FactsKey& k) {
+      return H::combine(std::move(h), k.dev, k.ino, k.size, k.mtime_ns, k.ctime_ns);
+    }
+  };
+  absl::Mutex facts_mu_;
+  absl::flat_hash_map<FactsKey, FileInfo> facts_ ABSL_GUARDED_BY(facts_mu_);
+};
+
+}  // namespace scopedfs::daemon
+
+#endif  // SCOPEDFS_DAEMON_FILESYSTEM_H_
