@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <atomic>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -17,6 +18,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "daemon/control_socket.h"
 #include "daemon/filesystem.h"
 #include "daemon/fuse_session.h"
 #include "policy/config.h"
@@ -54,6 +56,65 @@ bool IsMountPoint(const std::string& path) {
   return false;
 }
 
+// Control requests: stats read the live counters; a reload swaps the engine only if the new
+// configuration loads completely (a bad reload keeps the old policy).
+ControlResponse HandleControl(const ControlRequest& request, Filesystem* fs,
+                              const policy::ConfigPaths& started_with,
+                              std::atomic<uint64_t>* reloads) {
+  ControlResponse response;
+  if (request.has_stats()) {
+    Stats& s = fs->stats();
+    scopedfs::Stats* out = response.mutable_stats();
+    out->set_open_passthrough(s.open_passthrough.load());
+    out->set_open_mediated(s.open_mediated.load());
+    out->set_open_denied(s.open_denied.load());
+    out->set_read_requests(s.read_requests.load());
+    out->set_write_requests(s.write_requests.load());
+    out->set_backing_files(s.backing_files.load());
+    out->set_nodes(fs->node_count());
+    out->set_passthrough_enabled(fs->passthrough_active());
+    out->set_policy_name(fs->engine()->policy_name());
+    out->set_reloads(reloads->load());
+    for (int k = 0; k < static_cast<int>(OpKind::kCount); ++k) {
+      OpKind kind = static_cast<OpKind>(k);
+      OpStats* op = out->add_ops();
+      op->set_op(std::string(OpKindName(kind)));
+      op->set_count(s.Count(kind));
+      op->set_p50_ns(s.Percentile(kind, 0.50));
+      op->set_p90_ns(s.Percentile(kind, 0.90));
+      op->set_p99_ns(s.Percentile(kind, 0.99));
+    }
+    return response;
+  }
+  if (request.has_reload()) {
+    const ReloadRequest& r = request.reload();
+    policy::ConfigPaths paths = started_with;
+    if (!r.policy().empty()) paths.policy = r.policy();
+    if (!r.apps().empty()) paths.apps = r.apps();
+    if (!r.packages_list().empty()) paths.packages_list = r.packages_list();
+    absl::StatusOr<policy::LoadedConfig> config = policy::LoadConfig(paths);
+    if (!config.ok()) {
+      response.set_error(absl::StrCat("reload rejected, previous policy stays in force:\n",
+                                      config.status().message()));
+      return response;
+    }
+    absl::StatusOr<std::unique_ptr<const policy::Engine>> engine = policy::Engine::Create(*config);
+    if (!engine.ok()) {
+      response.set_error(absl::StrCat("reload rejected: ", engine.status().message()));
+      return response;
+    }
+    fs->SetEngine(std::shared_ptr<const policy::Engine>(std::move(*engine)));
+    reloads->fetch_add(1);
+    response.set_message(absl::StrCat("reloaded policy \"", config->policy.name(), "\" (",
+                                      config->policy.rule_size(), " rules, ",
+                                      config->apps.app_size(), " apps)"));
+    fprintf(stderr, "scopedfsd: %s\n", response.message().c_str());
+    return response;
+  }
+  response.set_error("empty request");
+  return response;
+}
+
 int Run() {
   std::string source = absl::GetFlag(FLAGS_source);
   std::string mountpoint = absl::GetFlag(FLAGS_mountpoint);
@@ -85,6 +146,18 @@ int Run() {
       Filesystem::Create(options, std::shared_ptr<const policy::Engine>(std::move(*engine)));
   if (!fs.ok()) return Fail(std::string(fs.status().message()));
 
+  std::atomic<uint64_t> reloads{0};
+  std::unique_ptr<ControlSocket> control;
+  if (std::string socket_path = absl::GetFlag(FLAGS_control_socket); !socket_path.empty()) {
+    Filesystem* filesystem = fs->get();
+    absl::StatusOr<std::unique_ptr<ControlSocket>> started = ControlSocket::Start(
+        socket_path, [filesystem, paths, &reloads](const ControlRequest& request) {
+          return HandleControl(request, filesystem, paths, &reloads);
+        });
+    if (!started.ok()) return Fail(std::string(started.status().message()));
+    control = std::move(*started);
+  }
+
   FuseSession::Options session_options;
   session_options.mountpoint = mountpoint;
   session_options.want_passthrough = options.passthrough;
@@ -101,6 +174,7 @@ int Run() {
           options.passthrough ? "requested" : "off");
   int rc = (*session)->Loop(absl::GetFlag(FLAGS_threads));
   fuse_remove_signal_handlers((*session)->session());
+  control.reset();
   session->reset();  // unmounts
   // The loop returns the signal number when stopped by SIGTERM/SIGINT/SIGHUP: a clean end.
   if (rc == SIGTERM || rc == SIGINT || rc == SIGHUP || rc == 0) {
