@@ -1005,6 +1005,12 @@ void sfs_access(fuse_req_t req, fuse_ino_t ino, int mask) {
 
 bool ReservedXattr(const char* name) { return absl::StartsWith(name, "trusted.scopedfs."); }
 
+// Apps may only change user.* attributes: the daemon acts as root, so letting an app set
+// security.* or trusted.* through it would grant capabilities or forge daemon state.
+bool MayModifyXattr(const Filesystem::Ctx& ctx, const char* name) {
+  return ctx.uid == 0 || absl::StartsWith(name, "user.");
+}
+
 int XattrTarget(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, bool modify,
                 std::string* proc) {
   Resolved r;
@@ -1028,7 +1034,9 @@ void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* 
                   size_t size, int flags) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kXattr);
-  if (ReservedXattr(name)) return (void)fuse_reply_err(req, EPERM);
+  if (ReservedXattr(name) || !MayModifyXattr(CtxOf(req), name)) {
+    return (void)fuse_reply_err(req, EPERM);
+  }
   std::string proc;
   if (int err = XattrTarget(fs, CtxOf(req), ino, true, &proc)) return (void)fuse_reply_err(req, err);
   fuse_reply_err(req, setxattr(proc.c_str(), name, value, size, flags) == 0 ? 0 : errno);
@@ -1080,7 +1088,9 @@ void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
 void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kXattr);
-  if (ReservedXattr(name)) return (void)fuse_reply_err(req, EPERM);
+  if (ReservedXattr(name) || !MayModifyXattr(CtxOf(req), name)) {
+    return (void)fuse_reply_err(req, EPERM);
+  }
   std::string proc;
   if (int err = XattrTarget(fs, CtxOf(req), ino, true, &proc)) return (void)fuse_reply_err(req, err);
   fuse_reply_err(req, removexattr(proc.c_str(), name) == 0 ? 0 : errno);

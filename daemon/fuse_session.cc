@@ -37,6 +37,7 @@ ssize_t FuseSession::Read(int fd, void* buf, size_t len, void* userdata) {
       std::memcpy(&init, static_cast<char*>(buf) + sizeof(header), sizeof(init));
       bool ext = (init.flags & abi::kInitExt) != 0;
       self->kernel_offers_passthrough_ = ext && (init.flags2 & abi::kPassthroughFlag2) != 0;
+      self->kernel_offers_killpriv_v2_ = (init.flags & abi::kHandleKillprivV2) != 0;
       self->init_unique_ = header.unique;
     }
   }
@@ -54,6 +55,9 @@ ssize_t FuseSession::Writev(int fd, struct iovec* iov, int count, void* userdata
       auto* out = static_cast<abi::InitOut*>(iov[1].iov_base);
       // Writeback caching would route writes through the page cache, which passthrough forbids.
       out->flags &= ~abi::kWritebackCache;
+      // The mount is nosuid and apps may only set user.* xattrs, so there are no privileges for the
+      // kernel to kill on our behalf; the lower filesystem clears them on its own writes.
+      if (self->kernel_offers_killpriv_v2_) out->flags |= abi::kHandleKillprivV2;
       if (self->options_.want_passthrough && self->kernel_offers_passthrough_) {
         out->flags |= abi::kInitExt;
         out->flags2 |= abi::kPassthroughFlag2;

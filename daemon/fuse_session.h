@@ -65,6 +65,7 @@ class FuseSession {
   bool mounted_ = false;
   std::atomic<uint64_t> init_unique_{0};
   std::atomic<bool> kernel_offers_passthrough_{false};
+  std::atomic<bool> kernel_offers_killpriv_v2_{false};
   std::atomic<bool> passthrough_enabled_{false};
 };
 
