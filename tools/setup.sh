@@ -11,8 +11,8 @@ PACKAGES=(
   # libraries bound by WORKSPACE
   libfuse3-dev libabsl-dev libprotobuf-dev libgtest-dev libgmock-dev
   libselinux1-dev libbenchmark-dev
-  # runtime: fusermount3 for unmounting, libselinux tools for file_contexts tests
-  fuse3
+  # runtime: fusermount3 for unmounting; attr (setfattr/getfattr) for the demo and tests
+  fuse3 attr
 )
 
 missing=()
