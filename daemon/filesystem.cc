@@ -28,6 +28,25 @@
 #include "daemon/fuse_kernel_abi.h"
 
 namespace scopedfs::daemon {
+
+struct OpenFile {
+  int fd = -1;
+  std::shared_ptr<Node> node;
+  bool passthrough = false;
+};
+
+struct DirEntry {
+  std::string name;
+  ino_t ino;
+  unsigned char type;
+};
+
+struct OpenDir {
+  int fd = -1;
+  std::vector<DirEntry> entries;
+  bool loaded = false;
+};
+
 namespace {
 
 using policy::Decision;
@@ -49,11 +68,27 @@ Filesystem::Ctx CtxOf(fuse_req_t req) {
 
 std::string ProcPath(int fd) { return absl::StrCat("/proc/self/fd/", fd); }
 
-// Names the kernel hands us are single components; anything else is refused, never interpreted.
-bool ValidName(const char* name) {
+// Names the kernel hands us are single components; anything else is refused, never interpreted
+// (`invalid` is the errno for that). FUSE lets names run to 1024 bytes, so a name longer than the
+// lower tree can hold gets ENAMETOOLONG here, as it would natively.
+int NameError(const char* name, int invalid) {
   size_t len = strnlen(name, NAME_MAX + 1);
-  return len > 0 && len <= NAME_MAX && strchr(name, '/') == nullptr && strcmp(name, ".") != 0 &&
-         strcmp(name, "..") != 0;
+  if (len > NAME_MAX) return ENAMETOOLONG;
+  bool valid =
+      len > 0 && strchr(name, '/') == nullptr && strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+  return valid ? 0 : invalid;
+}
+
+// The creator recorded on a lower object. getxattr through the /proc link of its O_PATH fd reads
+// the object's own attribute, also for a symlink: a magic link is not followed any further.
+std::optional<uint32_t> RecordedOwner(int fd) {
+  char value[16];
+  ssize_t len = getxattr(ProcPath(fd).c_str(), kOwnerXattr, value, sizeof(value) - 1);
+  uint32_t owner;
+  if (len > 0 && absl::SimpleAtoi(absl::string_view(value, static_cast<size_t>(len)), &owner)) {
+    return owner;
+  }
+  return std::nullopt;
 }
 
 std::string ChildPath(const std::string& parent, absl::string_view name) {
@@ -105,24 +140,6 @@ class OpTimer {
 int StatNode(const Node& node, struct stat* st) {
   return fstatat(node.fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
 }
-
-struct OpenFile {
-  int fd = -1;
-  std::shared_ptr<Node> node;
-  bool passthrough = false;
-};
-
-struct DirEntry {
-  std::string name;
-  ino_t ino;
-  unsigned char type;
-};
-
-struct OpenDir {
-  int fd = -1;
-  std::vector<DirEntry> entries;
-  bool loaded = false;
-};
 
 OpenFile* FileOf(fuse_file_info* fi) { return reinterpret_cast<OpenFile*>(fi->fh); }
 OpenDir* DirOf(fuse_file_info* fi) { return reinterpret_cast<OpenDir*>(fi->fh); }
@@ -260,7 +277,7 @@ struct Child {
 };
 
 int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child) {
-  if (!ValidName(name)) return ENOENT;
+  if (int err = NameError(name, ENOENT)) return err;
   child->fd = openat(parent.node->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   if (child->fd < 0) return errno;
   if (fstatat(child->fd, "", &child->st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
@@ -319,6 +336,7 @@ int DoOpen(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, fuse_file
   *backing_id = AttachBacking(fs, *r.node, fd, &cached);
   file->passthrough = !cached;
   fi->fh = reinterpret_cast<uint64_t>(file);
+  fs->Register(file);
   return 0;
 }
 
@@ -363,7 +381,7 @@ int DoCreate(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, cons
              mode_t mode, fuse_file_info* fi, fuse_entry_param* e, int* backing_id) {
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
-  if (!ValidName(name)) return EINVAL;
+  if (int err = NameError(name, EINVAL)) return err;
   bool exists;
   if (int err = CheckFreeName(fs, ctx, p, name, &exists)) return err;
   std::string path = ChildPath(p.path, name);
@@ -396,6 +414,7 @@ int DoCreate(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, cons
   *backing_id = AttachBacking(fs, *node, fd, &cached);
   file->passthrough = !cached;
   fi->fh = reinterpret_cast<uint64_t>(file);
+  fs->Register(file);
   return 0;
 }
 
@@ -403,7 +422,7 @@ int DoMkdir(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, const
             mode_t mode, fuse_entry_param* e) {
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
-  if (!ValidName(name)) return EINVAL;
+  if (int err = NameError(name, EINVAL)) return err;
   bool exists;
   if (int err = CheckFreeName(fs, ctx, p, name, &exists)) return err;
   if (exists) return EEXIST;
@@ -476,7 +495,7 @@ int DoRename(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, cons
   Resolved p, np;
   if (int err = Resolve(fs, parent, &p)) return err;
   if (int err = Resolve(fs, newparent, &np)) return err;
-  if (!ValidName(newname)) return EINVAL;
+  if (int err = NameError(newname, EINVAL)) return err;
   Child src;
   if (int err = OpenChild(fs, p, name, &src)) return err;
   bool src_dir = S_ISDIR(src.st.st_mode);
@@ -500,7 +519,7 @@ int DoLink(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, fuse_ino_
   Resolved r, np;
   if (int err = Resolve(fs, ino, &r)) return err;
   if (int err = Resolve(fs, newparent, &np)) return err;
-  if (!ValidName(newname)) return EINVAL;
+  if (int err = NameError(newname, EINVAL)) return err;
   struct stat st;
   if (int err = StatNode(*r.node, &st)) return err;
   if (S_ISDIR(st.st_mode)) return EPERM;
@@ -523,7 +542,7 @@ int DoSymlink(Filesystem* fs, const Filesystem::Ctx& ctx, const char* target, fu
               const char* name, fuse_entry_param* e) {
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
-  if (!ValidName(name)) return EINVAL;
+  if (int err = NameError(name, EINVAL)) return err;
   bool exists;
   if (int err = CheckFreeName(fs, ctx, p, name, &exists)) return err;
   if (exists) return EEXIST;
@@ -601,6 +620,7 @@ int DoOpendir(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, fuse_f
   auto* dir = new OpenDir;
   dir->fd = fd;
   fi->fh = reinterpret_cast<uint64_t>(dir);
+  fs->Register(dir);
   return 0;
 }
 
@@ -642,7 +662,38 @@ Filesystem::Filesystem(FilesystemOptions options, int root_fd, const struct stat
       nodes_(root_fd, root_st.st_dev, root_st.st_ino),
       engine_(std::move(engine)) {}
 
-Filesystem::~Filesystem() = default;
+Filesystem::~Filesystem() {
+  // The session, and with it every backing id, is gone by now: only our own fds are left.
+  absl::MutexLock lock(&handles_mu_);
+  for (OpenFile* file : open_files_) {
+    close(file->fd);
+    delete file;
+  }
+  for (OpenDir* dir : open_dirs_) {
+    close(dir->fd);
+    delete dir;
+  }
+}
+
+void Filesystem::Register(OpenFile* file) {
+  absl::MutexLock lock(&handles_mu_);
+  open_files_.insert(file);
+}
+
+void Filesystem::Unregister(OpenFile* file) {
+  absl::MutexLock lock(&handles_mu_);
+  open_files_.erase(file);
+}
+
+void Filesystem::Register(OpenDir* dir) {
+  absl::MutexLock lock(&handles_mu_);
+  open_dirs_.insert(dir);
+}
+
+void Filesystem::Unregister(OpenDir* dir) {
+  absl::MutexLock lock(&handles_mu_);
+  open_dirs_.erase(dir);
+}
 
 absl::StatusOr<std::unique_ptr<Filesystem>> Filesystem::Create(
     const FilesystemOptions& options, std::shared_ptr<const policy::Engine> engine) {
@@ -677,7 +728,9 @@ bool Filesystem::passthrough_active() const {
 Filesystem::FileInfo Filesystem::InfoOf(int fd, const struct stat& st, absl::string_view name) {
   FileInfo info;
   if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    // Never opened (a symlink, fifo or socket); its creator still owns it.
     info.facts = FactsFromFormat(name, policy::MediaFormat::kUnknown);
+    info.owner = RecordedOwner(fd);
     return info;
   }
   FactsKey key{st.st_dev, st.st_ino, st.st_size,
@@ -704,12 +757,7 @@ Filesystem::FileInfo Filesystem::InfoOf(int fd, const struct stat& st, absl::str
         ssize_t n = pread(rfd, head, sizeof(head), 0);
         if (n > 0) format = policy::SniffFormat(absl::MakeConstSpan(head, static_cast<size_t>(n)));
       }
-      char value[16];
-      ssize_t len = fgetxattr(rfd, kOwnerXattr, value, sizeof(value) - 1);
-      uint32_t owner;
-      if (len > 0 && absl::SimpleAtoi(absl::string_view(value, static_cast<size_t>(len)), &owner)) {
-        info.owner = owner;
-      }
+      info.owner = RecordedOwner(fd);
       close(rfd);
     }
     FileInfo stored;
@@ -921,6 +969,7 @@ void sfs_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 void sfs_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   Filesystem* fs = Fs(req);
   OpenFile* file = FileOf(fi);
+  fs->Unregister(file);
   close(file->fd);
   DetachBacking(fs, *file->node, file->passthrough);
   delete file;
@@ -966,6 +1015,7 @@ void sfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fi
 
 void sfs_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   OpenDir* dir = DirOf(fi);
+  Fs(req)->Unregister(dir);
   close(dir->fd);
   delete dir;
   fuse_reply_err(req, 0);

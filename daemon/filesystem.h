@@ -12,6 +12,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "daemon/fuse_session.h"
@@ -21,6 +22,9 @@
 #include "policy/engine.h"
 
 namespace scopedfs::daemon {
+
+struct OpenFile;  // an open file handle (fuse_file_info::fh); defined in filesystem.cc
+struct OpenDir;   // an open directory handle (fuse_file_info::fh); defined in filesystem.cc
 
 // xattr holding the creator's uid (decimal) on every file and directory created through the mount.
 inline constexpr char kOwnerXattr[] = "trusted.scopedfs.owner";
@@ -63,6 +67,13 @@ class Filesystem {
   policy::Decision Ask(const Ctx& ctx, scopedfs::Op op, const std::string& path, bool directory,
                        const FileInfo* info) const;
 
+  // Every handle given to the kernel stays registered until its RELEASE. An unmount with files
+  // still open sends no RELEASE, so the destructor closes and frees whatever is left.
+  void Register(OpenFile* file) ABSL_LOCKS_EXCLUDED(handles_mu_);
+  void Unregister(OpenFile* file) ABSL_LOCKS_EXCLUDED(handles_mu_);
+  void Register(OpenDir* dir) ABSL_LOCKS_EXCLUDED(handles_mu_);
+  void Unregister(OpenDir* dir) ABSL_LOCKS_EXCLUDED(handles_mu_);
+
   NodeTable& nodes() { return nodes_; }
   FuseSession* session() { return session_; }
   const FilesystemOptions& options() const { return options_; }
@@ -95,6 +106,11 @@ class Filesystem {
       return H::combine(std::move(h), k.dev, k.ino, k.size, k.mtime_ns, k.ctime_ns);
     }
   };
+  // A leaf lock: nothing else is taken while it is held.
+  absl::Mutex handles_mu_;
+  absl::flat_hash_set<OpenFile*> open_files_ ABSL_GUARDED_BY(handles_mu_);
+  absl::flat_hash_set<OpenDir*> open_dirs_ ABSL_GUARDED_BY(handles_mu_);
+
   absl::Mutex facts_mu_;
   absl::flat_hash_map<FactsKey, FileInfo> facts_ ABSL_GUARDED_BY(facts_mu_);
 };

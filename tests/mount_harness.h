@@ -1,0 +1,241 @@
+// Mount harness for scopedfs integration tests: a private tmpfs lower tree, one scopedfsd started
+// from runfiles, and forked "apps" that act on the mount under real app uids.
+#ifndef SCOPEDFS_TESTS_MOUNT_HARNESS_H_
+#define SCOPEDFS_TESTS_MOUNT_HARNESS_H_
+
+#include <fcntl.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+
+namespace scopedfs::tests {
+
+// Sample apps of policy/configs/apps.textproto.
+inline constexpr uid_t kRoot = 0;
+inline constexpr uid_t kSystem = 1000;
+inline constexpr uid_t kGallery = 10061;  // images + video + ACCESS_MEDIA_LOCATION
+inline constexpr uid_t kSocial = 10062;   // images + video, location redacted
+inline constexpr uid_t kMusic = 10063;    // audio
+inline constexpr uid_t kFiles = 10064;    // MANAGE_EXTERNAL_STORAGE
+inline constexpr uid_t kCamera = 10065;   // no permissions
+inline constexpr uid_t kLegacy = 10066;   // READ_EXTERNAL_STORAGE
+inline constexpr uid_t kNotes = 10067;    // no permissions
+inline constexpr uid_t kSuite = 10070;    // shared uid: images
+inline constexpr uid_t kUser10 = 10 * 100000;
+
+// Empty if this process may mount FUSE (root and /dev/fuse), else why not.
+std::string WhyNotMountable();
+
+// Skips the current test, visibly, where mounting is impossible. Use in a test body or SetUp.
+#define SCOPEDFS_SKIP_UNLESS_MOUNTABLE()                                     \
+  do {                                                                       \
+    std::string scopedfs_skip_reason = ::scopedfs::tests::WhyNotMountable(); \
+    if (!scopedfs_skip_reason.empty()) GTEST_SKIP() << scopedfs_skip_reason; \
+  } while (0)
+
+#define SCOPEDFS_ASSERT_OK(expr)                          \
+  do {                                                    \
+    const ::absl::Status scopedfs_status = (expr);        \
+    ASSERT_TRUE(scopedfs_status.ok()) << scopedfs_status; \
+  } while (0)
+
+// Content whose magic bytes make the engine sniff the named format; `size` pads it with a
+// position-dependent pattern so that any misplaced byte shows.
+std::string JpegBytes(size_t size = 4096);
+std::string Mp4Bytes(size_t size = 4096);
+std::string Mp3Bytes(size_t size = 4096);
+std::string PdfBytes(size_t size = 1024);
+std::string Pattern(size_t size, uint32_t seed);
+
+// The top-level directories of the Android layout, as the default policy declares them.
+const std::vector<std::string>& DefaultTopLevelDirs();
+
+// What a forked app saw. err is 0 on success, the errno of the failing call, or kChildDied.
+struct AppResult {
+  static constexpr int kChildDied = -1;
+  std::string what;  // "uid 10062: open DCIM/a.jpg"
+  int err = 0;
+  int64_t value = 0;               // call-specific: bytes, size, ...
+  uint32_t mode = 0;               // stat: st_mode
+  uint64_t dev = 0;                // stat: st_dev
+  std::string data;                // read: the bytes; readlink: the target; getxattr: the value
+  std::vector<std::string> names;  // readdir (sorted, without . and ..), listxattr
+  bool ok() const { return err == 0; }
+};
+std::string ErrnoName(int err);
+std::ostream& operator<<(std::ostream& os, const AppResult& r);
+
+// EXPECT_TRUE(Succeeds(app.Stat("DCIM"))); EXPECT_TRUE(FailsWith(app.Stat("x"), ENOENT));
+::testing::AssertionResult Succeeds(const AppResult& r);
+::testing::AssertionResult FailsWith(const AppResult& r, int err);
+// Whether a listing (AppResult::names) holds `name`.
+bool Contains(const std::vector<std::string>& names, absl::string_view name);
+// Byte-exact comparison that reports sizes and the first difference instead of dumping binaries.
+::testing::AssertionResult SameBytes(absl::string_view actual, absl::string_view expected);
+
+// Runs `body` in a forked child that first enters `cwd` (as root), then drops to uid/gid `uid`
+// with no supplementary groups, and _exits with body's result. Returns the exit code, or
+// 128 + signal if the child was killed; a child still running after `timeout` is killed (SIGALRM).
+int RunAs(uid_t uid, const std::function<int()>& body, const std::string& cwd = "/",
+          absl::Duration timeout = absl::Seconds(120));
+
+// The same, without waiting: returns the child's pid for WaitChild.
+pid_t StartAs(uid_t uid, const std::function<int()>& body, const std::string& cwd = "/",
+              absl::Duration timeout = absl::Seconds(120));
+// Exit code (or 128 + signal) of a child started by StartAs.
+int WaitChild(pid_t pid);
+
+// One app acting on the mount. Paths are relative to the mount root (the child's cwd), so apps
+// never need to traverse the test's private temp directory.
+class App {
+ public:
+  App(std::string mountpoint, uid_t uid) : mountpoint_(std::move(mountpoint)), uid_(uid) {}
+  uid_t uid() const { return uid_; }
+
+  // Runs `body` as this app; body returns an AppResult that is shipped back through a pipe.
+  AppResult Run(absl::string_view what, const std::function<AppResult()>& body) const;
+
+  AppResult Stat(const std::string& path) const;   // value = st_size, mode, dev
+  AppResult Lstat(const std::string& path) const;  // same, without following a symlink
+  AppResult Read(const std::string& path) const;   // open O_RDONLY, read everything into data
+  AppResult Open(const std::string& path, int flags, mode_t mode = 0644) const;  // then close
+  AppResult Write(const std::string& path, const std::string& content,
+                  int flags = O_WRONLY | O_TRUNC) const;
+  AppResult Create(const std::string& path, const std::string& content = "") const;  // O_EXCL
+  AppResult List(const std::string& dir) const;
+  AppResult Mkdir(const std::string& path, mode_t mode = 0755) const;
+  AppResult Rmdir(const std::string& path) const;
+  AppResult Unlink(const std::string& path) const;
+  AppResult Rename(const std::string& from, const std::string& to, unsigned flags = 0) const;
+  AppResult Link(const std::string& from, const std::string& to) const;
+  AppResult Symlink(const std::string& target, const std::string& path) const;
+  AppResult Readlink(const std::string& path) const;
+  AppResult Chmod(const std::string& path, mode_t mode) const;
+  AppResult Chown(const std::string& path, uid_t owner, gid_t group) const;
+  AppResult Truncate(const std::string& path, off_t size) const;
+  AppResult GetXattr(const std::string& path, const std::string& name) const;
+  AppResult SetXattr(const std::string& path, const std::string& name,
+                     const std::string& value) const;
+  AppResult ListXattr(const std::string& path) const;
+
+ private:
+  std::string mountpoint_;
+  uid_t uid_;
+};
+
+struct DaemonOptions {
+  std::string policy = "policy/configs/android.textproto";
+  std::string apps = "policy/configs/apps.textproto";
+  bool passthrough = true;
+  bool control_socket = false;  // --control_socket=ScopedStorage::control_socket()
+  std::string source;           // empty: the storage's lower tree
+  std::string mountpoint;       // empty: the storage's mount point
+  std::vector<std::string> extra_flags;
+};
+
+// How the daemon ended.
+struct DaemonExit {
+  bool exited = false;  // false: killed by `signal`
+  int code = -1;
+  int signal = 0;
+  bool clean() const { return exited && code == 0; }
+  std::string ToString() const;
+};
+
+// Counters from `scopedfsctl stats --json`.
+using DaemonStats = std::map<std::string, int64_t>;
+
+// A throwaway storage: work dir under testing::TempDir(), a tmpfs lower tree (its own, so
+// trusted.* xattrs work and nothing leaks), a mount point, and at most one daemon. Everything it
+// started or mounted is undone by Teardown(), which the destructor calls too.
+//
+// The first Prepare() moves the test process into a private mount namespace, so even a test
+// killed outright leaves no mount behind on the machine.
+class ScopedStorage {
+ public:
+  ScopedStorage() = default;
+  ScopedStorage(const ScopedStorage&) = delete;
+  ScopedStorage& operator=(const ScopedStorage&) = delete;
+  ~ScopedStorage() { Teardown(); }
+
+  absl::Status Prepare();
+  // Creates the default top-level directories, Android/{data,obb,media} and DCIM/Camera.
+  absl::Status CreateDefaultLayout();
+
+  // Starts the daemon and waits (bounded) until it serves the mount.
+  absl::Status StartDaemon(const DaemonOptions& options = {});
+  bool daemon_running() const { return daemon_pid_ > 0; }
+  pid_t daemon_pid() const { return daemon_pid_; }
+  // SIGTERM to the daemon this object started, then SIGKILL if it has not exited in time.
+  DaemonExit StopDaemon();
+  // Waits (bounded) for the daemon to exit on its own; SIGKILLs it if it does not.
+  DaemonExit WaitDaemonExit(absl::Duration timeout);
+  // How the last daemon ended (also when StartDaemon failed because it exited early).
+  const DaemonExit& last_exit() const { return last_exit_; }
+  std::string DaemonLog() const;
+  bool IsMounted() const;        // a FUSE file system is mounted at mountpoint()
+  static int CountFuseMounts();  // in this process's mount namespace
+  void Teardown();
+
+  const std::string& work_dir() const { return work_dir_; }
+  const std::string& lower() const { return lower_; }
+  const std::string& mountpoint() const { return mountpoint_; }
+  // In a short-named directory of its own under /tmp: the temp dir's path is longer than a unix
+  // socket address can hold. Empty until a daemon was started with a control socket.
+  std::string control_socket() const { return socket_dir_.empty() ? "" : socket_dir_ + "/ctl"; }
+  std::string Lower(absl::string_view rel) const;
+  App As(uid_t uid) const { return App(mountpoint_, uid); }
+
+  // Lower-tree setup, as root, bypassing the daemon. Parent directories are created as needed.
+  absl::Status WriteLower(absl::string_view rel, absl::string_view content,
+                          std::optional<uid_t> owner = std::nullopt);
+  absl::Status MkdirLower(absl::string_view rel, std::optional<uid_t> owner = std::nullopt);
+  absl::Status SymlinkLower(absl::string_view target, absl::string_view rel);
+  absl::StatusOr<std::string> ReadLower(absl::string_view rel) const;
+  bool LowerExists(absl::string_view rel) const;  // without following a final symlink
+  // The creator recorded in trusted.scopedfs.owner, or nullopt if there is none.
+  std::optional<std::string> LowerOwner(absl::string_view rel) const;
+
+  // Number of open fds of the daemon (entries of /proc/<pid>/fd).
+  absl::StatusOr<int> DaemonFdCount() const;
+  // Runs tools/scopedfsctl --socket=<control socket> stats --json and parses its integers.
+  absl::StatusOr<DaemonStats> Stats() const;
+
+ private:
+  std::string work_dir_;
+  std::string lower_;
+  std::string mountpoint_;
+  std::string log_path_;
+  std::string socket_dir_;
+  bool tmpfs_mounted_ = false;
+  pid_t daemon_pid_ = -1;
+  DaemonExit last_exit_;
+};
+
+// Base fixture: a prepared storage with the default layout and a running daemon. Tests populate
+// the lower tree and act through storage_.As(uid). TearDown stops the daemon and expects a clean
+// exit (status 0), prints the daemon's log if the test failed, and removes everything.
+class MountTest : public ::testing::Test {
+ protected:
+  virtual DaemonOptions Options() const { return {}; }
+  void SetUp() override;
+  void TearDown() override;
+  App As(uid_t uid) const { return storage_.As(uid); }
+
+  ScopedStorage storage_;
+};
+
+}  // namespace scopedfs::tests
+
+#endif  // SCOPEDFS_TESTS_MOUNT_HARNESS_H_
