@@ -398,8 +398,10 @@ int DoCreate(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, cons
   int flags = (fi->flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC) & ~O_NOCTTY;
   int fd = openat(p.node->fd, name, flags, mode);
   if (fd < 0) return errno;
-  if (int err = SetOwner(fd, ctx.uid)) {
-    // A file without its creator would belong to no one; undo rather than leave it.
+  int err = SetOwner(fd, ctx.uid);
+  if (err == 0) err = fs->Label(fd, path, S_IFREG);
+  if (err != 0) {
+    // A file without its creator (or its label) would escape the policy; undo rather than keep it.
     close(fd);
     unlinkat(p.node->fd, name, 0);
     return err;
@@ -430,8 +432,9 @@ int DoMkdir(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, const
   if (int err = Verdict(fs->Ask(ctx, OP_MKDIR, path, true, nullptr))) return err;
   if (mkdirat(p.node->fd, name, mode) != 0) return errno;
   int dfd = openat(p.node->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (dfd < 0 || SetOwner(dfd, ctx.uid) != 0) {
-    int err = errno;
+  int err = dfd < 0 ? errno : SetOwner(dfd, ctx.uid);
+  if (err == 0) err = fs->Label(dfd, path, S_IFDIR);
+  if (err != 0) {
     if (dfd >= 0) close(dfd);
     unlinkat(p.node->fd, name, AT_REMOVEDIR);
     return err;
@@ -771,6 +774,21 @@ Filesystem::FileInfo Filesystem::InfoOf(int fd, const struct stat& st, absl::str
   return info;
 }
 
+int Filesystem::Label(int fd, const std::string& path, mode_t type) {
+  if (options_.labeler == nullptr) return 0;
+  std::string label;
+  {
+    absl::MutexLock lock(&label_mu_);
+    absl::StatusOr<std::string> looked_up =
+        options_.labeler->Lookup(ChildPath(options_.label_root, path), type);
+    if (!looked_up.ok()) return 0;  // no file_contexts entry: the lower default stays
+    label = *std::move(looked_up);
+  }
+  // The raw context goes into security.selinux, as fsetfilecon_raw would write it.
+  int rc = fsetxattr(fd, "security.selinux", label.c_str(), label.size() + 1, 0);
+  return rc == 0 ? 0 : errno;
+}
+
 Decision Filesystem::Ask(const Ctx& ctx, scopedfs::Op op, const std::string& path, bool directory,
                          const FileInfo* info) const {
   policy::Request request;
@@ -781,6 +799,20 @@ Decision Filesystem::Ask(const Ctx& ctx, scopedfs::Op op, const std::string& pat
   request.content = info != nullptr && !directory ? &info->facts : nullptr;
   if (info != nullptr) request.owner_uid = info->owner;
   request.storage_user_id = options_.user_id;
+  std::string domain;
+  if (options_.contexts != nullptr && options_.contexts->Enabled()) {
+    absl::StatusOr<std::string> resolved =
+        policy::CallerDomainResolver(options_.contexts).Resolve(ctx.pid, "");
+    if (!resolved.ok()) {
+      // With SELinux on, the kernel's word is the only one that counts: no context, no access.
+      Decision d;
+      d.outcome = OUTCOME_DENY;
+      d.error = ERRNO_EACCES;
+      return d;
+    }
+    domain = *std::move(resolved);
+    request.selinux_domain = domain;
+  }
   std::shared_ptr<const policy::Engine> e = engine();
   // A missing engine cannot happen after startup; deny rather than guess.
   if (e == nullptr) {

@@ -20,6 +20,7 @@
 #include "daemon/stats.h"
 #include "policy/content_facts.h"
 #include "policy/engine.h"
+#include "policy/selinux_context.h"
 
 namespace scopedfs::daemon {
 
@@ -33,6 +34,14 @@ struct FilesystemOptions {
   std::string source;      // lower directory
   uint32_t user_id = 0;    // Android user whose storage this is
   bool passthrough = true;
+  // Where the callers' SELinux contexts come from; null: SELinux is not consulted. When it reports
+  // SELinux enabled, every decision uses the caller's kernel domain (getpidcon), and a caller
+  // whose context cannot be read is refused.
+  const policy::ProcessContextSource* contexts = nullptr;
+  // Labels new files and directories from file_contexts, looked up as label_root + "/" + path
+  // (label_root is the lower tree's Android name, e.g. /data/media/0). Null: no labelling.
+  const policy::FileLabeler* labeler = nullptr;
+  std::string label_root;
 };
 
 class Filesystem {
@@ -66,6 +75,9 @@ class Filesystem {
   FileInfo InfoOf(int fd, const struct stat& st, absl::string_view name);
   policy::Decision Ask(const Ctx& ctx, scopedfs::Op op, const std::string& path, bool directory,
                        const FileInfo* info) const;
+  // Gives a newly created lower object (an open fd of it) its file_contexts label, if labelling
+  // is configured. Returns 0 or an errno.
+  int Label(int fd, const std::string& path, mode_t type) ABSL_LOCKS_EXCLUDED(label_mu_);
 
   // Every handle given to the kernel stays registered until its RELEASE. An unmount with files
   // still open sends no RELEASE, so the destructor closes and frees whatever is left.
@@ -86,6 +98,9 @@ class Filesystem {
   NodeTable nodes_;
   FuseSession* session_ = nullptr;
   Stats stats_;
+
+  // libselinux label handles are not safe for concurrent lookups.
+  absl::Mutex label_mu_;
 
   mutable absl::Mutex engine_mu_;
   std::shared_ptr<const policy::Engine> engine_ ABSL_GUARDED_BY(engine_mu_);

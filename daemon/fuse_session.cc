@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -63,6 +64,11 @@ ssize_t FuseSession::Writev(int fd, struct iovec* iov, int count, void* userdata
         out->flags2 |= abi::kPassthroughFlag2;
         out->max_stack_depth = abi::kMaxStackDepth;
         self->passthrough_enabled_ = true;
+      } else if (self->options_.want_passthrough) {
+        fprintf(stderr,
+                "scopedfsd: the kernel does not offer FUSE passthrough (needs "
+                "CONFIG_FUSE_PASSTHROUGH and CAP_SYS_ADMIN); serving reads and writes in "
+                "userspace\n");
       }
       self->init_unique_ = ~uint64_t{0};  // patched; never match again
     }

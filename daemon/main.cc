@@ -23,6 +23,7 @@
 #include "daemon/fuse_session.h"
 #include "policy/config.h"
 #include "policy/engine.h"
+#include "policy/selinux_context.h"
 
 ABSL_FLAG(std::string, source, "", "Lower directory to serve (e.g. /data/media/0). Required.");
 ABSL_FLAG(std::string, mountpoint, "", "Where to mount (e.g. /storage/emulated/0). Required.");
@@ -34,6 +35,10 @@ ABSL_FLAG(std::string, control_socket, "", "Unix socket for scopedfsctl (root on
 ABSL_FLAG(bool, passthrough, true,
           "Give cleared opens kernel passthrough; false serves all I/O in userspace.");
 ABSL_FLAG(int, threads, 8, "Maximum FUSE worker threads.");
+ABSL_FLAG(std::string, file_contexts, "",
+          "Label new files and directories from this file_contexts (selabel_lookup).");
+ABSL_FLAG(std::string, label_root, "",
+          "The lower tree's Android path for file_contexts lookups (default: --source).");
 
 namespace scopedfs::daemon {
 namespace {
@@ -138,8 +143,21 @@ int Run() {
   absl::StatusOr<std::unique_ptr<const policy::Engine>> engine = policy::Engine::Create(*config);
   if (!engine.ok()) return Fail(std::string(engine.status().message()));
 
+  std::unique_ptr<policy::ProcessContextSource> contexts = policy::NewKernelContextSource();
+  std::unique_ptr<policy::FileLabeler> labeler;
+  if (std::string file_contexts = absl::GetFlag(FLAGS_file_contexts); !file_contexts.empty()) {
+    absl::StatusOr<std::unique_ptr<policy::FileLabeler>> opened =
+        policy::FileLabeler::Open(file_contexts);
+    if (!opened.ok()) return Fail(absl::StrCat("--file_contexts: ", opened.status().message()));
+    labeler = std::move(*opened);
+  }
+
   FilesystemOptions options;
   options.source = source;
+  options.contexts = contexts.get();
+  options.labeler = labeler.get();
+  options.label_root = absl::GetFlag(FLAGS_label_root).empty() ? source
+                                                               : absl::GetFlag(FLAGS_label_root);
   options.user_id = absl::GetFlag(FLAGS_user_id);
   options.passthrough = absl::GetFlag(FLAGS_passthrough);
   absl::StatusOr<std::unique_ptr<Filesystem>> fs =
@@ -169,9 +187,11 @@ int Run() {
   if (fuse_set_signal_handlers((*session)->session()) != 0) {
     return Fail("cannot install signal handlers");
   }
-  fprintf(stderr, "scopedfsd: serving %s at %s (policy \"%s\", passthrough %s)\n", source.c_str(),
-          mountpoint.c_str(), config->policy.name().c_str(),
-          options.passthrough ? "requested" : "off");
+  fprintf(stderr, "scopedfsd: serving %s at %s (policy \"%s\", passthrough %s, SELinux %s)\n",
+          source.c_str(), mountpoint.c_str(), config->policy.name().c_str(),
+          options.passthrough ? "requested" : "off",
+          contexts->Enabled() ? "enabled: caller domains from getpidcon"
+                              : "disabled: configured app domains");
   int rc = (*session)->Loop(absl::GetFlag(FLAGS_threads));
   fuse_remove_signal_handlers((*session)->session());
   control.reset();
