@@ -11,6 +11,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "tests/mount_harness.h"
 
@@ -162,6 +170,37 @@ TEST_F(UserspaceStatsMountTest, WithoutPassthroughTheSameReadsReachTheDaemon) {
 TEST_F(StatsMountTest, OpenCloseCyclesLeakNoFdsOrBackingFiles) { ExpectNoLeakAfterCycles(); }
 
 TEST_F(UserspaceStatsMountTest, OpenCloseCyclesLeakNoFds) { ExpectNoLeakAfterCycles(); }
+
+// The inode table follows the kernel: once the kernel forgets names (here: because it drops its
+// dentry cache), their nodes go. Growth is bounded by what the kernel itself holds.
+TEST_F(StatsMountTest, ForgottenNodesLeaveTheTable) {
+  constexpr int kFiles = 500;
+  for (int i = 0; i < kFiles; ++i) {
+    SCOPEDFS_ASSERT_OK(storage_.WriteLower(absl::StrCat("Download/many/f", i), "x", kNotes));
+  }
+  int64_t baseline = Stats()["nodes"];
+  int visible = RunAs(kNotes, [&] {
+    int seen = 0;
+    struct stat st;
+    for (int i = 0; i < kFiles; ++i) {
+      if (stat(absl::StrCat("Download/many/f", i).c_str(), &st) == 0) ++seen;
+    }
+    return seen == kFiles ? 0 : 1;
+  }, storage_.mountpoint());
+  ASSERT_EQ(visible, 0);
+  EXPECT_GE(Stats()["nodes"], baseline + kFiles);
+  FILE* drop = fopen("/proc/sys/vm/drop_caches", "w");
+  if (drop == nullptr) GTEST_SKIP() << "cannot write /proc/sys/vm/drop_caches: " << strerror(errno);
+  fputs("2\n", drop);
+  fclose(drop);
+  // FORGET requests are asynchronous; give the daemon a bounded while to process them.
+  int64_t nodes = Stats()["nodes"];
+  for (int i = 0; i < 100 && nodes > baseline; ++i) {
+    absl::SleepFor(absl::Milliseconds(20));
+    nodes = Stats()["nodes"];
+  }
+  EXPECT_LE(nodes, baseline);
+}
 
 }  // namespace
 }  // namespace scopedfs::tests
