@@ -286,6 +286,28 @@ int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* c
   return 0;
 }
 
+// Hands the child's fd to the node table (one more kernel lookup of it) and fills the entry the
+// kernel gets back.
+void PublishEntry(Filesystem* fs, fuse_ino_t parent, const char* name, Child* child,
+                  fuse_entry_param* e) {
+  std::shared_ptr<Node> node =
+      fs->nodes().Upsert(parent, name, child->Release(), child->st.st_dev, child->st.st_ino,
+                         child->st.st_mode & S_IFMT, View::kRaw);
+  *e = {};
+  e->ino = node->id;
+  e->attr = child->st;
+  e->attr_timeout = kAttrTimeout;
+  e->entry_timeout = kEntryTimeout;
+}
+
+// Content facts and owner of a resolved node, judged under the name its path ends with.
+Filesystem::FileInfo InfoOfNode(Filesystem* fs, const Resolved& r, const struct stat& st) {
+  absl::string_view name(r.path);
+  size_t slash = name.rfind('/');
+  if (slash != absl::string_view::npos) name.remove_prefix(slash + 1);
+  return fs->InfoOf(r.node->fd, st, name);
+}
+
 int DoLookup(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, const char* name,
              fuse_entry_param* e) {
   Resolved p;
@@ -294,14 +316,7 @@ int DoLookup(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, cons
   if (int err = OpenChild(fs, p, name, &child)) return err;
   Decision d = fs->Ask(ctx, OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
   if (d.outcome == OUTCOME_HIDE || d.outcome == OUTCOME_DENY) return ErrnoOf(d);
-  std::shared_ptr<Node> node =
-      fs->nodes().Upsert(parent, name, child.Release(), child.st.st_dev, child.st.st_ino,
-                         child.st.st_mode & S_IFMT, View::kRaw);
-  *e = {};
-  e->ino = node->id;
-  e->attr = child.st;
-  e->attr_timeout = kAttrTimeout;
-  e->entry_timeout = kEntryTimeout;
+  PublishEntry(fs, parent, name, &child, e);
   return 0;
 }
 
@@ -318,9 +333,7 @@ int DoOpen(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, fuse_file
   struct stat st;
   if (int err = StatNode(*r.node, &st)) return err;
   if (!S_ISREG(st.st_mode)) return EACCES;
-  absl::string_view name(r.path);
-  name.remove_prefix(name.rfind('/') == absl::string_view::npos ? 0 : name.rfind('/') + 1);
-  Filesystem::FileInfo info = fs->InfoOf(r.node->fd, st, name);
+  Filesystem::FileInfo info = InfoOfNode(fs, r, st);
   int accmode = fi->flags & O_ACCMODE;
   if (accmode != O_WRONLY) {
     if (int err = Verdict(fs->Ask(ctx, OP_READ, r.path, false, &info))) return err;
@@ -366,14 +379,7 @@ int EntryFor(Filesystem* fs, fuse_ino_t parent, const Resolved& p, const char* n
   child.fd = openat(p.node->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   if (child.fd < 0) return errno;
   if (fstatat(child.fd, "", &child.st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
-  std::shared_ptr<Node> node =
-      fs->nodes().Upsert(parent, name, child.Release(), child.st.st_dev, child.st.st_ino,
-                         child.st.st_mode & S_IFMT, View::kRaw);
-  *e = {};
-  e->ino = node->id;
-  e->attr = child.st;
-  e->attr_timeout = kAttrTimeout;
-  e->entry_timeout = kEntryTimeout;
+  PublishEntry(fs, parent, name, &child, e);
   return 0;
 }
 
@@ -526,9 +532,7 @@ int DoLink(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, fuse_ino_
   struct stat st;
   if (int err = StatNode(*r.node, &st)) return err;
   if (S_ISDIR(st.st_mode)) return EPERM;
-  absl::string_view name(r.path);
-  name.remove_prefix(name.rfind('/') == absl::string_view::npos ? 0 : name.rfind('/') + 1);
-  Filesystem::FileInfo info = fs->InfoOf(r.node->fd, st, name);
+  Filesystem::FileInfo info = InfoOfNode(fs, r, st);
   if (fs->Ask(ctx, OP_LOOKUP, r.path, false, &info).outcome == OUTCOME_HIDE) return ENOENT;
   bool exists;
   if (int err = CheckFreeName(fs, ctx, np, newname, &exists)) return err;
@@ -567,9 +571,7 @@ int DoSetattr(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, struct
   struct stat st;
   if (int err = StatNode(*r.node, &st)) return err;
   bool dir = S_ISDIR(st.st_mode);
-  absl::string_view name(r.path);
-  name.remove_prefix(name.rfind('/') == absl::string_view::npos ? 0 : name.rfind('/') + 1);
-  Filesystem::FileInfo info = fs->InfoOf(r.node->fd, st, name);
+  Filesystem::FileInfo info = InfoOfNode(fs, r, st);
   if (fs->Ask(ctx, OP_LOOKUP, r.path, dir, &info).outcome == OUTCOME_HIDE) return ENOENT;
   if ((to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) && ctx.uid != 0) return EPERM;
   if (to_set & FUSE_SET_ATTR_SIZE) {
@@ -1073,9 +1075,7 @@ void sfs_access(fuse_req_t req, fuse_ino_t ino, int mask) {
   struct stat st;
   if (int err = StatNode(*r.node, &st)) return (void)fuse_reply_err(req, err);
   bool dir = S_ISDIR(st.st_mode);
-  absl::string_view name(r.path);
-  name.remove_prefix(name.rfind('/') == absl::string_view::npos ? 0 : name.rfind('/') + 1);
-  Filesystem::FileInfo info = fs->InfoOf(r.node->fd, st, name);
+  Filesystem::FileInfo info = InfoOfNode(fs, r, st);
   Decision seen = fs->Ask(ctx, OP_LOOKUP, r.path, dir, &info);
   if (seen.outcome == OUTCOME_HIDE) return (void)fuse_reply_err(req, ENOENT);
   int err = 0;
@@ -1101,9 +1101,7 @@ int XattrTarget(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, bool
   if (int err = StatNode(*r.node, &st)) return err;
   if (S_ISLNK(st.st_mode)) return ENOTSUP;
   bool dir = S_ISDIR(st.st_mode);
-  absl::string_view name(r.path);
-  name.remove_prefix(name.rfind('/') == absl::string_view::npos ? 0 : name.rfind('/') + 1);
-  Filesystem::FileInfo info = fs->InfoOf(r.node->fd, st, name);
+  Filesystem::FileInfo info = InfoOfNode(fs, r, st);
   if (fs->Ask(ctx, OP_LOOKUP, r.path, dir, &info).outcome == OUTCOME_HIDE) return ENOENT;
   if (modify) {
     if (int err = Verdict(fs->Ask(ctx, OP_SETATTR, r.path, dir, &info))) return err;
