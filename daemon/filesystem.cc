@@ -1025,26 +1025,61 @@ void sfs_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   }
 }
 
-void sfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+// READDIR and READDIRPLUS share the filtered listing; PLUS also looks every entry up (through
+// the same policy check as LOOKUP), so the kernel learns attributes without a LOOKUP per name.
+void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi,
+             bool plus) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kReaddir);
+  Filesystem::Ctx ctx = CtxOf(req);
   OpenDir* dir = DirOf(fi);
   if (!dir->loaded || off == 0) {
     dir->entries.clear();
-    if (int err = LoadDir(fs, CtxOf(req), ino, dir)) return (void)fuse_reply_err(req, err);
+    if (int err = LoadDir(fs, ctx, ino, dir)) return (void)fuse_reply_err(req, err);
   }
   std::vector<char> buf(size);
   size_t used = 0;
   for (size_t i = static_cast<size_t>(off); i < dir->entries.size(); ++i) {
-    struct stat st = {};
-    st.st_ino = dir->entries[i].ino;
-    st.st_mode = static_cast<mode_t>(DTTOIF(dir->entries[i].type));
-    size_t need = fuse_add_direntry(req, buf.data() + used, size - used,
-                                    dir->entries[i].name.c_str(), &st, static_cast<off_t>(i + 1));
-    if (need > size - used) break;
+    const DirEntry& entry = dir->entries[i];
+    off_t next = static_cast<off_t>(i + 1);
+    size_t need;
+    if (!plus) {
+      struct stat st = {};
+      st.st_ino = entry.ino;
+      st.st_mode = static_cast<mode_t>(DTTOIF(entry.type));
+      need = fuse_add_direntry(req, buf.data() + used, size - used, entry.name.c_str(), &st, next);
+      if (need > size - used) break;
+      used += need;
+      continue;
+    }
+    fuse_entry_param e = {};
+    bool dot = entry.name == "." || entry.name == "..";
+    if (dot) {
+      // The kernel makes no dentry for these (nodeid 0); only the name and type matter.
+      e.attr.st_ino = entry.ino;
+      e.attr.st_mode = static_cast<mode_t>(DTTOIF(entry.type));
+    } else if (DoLookup(fs, ctx, ino, entry.name.c_str(), &e) != 0) {
+      continue;  // gone or hidden since the listing was taken
+    }
+    need = fuse_add_direntry_plus(req, buf.data() + used, size - used, entry.name.c_str(), &e,
+                                  next);
+    if (need > size - used) {
+      // Not sent, so the kernel will never forget it: undo the lookup.
+      if (!dot) fs->nodes().Forget(e.ino, 1);
+      break;
+    }
     used += need;
   }
   fuse_reply_buf(req, buf.data(), used);
+}
+
+void sfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  Readdir(req, ino, size, off, fi, /*plus=*/false);
+}
+
+void sfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                     fuse_file_info* fi) {
+  Readdir(req, ino, size, off, fi, /*plus=*/true);
 }
 
 void sfs_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
@@ -1227,6 +1262,7 @@ const fuse_lowlevel_ops& Filesystem::Ops() {
     o.fsync = sfs_fsync;
     o.opendir = sfs_opendir;
     o.readdir = sfs_readdir;
+    o.readdirplus = sfs_readdirplus;
     o.releasedir = sfs_releasedir;
     o.fsyncdir = sfs_fsyncdir;
     o.statfs = sfs_statfs;
