@@ -308,6 +308,24 @@ Filesystem::FileInfo InfoOfNode(Filesystem* fs, const Resolved& r, const struct 
   return fs->InfoOf(r.node->fd, st, name);
 }
 
+// A node as the caller may see it: resolved, stat'ed, its content facts known, and not hidden
+// from the caller (ENOENT otherwise, before anything type-specific can answer differently).
+struct Visible {
+  Resolved r;
+  struct stat st;
+  Filesystem::FileInfo info;
+  bool dir = false;
+};
+
+int ResolveVisible(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, Visible* v) {
+  if (int err = Resolve(fs, ino, &v->r)) return err;
+  if (int err = StatNode(*v->r.node, &v->st)) return err;
+  v->dir = S_ISDIR(v->st.st_mode);
+  v->info = InfoOfNode(fs, v->r, v->st);
+  if (fs->Ask(ctx, OP_LOOKUP, v->r.path, v->dir, &v->info).outcome == OUTCOME_HIDE) return ENOENT;
+  return 0;
+}
+
 int DoLookup(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, const char* name,
              fuse_entry_param* e) {
   Resolved p;
@@ -525,15 +543,14 @@ int DoRename(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, cons
 
 int DoLink(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, fuse_ino_t newparent,
            const char* newname, fuse_entry_param* e) {
-  Resolved r, np;
-  if (int err = Resolve(fs, ino, &r)) return err;
+  Visible v;
+  Resolved np;
+  if (int err = ResolveVisible(fs, ctx, ino, &v)) return err;
   if (int err = Resolve(fs, newparent, &np)) return err;
   if (int err = NameError(newname, EINVAL)) return err;
-  struct stat st;
-  if (int err = StatNode(*r.node, &st)) return err;
-  if (S_ISDIR(st.st_mode)) return EPERM;
-  Filesystem::FileInfo info = InfoOfNode(fs, r, st);
-  if (fs->Ask(ctx, OP_LOOKUP, r.path, false, &info).outcome == OUTCOME_HIDE) return ENOENT;
+  if (v.dir) return EPERM;
+  const Resolved& r = v.r;
+  const Filesystem::FileInfo& info = v.info;
   bool exists;
   if (int err = CheckFreeName(fs, ctx, np, newname, &exists)) return err;
   if (exists) return EEXIST;
@@ -566,13 +583,12 @@ int DoSymlink(Filesystem* fs, const Filesystem::Ctx& ctx, const char* target, fu
 
 int DoSetattr(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, struct stat* attr,
               int to_set, fuse_file_info* fi, struct stat* out) {
-  Resolved r;
-  if (int err = Resolve(fs, ino, &r)) return err;
-  struct stat st;
-  if (int err = StatNode(*r.node, &st)) return err;
-  bool dir = S_ISDIR(st.st_mode);
-  Filesystem::FileInfo info = InfoOfNode(fs, r, st);
-  if (fs->Ask(ctx, OP_LOOKUP, r.path, dir, &info).outcome == OUTCOME_HIDE) return ENOENT;
+  Visible v;
+  if (int err = ResolveVisible(fs, ctx, ino, &v)) return err;
+  const Resolved& r = v.r;
+  const struct stat& st = v.st;
+  const Filesystem::FileInfo& info = v.info;
+  bool dir = v.dir;
   if ((to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) && ctx.uid != 0) return EPERM;
   if (to_set & FUSE_SET_ATTR_SIZE) {
     if (int err = Verdict(fs->Ask(ctx, OP_WRITE, r.path, dir, &info))) return err;
@@ -1105,18 +1121,12 @@ void sfs_statfs(fuse_req_t req, fuse_ino_t) {
 void sfs_access(fuse_req_t req, fuse_ino_t ino, int mask) {
   Filesystem* fs = Fs(req);
   Filesystem::Ctx ctx = CtxOf(req);
-  Resolved r;
-  if (int err = Resolve(fs, ino, &r)) return (void)fuse_reply_err(req, err);
-  struct stat st;
-  if (int err = StatNode(*r.node, &st)) return (void)fuse_reply_err(req, err);
-  bool dir = S_ISDIR(st.st_mode);
-  Filesystem::FileInfo info = InfoOfNode(fs, r, st);
-  Decision seen = fs->Ask(ctx, OP_LOOKUP, r.path, dir, &info);
-  if (seen.outcome == OUTCOME_HIDE) return (void)fuse_reply_err(req, ENOENT);
+  Visible v;
+  if (int err = ResolveVisible(fs, ctx, ino, &v)) return (void)fuse_reply_err(req, err);
   int err = 0;
-  if ((mask & R_OK) && err == 0) err = Verdict(fs->Ask(ctx, OP_READ, r.path, dir, &info));
-  if ((mask & W_OK) && err == 0) err = Verdict(fs->Ask(ctx, OP_WRITE, r.path, dir, &info));
-  if ((mask & X_OK) && err == 0 && !dir && (st.st_mode & 0111) == 0) err = EACCES;
+  if ((mask & R_OK) && err == 0) err = Verdict(fs->Ask(ctx, OP_READ, v.r.path, v.dir, &v.info));
+  if ((mask & W_OK) && err == 0) err = Verdict(fs->Ask(ctx, OP_WRITE, v.r.path, v.dir, &v.info));
+  if ((mask & X_OK) && err == 0 && !v.dir && (v.st.st_mode & 0111) == 0) err = EACCES;
   fuse_reply_err(req, err);
 }
 
@@ -1130,18 +1140,13 @@ bool MayModifyXattr(const Filesystem::Ctx& ctx, const char* name) {
 
 int XattrTarget(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, bool modify,
                 std::string* proc) {
-  Resolved r;
-  if (int err = Resolve(fs, ino, &r)) return err;
-  struct stat st;
-  if (int err = StatNode(*r.node, &st)) return err;
-  if (S_ISLNK(st.st_mode)) return ENOTSUP;
-  bool dir = S_ISDIR(st.st_mode);
-  Filesystem::FileInfo info = InfoOfNode(fs, r, st);
-  if (fs->Ask(ctx, OP_LOOKUP, r.path, dir, &info).outcome == OUTCOME_HIDE) return ENOENT;
+  Visible v;
+  if (int err = ResolveVisible(fs, ctx, ino, &v)) return err;
+  if (S_ISLNK(v.st.st_mode)) return ENOTSUP;
   if (modify) {
-    if (int err = Verdict(fs->Ask(ctx, OP_SETATTR, r.path, dir, &info))) return err;
+    if (int err = Verdict(fs->Ask(ctx, OP_SETATTR, v.r.path, v.dir, &v.info))) return err;
   }
-  *proc = ProcPath(r.node->fd);
+  *proc = ProcPath(v.r.node->fd);
   return 0;
 }
 
