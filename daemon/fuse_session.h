@@ -23,7 +23,6 @@ class FuseSession {
     std::string mountpoint;
     std::string fsname = "scopedfs";
     bool want_passthrough = true;
-    uint32_t max_write = 1 << 20;
   };
 
   // Creates the libfuse session for `ops`, opens /dev/fuse and mounts. Nothing is mounted if
