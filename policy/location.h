@@ -1,0 +1,132 @@
+// Location metadata finders: for each media format, the byte ranges that carry where a photo or
+// video was taken (Exif GPS, XMP GPS, ISO-BMFF location boxes). The daemon's redacted view fills
+// exactly these ranges, so everything else in the file stays byte-identical. Pure C++, no FUSE.
+//
+// The parsers read through a ByteSource and a ScanBudget, so they are bounded in bytes read, in
+// nesting depth and in the number of structures visited (hence in time), and they never read
+// past the end of the source. Hostile input yields LocationScan::malformed, never a crash.
+#ifndef SCOPEDFS_POLICY_LOCATION_H_
+#define SCOPEDFS_POLICY_LOCATION_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "policy/content_facts.h"
+#include "proto/policy.pb.h"
+
+namespace scopedfs::policy {
+
+// Random-access bytes of one file version. Read fails (false) rather than return short data.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  virtual uint64_t size() const = 0;
+  // Fills out[0, n) from [offset, offset + n). False if that is not entirely inside [0, size())
+  // or on an I/O error.
+  virtual bool Read(uint64_t offset, size_t n, uint8_t* out) = 0;
+};
+
+// Bytes in memory (tests, fuzzers).
+class MemorySource : public ByteSource {
+ public:
+  explicit MemorySource(absl::Span<const uint8_t> bytes) : bytes_(bytes) {}
+  uint64_t size() const override { return bytes_.size(); }
+  bool Read(uint64_t offset, size_t n, uint8_t* out) override;
+
+ private:
+  absl::Span<const uint8_t> bytes_;
+};
+
+// A file read with pread; `size` is the size the caller stat'ed (the version being judged).
+class FdSource : public ByteSource {
+ public:
+  FdSource(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  uint64_t size() const override { return size_; }
+  bool Read(uint64_t offset, size_t n, uint8_t* out) override;
+
+ private:
+  int fd_;
+  uint64_t size_;
+};
+
+// How much work one scan may do. Exceeding any limit makes the scan malformed (fail closed).
+struct ScanLimits {
+  uint64_t max_bytes_read = 16u << 20;  // total bytes fetched from the source
+  int max_depth = 16;                   // nested boxes / IFD pointers / XML elements
+  uint32_t max_structures = 100000;     // segments + chunks + boxes + IFD entries visited
+};
+
+// One range of location metadata, half-open [begin, end), in file offsets.
+struct LocationRange {
+  uint64_t begin = 0;
+  uint64_t end = 0;
+  Redaction kind = REDACTION_UNSPECIFIED;  // which Action.redact entry covers it
+
+  bool operator==(const LocationRange& o) const {
+    return begin == o.begin && end == o.end && kind == o.kind;
+  }
+};
+
+struct LocationScan {
+  // Location found (possibly none). Sorted by begin; ranges of one kind never overlap or touch
+  // (they are merged).
+  std::vector<LocationRange> ranges;
+  // The file could not be fully understood (bad structure, a limit reached, an I/O error). Then
+  // `error` says what and where, and `fallback` covers everything that could hold location:
+  // every metadata container the parser could delimit, plus everything from the point parsing
+  // failed to the end of the file. `ranges` stays what was found before the failure.
+  bool malformed = false;
+  std::string error;
+  std::vector<LocationRange> fallback;
+  // What the scan cost (for explain output and the limits' tests).
+  uint32_t structures_visited = 0;
+  uint64_t bytes_read = 0;
+};
+
+// Whether `format` has a location parser. Formats without one that can still carry location
+// (GIF, Matroska, WebM) scan as malformed with the whole file as fallback; formats that cannot
+// carry location (audio-only, PDF, ZIP, unknown) scan clean.
+bool HasLocationParser(MediaFormat format);
+
+// Finds the location metadata of a file of the given (sniffed) format.
+LocationScan ScanLocation(MediaFormat format, ByteSource& source, const ScanLimits& limits = {});
+
+// Per-format entry points (ScanLocation dispatches to these); each expects the file's format to
+// be the one named and reports malformed otherwise.
+LocationScan ScanJpeg(ByteSource& source, const ScanLimits& limits = {});
+LocationScan ScanPng(ByteSource& source, const ScanLimits& limits = {});
+LocationScan ScanWebp(ByteSource& source, const ScanLimits& limits = {});
+LocationScan ScanHeif(ByteSource& source, const ScanLimits& limits = {});  // HEIF and AVIF
+LocationScan ScanMp4(ByteSource& source, const ScanLimits& limits = {});   // MP4/MOV/3GP/M4A
+
+// A byte range and the byte it is filled with: 0, except inside XML (XMP), where a NUL would
+// make the packet unparsable and so XML whitespace (0x20) is used instead.
+struct FillRange {
+  uint64_t begin = 0;
+  uint64_t end = 0;
+  uint8_t fill = 0;
+  bool operator==(const FillRange& o) const {
+    return begin == o.begin && end == o.end && fill == o.fill;
+  }
+};
+
+// The fill byte for a kind of range.
+uint8_t FillFor(Redaction kind);
+
+// Turns ranges of the kinds in `kinds` (a mask of 1 << Redaction) into sorted, non-overlapping
+// fill ranges. Overlapping or touching ranges with the same fill merge; where a zero range and a
+// space range overlap, zero wins. Empty ranges are dropped.
+std::vector<FillRange> PlanFills(absl::Span<const LocationRange> ranges, uint32_t kinds);
+
+// Applies `plan` to `buf`, which holds the file's bytes [offset, offset + buf.size()).
+void ApplyFills(absl::Span<const FillRange> plan, uint64_t offset, absl::Span<uint8_t> buf);
+
+// Sorts `ranges` by (begin, kind) and merges overlapping or touching ranges of the same kind.
+void NormalizeRanges(std::vector<LocationRange>* ranges);
+
+}  // namespace scopedfs::policy
+
+#endif  // SCOPEDFS_POLICY_LOCATION_H_

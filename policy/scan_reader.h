@@ -1,0 +1,80 @@
+// The bounded reader every location parser goes through: it counts bytes fetched, structures
+// visited and nesting depth against ScanLimits, and records the first failure. Parsers stop as
+// soon as ok() is false, so a hostile file costs at most the limits, never a crash.
+#ifndef SCOPEDFS_POLICY_SCAN_READER_H_
+#define SCOPEDFS_POLICY_SCAN_READER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "policy/location.h"
+
+namespace scopedfs::policy {
+
+class ScanReader {
+ public:
+  ScanReader(ByteSource& source, const ScanLimits& limits) : source_(source), limits_(limits) {}
+
+  uint64_t size() const { return source_.size(); }
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+  uint64_t failed_at() const { return failed_at_; }
+  uint64_t bytes_read() const { return bytes_read_; }
+  uint32_t structures() const { return structures_; }
+
+  // Reads [offset, offset + n) into out; on failure (outside the source, budget spent, I/O)
+  // records a failure at `offset` and returns false.
+  bool Read(uint64_t offset, size_t n, uint8_t* out);
+  bool ReadString(uint64_t offset, size_t n, std::string* out);
+  bool Be16(uint64_t offset, uint16_t* v);
+  bool Be32(uint64_t offset, uint32_t* v);
+  bool Be64(uint64_t offset, uint64_t* v);
+  bool Le16(uint64_t offset, uint16_t* v);
+  bool Le32(uint64_t offset, uint32_t* v);
+
+  // Counts one more structure (segment, chunk, box, IFD entry); false once over budget.
+  bool Visit(uint64_t offset);
+
+  // Records a failure (the first one wins) and returns false, for `return r.Fail(...)`.
+  bool Fail(uint64_t offset, absl::string_view what);
+
+  // RAII nesting guard: `DepthGuard g(r, offset); if (!g.ok()) return false;`
+  class DepthGuard {
+   public:
+    DepthGuard(ScanReader& r, uint64_t offset) : r_(r) {
+      ok_ = ++r_.depth_ <= r_.limits_.max_depth || r_.Fail(offset, "nesting too deep");
+    }
+    ~DepthGuard() { --r_.depth_; }
+    bool ok() const { return ok_; }
+
+   private:
+    ScanReader& r_;
+    bool ok_;
+  };
+
+  // Finishes a scan: copies counters and error into `scan`; if failed, adds [failed_at, size)
+  // of every kind to the fallback (after the containers the parser already put there).
+  void Finish(LocationScan* scan) const;
+
+ private:
+  ByteSource& source_;
+  ScanLimits limits_;
+  uint64_t bytes_read_ = 0;
+  uint32_t structures_ = 0;
+  int depth_ = 0;
+  std::string error_;
+  uint64_t failed_at_ = 0;
+};
+
+// Adds [begin, end) of `kind` to `out` if non-empty.
+inline void AddRange(std::vector<LocationRange>* out, uint64_t begin, uint64_t end,
+                     Redaction kind) {
+  if (end > begin) out->push_back({begin, end, kind});
+}
+
+}  // namespace scopedfs::policy
+
+#endif  // SCOPEDFS_POLICY_SCAN_READER_H_

@@ -1,0 +1,24 @@
+// XMP GPS finder: locates GPS properties (exif:GPS*, and any GPS* property of another prefix) in
+// an XMP packet, both as elements and as attributes, without a full XML parser.
+#ifndef SCOPEDFS_POLICY_XMP_GPS_H_
+#define SCOPEDFS_POLICY_XMP_GPS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "policy/location.h"
+
+namespace scopedfs::policy {
+
+// Appends REDACTION_XMP_GPS ranges (file offsets: `packet_offset` is where packet[0] sits) to
+// `out`, each covering a whole GPS attribute (name="value") or a whole GPS element
+// (<x:GPSFoo ...>...</x:GPSFoo> or <x:GPSFoo .../>), so filling them with spaces leaves
+// well-formed XML. Returns false and appends the whole packet if the XML is malformed (unbalanced
+// tags, unterminated quotes or comments, nesting deeper than `max_depth`).
+bool FindXmpGps(absl::string_view packet, uint64_t packet_offset, int max_depth,
+                std::vector<LocationRange>* out);
+
+}  // namespace scopedfs::policy
+
+#endif  // SCOPEDFS_POLICY_XMP_GPS_H_
