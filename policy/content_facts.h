@@ -61,9 +61,10 @@ MediaClass ClassOfName(absl::string_view name);
 // -> 0.
 uint32_t ClassesOfFormat(MediaFormat format);
 
-// Whether location metadata may be present. Until the location parsers exist, images and video are
-// kUnknown, which rules treat as "may carry location" (fail closed).
-enum class LocationPresence : uint8_t { kUnknown = 0, kAbsent, kPresent };
+// Whether location metadata may be present. Images and video are kUnknown until their content is
+// scanned (policy/location.h); rules treat everything but kAbsent as "may carry location" (fail
+// closed). kMalformed: the scan could not vouch for the file (see Policy.uncertain_location).
+enum class LocationPresence : uint8_t { kUnknown = 0, kAbsent, kPresent, kMalformed };
 
 // Everything the engine needs to know about a file's content.
 struct ContentFacts {
@@ -72,8 +73,14 @@ struct ContentFacts {
   MediaClass media_class = MEDIA_CLASS_NONE;
   LocationPresence location = LocationPresence::kAbsent;
 
-  // For has_location matching: unknown counts as present.
+  // For has_location matching: unknown and malformed count as present.
   bool MayHaveLocation() const { return location != LocationPresence::kAbsent; }
+  // Whether a redacted copy cannot be vouched for (Policy.uncertain_location applies): the scan
+  // failed, or content was read but never scanned.
+  bool LocationUncertain() const {
+    return location == LocationPresence::kMalformed ||
+           (content_known && location == LocationPresence::kUnknown);
+  }
 };
 
 // Facts for a file that has no content yet (CREATE, MKDIR): the extension decides the class.

@@ -16,6 +16,12 @@ constexpr absl::string_view kInvalidRequestReason = "the request names no operat
 
 // Directories and unread files: nothing is known, so nothing media-specific may be granted.
 const ContentFacts kUnknownContent{};
+constexpr absl::string_view kUncertainDenyReason =
+    "the rule grants a redacted copy, but this file's location metadata could not be parsed, so "
+    "no redacted copy can be vouched for (uncertain_location: DENY)";
+constexpr absl::string_view kUncertainRedactReason =
+    "the rule grants a redacted copy; this file's location metadata could not be parsed, so "
+    "everything that could hold location is filled (uncertain_location: REDACT_ALL)";
 
 }  // namespace
 
@@ -50,6 +56,9 @@ absl::StatusOr<std::unique_ptr<const Engine>> Engine::Create(const LoadedConfig&
   ASSIGN_OR_RETURN(engine->default_action_,
                    CompileAction(config.policy.default_action(), /*outcome_required=*/false));
   engine->policy_name_ = config.policy.name();
+  if (config.policy.uncertain_location() == UNCERTAIN_LOCATION_REDACT_ALL) {
+    engine->uncertain_location_ = UNCERTAIN_LOCATION_REDACT_ALL;
+  }
   return std::unique_ptr<const Engine>(std::move(engine));
 }
 
@@ -91,13 +100,27 @@ Decision Engine::Decide(const Request& request) const {
     decision.rule_index = static_cast<int>(i);
     decision.rule_name = rule.name;
     decision.reason = rule.description;
-    return decision;
+    return Uncertain(decision, *in.content);
   }
   decision.outcome = default_action_.outcome;
   decision.error = default_action_.error;
   decision.redact = default_action_.redact;
   decision.rule_name = kDefaultRuleName;
   decision.reason = kDefaultReason;
+  return Uncertain(decision, *in.content);
+}
+
+Decision Engine::Uncertain(Decision decision, const ContentFacts& content) const {
+  if (decision.outcome != OUTCOME_ALLOW_REDACTED || !content.LocationUncertain()) return decision;
+  if (uncertain_location_ == UNCERTAIN_LOCATION_REDACT_ALL) {
+    decision.redact_fallback = true;
+    decision.reason = kUncertainRedactReason;
+    return decision;
+  }
+  decision.outcome = OUTCOME_DENY;
+  decision.error = ERRNO_EACCES;
+  decision.redact = 0;
+  decision.reason = kUncertainDenyReason;
   return decision;
 }
 

@@ -41,6 +41,9 @@ struct Decision {
   Outcome outcome = OUTCOME_HIDE;
   Errno error = ERRNO_UNSPECIFIED;  // meaningful for DENY
   EnumMask redact = 0;              // Bit(Redaction), for ALLOW_REDACTED
+  // ALLOW_REDACTED of content whose location is uncertain under UNCERTAIN_LOCATION_REDACT_ALL:
+  // the scan's fallback ranges are filled too.
+  bool redact_fallback = false;
   int rule_index = -1;              // -1: default action or invalid request
   absl::string_view rule_name;       // points into the Engine; valid while it lives
   absl::string_view reason;
@@ -70,6 +73,9 @@ class Engine {
   Engine(PermissionIndex permissions, AppRegistry apps, StorageLayout layout)
       : permissions_(std::move(permissions)), apps_(std::move(apps)), layout_(std::move(layout)) {}
 
+  // Applies uncertain_location to an ALLOW_REDACTED decision about uncertain content.
+  Decision Uncertain(Decision decision, const ContentFacts& content) const;
+
   PermissionIndex permissions_;
   AppRegistry apps_;
   StorageLayout layout_;
@@ -77,6 +83,7 @@ class Engine {
   std::vector<std::string> rule_locations_;
   CompiledAction default_action_;
   std::string policy_name_;
+  UncertainLocation uncertain_location_ = UNCERTAIN_LOCATION_DENY;
 };
 
 absl::string_view OutcomeName(Outcome outcome);  // "ALLOW", "ALLOW_REDACTED", "DENY", "HIDE"

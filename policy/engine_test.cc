@@ -54,7 +54,7 @@ std::vector<uint8_t> Sample(Bytes bytes) {
 }
 
 // Location as the (future) parser would report it.
-enum class Loc { kUnparsed, kNone, kPresent };
+enum class Loc { kUnparsed, kNone, kPresent, kMalformed };
 
 struct Case {
   const char* label;
@@ -106,6 +106,7 @@ class EngineTest : public testing::Test {
       }
       if (c.location == Loc::kNone) facts.location = LocationPresence::kAbsent;
       if (c.location == Loc::kPresent) facts.location = LocationPresence::kPresent;
+      if (c.location == Loc::kMalformed) facts.location = LocationPresence::kMalformed;
       r.content = &facts;
     }
     return engine_->Decide(r);
@@ -182,8 +183,15 @@ TEST_F(EngineTest, LocationRedactedWithoutAccessMediaLocation) {
   Check({
       {"social gets a redacted photo", kSocial, OP_READ, "DCIM/a.jpg", Bytes::kJpeg, kCamera,
        OUTCOME_ALLOW_REDACTED, {}, "redact-image-location", NODE_TYPE_FILE, Loc::kPresent},
-      {"unparsed location counts as present", kSocial, OP_READ, "DCIM/a.jpg", Bytes::kJpeg,
-       kCamera, OUTCOME_ALLOW_REDACTED, {}, "redact-image-location"},
+      {"content read but never scanned is uncertain: denied by default", kSocial, OP_READ,
+       "DCIM/a.jpg", Bytes::kJpeg, kCamera, OUTCOME_DENY, ERRNO_EACCES, "redact-image-location"},
+      {"malformed location metadata: denied by default", kSocial, OP_READ, "DCIM/a.jpg",
+       Bytes::kJpeg, kCamera, OUTCOME_DENY, ERRNO_EACCES, "redact-image-location", NODE_TYPE_FILE,
+       Loc::kMalformed},
+      {"malformed does not matter to an entitled reader", kGallery, OP_READ, "DCIM/a.jpg",
+       Bytes::kJpeg, kCamera, OUTCOME_ALLOW, {}, "read-images", NODE_TYPE_FILE, Loc::kMalformed},
+      {"malformed does not matter to the owner", kCamera, OP_READ, "DCIM/a.jpg", Bytes::kJpeg,
+       kCamera, OUTCOME_ALLOW, {}, "owner-full-access", NODE_TYPE_FILE, Loc::kMalformed},
       {"social gets a redacted video", kSocial, OP_READ, "DCIM/v.mp4", Bytes::kMp4, kCamera,
        OUTCOME_ALLOW_REDACTED, {}, "redact-video-location", NODE_TYPE_FILE, Loc::kPresent},
       {"gallery with ACCESS_MEDIA_LOCATION gets raw bytes", kGallery, OP_READ, "DCIM/a.jpg",
@@ -193,10 +201,40 @@ TEST_F(EngineTest, LocationRedactedWithoutAccessMediaLocation) {
       {"the owner is never redacted", kCamera, OP_READ, "DCIM/a.jpg", Bytes::kJpeg, kCamera,
        OUTCOME_ALLOW, {}, "owner-full-access", NODE_TYPE_FILE, Loc::kPresent},
   });
-  Decision d = Decide({"redaction set", kSocial, OP_READ, "DCIM/a.jpg", Bytes::kJpeg, kCamera});
+  Decision d = Decide({"redaction set", kSocial, OP_READ, "DCIM/a.jpg", Bytes::kJpeg, kCamera,
+                       OUTCOME_ALLOW_REDACTED, {}, "", NODE_TYPE_FILE, Loc::kPresent});
+  EXPECT_FALSE(d.redact_fallback);
   EXPECT_EQ(d.redact, Bit(REDACTION_EXIF_GPS) | Bit(REDACTION_XMP_GPS));
-  d = Decide({"video redaction set", kSocial, OP_READ, "DCIM/v.mp4", Bytes::kMp4, kCamera});
+  d = Decide({"video redaction set", kSocial, OP_READ, "DCIM/v.mp4", Bytes::kMp4, kCamera,
+              OUTCOME_ALLOW_REDACTED, {}, "", NODE_TYPE_FILE, Loc::kPresent});
   EXPECT_EQ(d.redact, Bit(REDACTION_ISOBMFF_LOCATION) | Bit(REDACTION_XMP_GPS));
+}
+
+// UNCERTAIN_LOCATION_REDACT_ALL turns the uncertain denial into a redacted copy that also fills
+// the scan's fallback ranges.
+TEST(EngineUncertainLocationTest, RedactAllGrantsFallbackRedaction) {
+  absl::StatusOr<LoadedConfig> config =
+      LoadConfig({"policy/configs/android.textproto", "policy/configs/apps.textproto", ""});
+  ASSERT_TRUE(config.ok()) << config.status();
+  config->policy.set_uncertain_location(UNCERTAIN_LOCATION_REDACT_ALL);
+  absl::StatusOr<std::unique_ptr<const Engine>> engine = Engine::Create(*config);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  std::vector<uint8_t> head = Sample(Bytes::kJpeg);
+  ContentFacts facts = FactsFromContent("a.jpg", head);
+  facts.location = LocationPresence::kMalformed;
+  Request r;
+  r.uid = kSocial;
+  r.op = OP_READ;
+  r.path = "DCIM/a.jpg";
+  r.owner_uid = kCamera;
+  r.content = &facts;
+  Decision d = (*engine)->Decide(r);
+  EXPECT_EQ(OutcomeName(d.outcome), "ALLOW_REDACTED");
+  EXPECT_TRUE(d.redact_fallback);
+  facts.location = LocationPresence::kPresent;
+  d = (*engine)->Decide(r);
+  EXPECT_EQ(OutcomeName(d.outcome), "ALLOW_REDACTED");
+  EXPECT_FALSE(d.redact_fallback);
 }
 
 TEST_F(EngineTest, OtherAppsDocumentsHidden) {
