@@ -5,6 +5,12 @@
 // asks; the kernel therefore re-asks LOOKUP on every path walk and never serves one app a dentry
 // another app filled. Negative entries are never cached. Attributes of a visible node may be
 // cached for a second: they do not depend on the caller.
+//
+// Views: a regular file a caller may only read redacted is answered with the nodeid of its
+// redacted view (node_table.h), a separate kernel inode served here with location ranges filled.
+// Its page cache is kept between opens while the lower file is unchanged; it never gets
+// passthrough. A caller holding the wrong view's inode (fd passed over, policy reloaded) gets
+// ESTALE at open, which makes the kernel redo a path-based open's lookup.
 #include "daemon/filesystem.h"
 
 #include <dirent.h>
@@ -30,9 +36,18 @@
 namespace scopedfs::daemon {
 
 struct OpenFile {
+  OpenFile(int fd_in, std::shared_ptr<Node> node_in) : fd(fd_in), node(std::move(node_in)) {}
+
   int fd = -1;
   std::shared_ptr<Node> node;
   bool passthrough = false;
+  bool writable = false;
+  // Redacted views: the fills for the file version last read through this handle.
+  absl::Mutex plan_mu;
+  Filesystem::FileVersion plan_version ABSL_GUARDED_BY(plan_mu);
+  std::shared_ptr<const std::vector<policy::FillRange>> plan ABSL_GUARDED_BY(plan_mu);
+
+  bool redacted() const { return node->view != kRawView; }
 };
 
 struct DirEntry {
@@ -111,13 +126,27 @@ int ErrnoOf(const Decision& d) {
   }
 }
 
-// 0 if the decision lets the operation go ahead on raw bytes.
+// 0 if the decision lets the operation go ahead on raw bytes. A redacted read is not a raw one:
+// the callers that can honour it (LOOKUP's view choice, OPEN) look at the outcome themselves.
 int Verdict(const Decision& d) {
   if (d.outcome == OUTCOME_ALLOW) return 0;
-  // Mediated (redacted) views arrive with the location-redaction work; until then they fail
-  // closed rather than hand out raw bytes.
   if (d.outcome == OUTCOME_ALLOW_REDACTED) return EACCES;
   return ErrnoOf(d);
+}
+
+// The view a read decision calls for.
+ViewMask ViewOf(const Decision& d) {
+  if (d.outcome != OUTCOME_ALLOW_REDACTED) return kRawView;
+  ViewMask view = d.redact | (d.redact_fallback ? kViewFallback : 0);
+  // A redacted outcome that names nothing to fill still must not share the raw inode.
+  return view != kRawView ? view : kViewFallback;
+}
+
+// How much of a file's bytes a read decision shows: a rename or link must never raise it.
+int ReadRank(const Decision& d) {
+  if (d.outcome == OUTCOME_ALLOW) return 2;
+  if (d.outcome == OUTCOME_ALLOW_REDACTED) return 1;
+  return 0;
 }
 
 class OpTimer {
@@ -216,7 +245,6 @@ void FillAttr(const struct stat& st, fuse_attr* a) {
 void ReplyOpened(fuse_req_t req, fuse_file_info* fi, int backing_id,
                  const fuse_entry_param* entry) {
   if (backing_id < 0) {
-    fi->keep_cache = 0;
     fi->direct_io = 0;
     if (entry != nullptr) {
       fuse_reply_create(req, entry, fi);
@@ -289,10 +317,10 @@ int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* c
 // Hands the child's fd to the node table (one more kernel lookup of it) and fills the entry the
 // kernel gets back.
 void PublishEntry(Filesystem* fs, fuse_ino_t parent, const char* name, Child* child,
-                  fuse_entry_param* e) {
+                  ViewMask view, fuse_entry_param* e) {
   std::shared_ptr<Node> node =
       fs->nodes().Upsert(parent, name, child->Release(), child->st.st_dev, child->st.st_ino,
-                         child->st.st_mode & S_IFMT, View::kRaw);
+                         child->st.st_mode & S_IFMT, view);
   *e = {};
   e->ino = node->id;
   e->attr = child->st;
@@ -326,6 +354,12 @@ int ResolveVisible(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, V
   return 0;
 }
 
+// The view of a regular file the caller reads: raw unless its read decision is redacted.
+ViewMask CallerView(Filesystem* fs, const Filesystem::Ctx& ctx, const Child& child) {
+  if (!S_ISREG(child.st.st_mode)) return kRawView;
+  return ViewOf(fs->Ask(ctx, OP_READ, child.path, false, &child.info));
+}
+
 int DoLookup(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, const char* name,
              fuse_entry_param* e) {
   Resolved p;
@@ -334,7 +368,7 @@ int DoLookup(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, cons
   if (int err = OpenChild(fs, p, name, &child)) return err;
   Decision d = fs->Ask(ctx, OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
   if (d.outcome == OUTCOME_HIDE || d.outcome == OUTCOME_DENY) return ErrnoOf(d);
-  PublishEntry(fs, parent, name, &child, e);
+  PublishEntry(fs, parent, name, &child, CallerView(fs, ctx, child), e);
   return 0;
 }
 
@@ -342,6 +376,19 @@ int DoGetattr(Filesystem* fs, fuse_ino_t ino, struct stat* st) {
   std::shared_ptr<Node> node = fs->nodes().Get(ino);
   if (node == nullptr) return ENOENT;
   return StatNode(*node, st);
+}
+
+// Whether a raw open of a photo or video took the content-dependent fast path: the caller would
+// have been given a redacted copy had the file carried location.
+bool CleanMediaFastPath(Filesystem* fs, const Filesystem::Ctx& ctx, const std::string& path,
+                        const Filesystem::FileInfo& info) {
+  if (info.facts.location != policy::LocationPresence::kAbsent) return false;
+  if (info.facts.media_class != MEDIA_CLASS_IMAGE && info.facts.media_class != MEDIA_CLASS_VIDEO) {
+    return false;
+  }
+  Filesystem::FileInfo if_located = info;
+  if_located.facts.location = policy::LocationPresence::kPresent;
+  return fs->Ask(ctx, OP_READ, path, false, &if_located).outcome == OUTCOME_ALLOW_REDACTED;
 }
 
 int DoOpen(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, fuse_file_info* fi,
@@ -353,19 +400,51 @@ int DoOpen(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, fuse_file
   if (!S_ISREG(st.st_mode)) return EACCES;
   Filesystem::FileInfo info = InfoOfNode(fs, r, st);
   int accmode = fi->flags & O_ACCMODE;
-  if (accmode != O_WRONLY) {
-    if (int err = Verdict(fs->Ask(ctx, OP_READ, r.path, false, &info))) return err;
+  bool reads = accmode != O_WRONLY;
+  bool writes = accmode != O_RDONLY || (fi->flags & O_TRUNC);
+  bool redacted = r.node->view != kRawView;
+  if (reads) {
+    Decision d = fs->Ask(ctx, OP_READ, r.path, false, &info);
+    if (!d.Permits()) return ErrnoOf(d);
+    ViewMask want = ViewOf(d);
+    // The caller must read through the inode of its own view. A raw inode is never served to a
+    // caller owed a redacted copy; a caller entitled to raw bytes that holds a redacted inode
+    // (an fd passed to it) reads the redacted copy, which hides nothing it may not see.
+    if (want != kRawView && want != r.node->view) return ESTALE;
   }
-  if (accmode != O_RDONLY || (fi->flags & O_TRUNC)) {
+  if (writes) {
+    // Reads of this inode show filled ranges, so a read-modify-write through it would make the
+    // fills permanent in the owner's file. Write-only opens cannot read, so they follow OP_WRITE.
+    if (redacted && reads) return EACCES;
     if (int err = Verdict(fs->Ask(ctx, OP_WRITE, r.path, false, &info))) return err;
   }
   int flags = (fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC;
   int fd = open(ProcPath(r.node->fd).c_str(), flags);
   if (fd < 0) return errno;
-  auto* file = new OpenFile{fd, r.node, false};
-  bool cached;
-  *backing_id = AttachBacking(fs, *r.node, fd, &cached);
-  file->passthrough = !cached;
+  auto* file = new OpenFile(fd, r.node);
+  file->writable = writes;
+  if (redacted) {
+    // Served in userspace through the page cache, which holds only redacted bytes; kept while
+    // the lower file is unchanged, so repeated opens read from memory.
+    uint64_t version = static_cast<uint64_t>(st.st_size) ^
+                       static_cast<uint64_t>(Filesystem::VersionOf(st).mtime_ns) ^
+                       (static_cast<uint64_t>(Filesystem::VersionOf(st).ctime_ns) << 1);
+    {
+      absl::MutexLock lock(&r.node->backing_mu);
+      fi->keep_cache = r.node->cached_version == version && !writes;
+      r.node->cached_version = writes ? 0 : version;
+    }
+    *backing_id = -1;
+    fs->stats().open_mediated.fetch_add(1);
+  } else {
+    bool cached;
+    *backing_id = AttachBacking(fs, *r.node, fd, &cached);
+    file->passthrough = !cached;
+    fi->keep_cache = 0;
+    if (reads && CleanMediaFastPath(fs, ctx, r.path, info)) {
+      fs->stats().open_clean_media.fetch_add(1);
+    }
+  }
   fi->fh = reinterpret_cast<uint64_t>(file);
   fs->Register(file);
   return 0;
@@ -391,13 +470,21 @@ int CheckFreeName(Filesystem* fs, const Filesystem::Ctx& ctx, const Resolved& pa
   return 0;
 }
 
-int EntryFor(Filesystem* fs, fuse_ino_t parent, const Resolved& p, const char* name,
-             fuse_entry_param* e) {
+// The entry for a name just made by the caller. A new file or directory is the caller's own (raw
+// view); a new link to an existing file shows the caller the view it reads there.
+int EntryFor(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, const Resolved& p,
+             const char* name, bool existing_content, fuse_entry_param* e) {
   Child child;
   child.fd = openat(p.node->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   if (child.fd < 0) return errno;
   if (fstatat(child.fd, "", &child.st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
-  PublishEntry(fs, parent, name, &child, e);
+  ViewMask view = kRawView;
+  if (existing_content) {
+    child.path = ChildPath(p.path, name);
+    child.info = fs->InfoOf(child.fd, child.st, name);
+    view = CallerView(fs, ctx, child);
+  }
+  PublishEntry(fs, parent, name, &child, view, e);
   return 0;
 }
 
@@ -409,7 +496,7 @@ int DoCreate(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, cons
   bool exists;
   if (int err = CheckFreeName(fs, ctx, p, name, &exists)) return err;
   std::string path = ChildPath(p.path, name);
-  Filesystem::FileInfo info{FactsFromName(name), std::nullopt};
+  Filesystem::FileInfo info{FactsFromName(name), std::nullopt, nullptr};
   if (exists) {
     if (fi->flags & O_EXCL) return EEXIST;
     // O_CREAT on an existing visible file is an open of it.
@@ -430,12 +517,12 @@ int DoCreate(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, cons
     unlinkat(p.node->fd, name, 0);
     return err;
   }
-  if (int err = EntryFor(fs, parent, p, name, e)) {
+  if (int err = EntryFor(fs, ctx, parent, p, name, false, e)) {
     close(fd);
     return err;
   }
   std::shared_ptr<Node> node = fs->nodes().Get(e->ino);
-  auto* file = new OpenFile{fd, node, false};
+  auto* file = new OpenFile(fd, node);
   bool cached;
   *backing_id = AttachBacking(fs, *node, fd, &cached);
   file->passthrough = !cached;
@@ -464,7 +551,7 @@ int DoMkdir(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, const
     return err;
   }
   close(dfd);
-  return EntryFor(fs, parent, p, name, e);
+  return EntryFor(fs, ctx, parent, p, name, false, e);
 }
 
 int DoRemove(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, const char* name,
@@ -483,6 +570,73 @@ int DoRemove(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, cons
   }
   if (unlinkat(p.node->fd, name, directory ? AT_REMOVEDIR : 0) != 0) return errno;
   return 0;
+}
+
+// A rename or link must not show the caller more of a file than it sees now: moving another
+// app's photo into the caller's own directory would otherwise turn a redacted copy into the raw
+// bytes. Refused with EXDEV, so a mover falls back to copying, which reads what the caller may
+// read. The owner xattr moves with the inode, so the destination is judged with the same owner.
+int CheckFileNoReadGain(Filesystem* fs, const Filesystem::Ctx& ctx, const std::string& from,
+                        const Filesystem::FileInfo& info, const std::string& to,
+                        absl::string_view to_name) {
+  Decision before = fs->Ask(ctx, OP_READ, from, false, &info);
+  Filesystem::FileInfo after = info;
+  after.facts = FactsFromFormat(to_name, info.facts.format);
+  after.facts.location = info.facts.location;
+  Decision then = fs->Ask(ctx, OP_READ, to, false, &after);
+  return ReadRank(then) > ReadRank(before) ? EXDEV : 0;
+}
+
+constexpr int kMaxRenameCheckEntries = 4096;
+
+// The same for every regular file under a directory being renamed. A tree too large to check is
+// refused (EXDEV) rather than moved unchecked.
+int CheckTreeNoReadGain(Filesystem* fs, const Filesystem::Ctx& ctx, int dir_fd,
+                        const std::string& from, const std::string& to, int depth,
+                        int* budget) {
+  if (depth > 64) return EXDEV;
+  int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  DIR* d = fdopendir(fd);
+  if (d == nullptr) {
+    close(fd);
+    return errno;
+  }
+  int err = 0;
+  while (dirent* ent = readdir(d)) {
+    if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) continue;
+    if (--*budget < 0) {
+      err = EXDEV;
+      break;
+    }
+    int child = openat(dirfd(d), ent->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (child < 0) continue;  // raced away
+    struct stat st;
+    if (fstatat(child, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0) {
+      std::string from_child = ChildPath(from, ent->d_name);
+      std::string to_child = ChildPath(to, ent->d_name);
+      if (S_ISDIR(st.st_mode)) {
+        err = CheckTreeNoReadGain(fs, ctx, child, from_child, to_child, depth + 1, budget);
+      } else if (S_ISREG(st.st_mode)) {
+        Filesystem::FileInfo info = fs->InfoOf(child, st, ent->d_name);
+        err = CheckFileNoReadGain(fs, ctx, from_child, info, to_child, ent->d_name);
+      }
+    }
+    close(child);
+    if (err != 0) break;
+  }
+  closedir(d);
+  return err;
+}
+
+// `fd` is the moved object's O_PATH fd, `type` its S_IFMT bits.
+int CheckNoReadGain(Filesystem* fs, const Filesystem::Ctx& ctx, const std::string& from,
+                    const Filesystem::FileInfo& info, const std::string& to,
+                    absl::string_view to_name, mode_t type, int fd) {
+  if (S_ISREG(type)) return CheckFileNoReadGain(fs, ctx, from, info, to, to_name);
+  if (!S_ISDIR(type)) return 0;  // symlinks and specials hold no bytes to read
+  int budget = kMaxRenameCheckEntries;
+  return CheckTreeNoReadGain(fs, ctx, fd, from, to, 0, &budget);
 }
 
 // Checks whether the caller may put the object described by `info` (from `from_path`) at
@@ -530,12 +684,21 @@ int DoRename(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, cons
   if (int err = Verdict(fs->Ask(ctx, OP_RENAME, src.path, src_dir, &src.info))) return err;
   bool exchange = (flags & RENAME_EXCHANGE) != 0;
   if (int err = CheckPlace(fs, ctx, np, newname, src_dir, src.info, exchange, flags)) return err;
+  std::string dst_path = ChildPath(np.path, newname);
+  if (int err = CheckNoReadGain(fs, ctx, src.path, src.info, dst_path, newname,
+                                src.st.st_mode & S_IFMT, src.fd)) {
+    return err;
+  }
   if (exchange) {
     Child dst;
     if (int err = OpenChild(fs, np, newname, &dst)) return err;
     bool dst_dir = S_ISDIR(dst.st.st_mode);
     if (int err = Verdict(fs->Ask(ctx, OP_RENAME, dst.path, dst_dir, &dst.info))) return err;
     if (int err = CheckPlace(fs, ctx, p, name, dst_dir, dst.info, true, flags)) return err;
+    if (int err = CheckNoReadGain(fs, ctx, dst.path, dst.info, src.path, name,
+                                  dst.st.st_mode & S_IFMT, dst.fd)) {
+      return err;
+    }
   }
   if (renameat2(p.node->fd, name, np.node->fd, newname, flags) != 0) return errno;
   return 0;
@@ -554,12 +717,16 @@ int DoLink(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, fuse_ino_
   bool exists;
   if (int err = CheckFreeName(fs, ctx, np, newname, &exists)) return err;
   if (exists) return EEXIST;
-  Filesystem::FileInfo placed{FactsFromFormat(newname, info.facts.format), std::nullopt};
+  Filesystem::FileInfo placed{FactsFromFormat(newname, info.facts.format), std::nullopt, nullptr};
   if (int err = Verdict(fs->Ask(ctx, OP_CREATE, ChildPath(np.path, newname), false, &placed))) {
     return err;
   }
+  if (int err = CheckNoReadGain(fs, ctx, r.path, info, ChildPath(np.path, newname), newname,
+                                S_IFREG, r.node->fd)) {
+    return err;
+  }
   if (linkat(r.node->fd, "", np.node->fd, newname, AT_EMPTY_PATH) != 0) return errno;
-  return EntryFor(fs, newparent, np, newname, e);
+  return EntryFor(fs, ctx, newparent, np, newname, true, e);
 }
 
 int DoSymlink(Filesystem* fs, const Filesystem::Ctx& ctx, const char* target, fuse_ino_t parent,
@@ -570,7 +737,7 @@ int DoSymlink(Filesystem* fs, const Filesystem::Ctx& ctx, const char* target, fu
   bool exists;
   if (int err = CheckFreeName(fs, ctx, p, name, &exists)) return err;
   if (exists) return EEXIST;
-  Filesystem::FileInfo info{FactsFromName(name), std::nullopt};
+  Filesystem::FileInfo info{FactsFromName(name), std::nullopt, nullptr};
   if (int err = Verdict(fs->Ask(ctx, OP_CREATE, ChildPath(p.path, name), false, &info))) {
     return err;
   }
@@ -578,7 +745,7 @@ int DoSymlink(Filesystem* fs, const Filesystem::Ctx& ctx, const char* target, fu
   std::string owner = absl::StrCat(ctx.uid);
   std::string at = absl::StrCat(ProcPath(p.node->fd), "/", name);
   lsetxattr(at.c_str(), kOwnerXattr, owner.data(), owner.size(), 0);
-  return EntryFor(fs, parent, p, name, e);
+  return EntryFor(fs, ctx, parent, p, name, false, e);
 }
 
 int DoSetattr(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, struct stat* attr,
@@ -611,6 +778,7 @@ int DoSetattr(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, struct
     int rc = fi != nullptr ? ftruncate(FileOf(fi)->fd, attr->st_size)
                            : truncate(proc.c_str(), attr->st_size);
     if (rc != 0) return errno;
+    fs->InvalidateFacts(r.node->dev, r.node->ino);
   }
   if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) {
     struct timespec ts[2];
@@ -746,6 +914,26 @@ bool Filesystem::passthrough_active() const {
   return options_.passthrough && session_ != nullptr && session_->passthrough_enabled();
 }
 
+Filesystem::FileVersion Filesystem::VersionOf(const struct stat& st) {
+  return {st.st_size, st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec,
+          st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec};
+}
+
+void Filesystem::InvalidateFacts(dev_t dev, ino_t ino) {
+  absl::MutexLock lock(&facts_mu_);
+  facts_.erase(FactsKey{dev, ino});
+}
+
+namespace {
+
+// Formats whose files may hold location metadata (those ScanLocation does something with).
+bool MayCarryLocation(policy::MediaFormat format) {
+  return policy::HasLocationParser(format) || format == policy::MediaFormat::kGif ||
+         format == policy::MediaFormat::kMatroska || format == policy::MediaFormat::kWebm;
+}
+
+}  // namespace
+
 Filesystem::FileInfo Filesystem::InfoOf(int fd, const struct stat& st, absl::string_view name) {
   FileInfo info;
   if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
@@ -754,21 +942,20 @@ Filesystem::FileInfo Filesystem::InfoOf(int fd, const struct stat& st, absl::str
     info.owner = RecordedOwner(fd);
     return info;
   }
-  FactsKey key{st.st_dev, st.st_ino, st.st_size,
-               st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec,
-               st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec};
-  policy::MediaFormat format = policy::MediaFormat::kUnknown;
+  FactsKey key{st.st_dev, st.st_ino};
+  FileVersion version = VersionOf(st);
+  CachedFacts facts;
   bool cached = false;
   {
     absl::MutexLock lock(&facts_mu_);
     auto it = facts_.find(key);
-    if (it != facts_.end()) {
-      format = it->second.facts.format;
-      info.owner = it->second.owner;
+    if (it != facts_.end() && it->second.version == version) {
+      facts = it->second;
       cached = true;
     }
   }
   if (!cached) {
+    facts.version = version;
     int flags = (S_ISDIR(st.st_mode) ? O_RDONLY | O_DIRECTORY : O_RDONLY | O_NONBLOCK) |
                 O_CLOEXEC | O_NOCTTY;
     int rfd = open(ProcPath(fd).c_str(), flags);
@@ -776,19 +963,38 @@ Filesystem::FileInfo Filesystem::InfoOf(int fd, const struct stat& st, absl::str
       if (S_ISREG(st.st_mode)) {
         uint8_t head[policy::kSniffBytes];
         ssize_t n = pread(rfd, head, sizeof(head), 0);
-        if (n > 0) format = policy::SniffFormat(absl::MakeConstSpan(head, static_cast<size_t>(n)));
+        if (n > 0) {
+          facts.format = policy::SniffFormat(absl::MakeConstSpan(head, static_cast<size_t>(n)));
+        }
+        if (MayCarryLocation(facts.format)) {
+          policy::FdSource source(rfd, static_cast<uint64_t>(st.st_size));
+          auto scan = std::make_shared<policy::LocationScan>(
+              policy::ScanLocation(facts.format, source));
+          stats_.location_scans.fetch_add(1);
+          if (scan->malformed) {
+            stats_.location_malformed.fetch_add(1);
+          } else if (!scan->ranges.empty()) {
+            stats_.location_found.fetch_add(1);
+          }
+          facts.scan = std::move(scan);
+        }
       }
-      info.owner = RecordedOwner(fd);
+      facts.owner = RecordedOwner(fd);
       close(rfd);
     }
-    FileInfo stored;
-    stored.facts.format = format;
-    stored.owner = info.owner;
     absl::MutexLock lock(&facts_mu_);
     if (facts_.size() >= kMaxFactsCache) facts_.clear();
-    facts_[key] = stored;
+    facts_[key] = facts;
   }
-  info.facts = S_ISDIR(st.st_mode) ? policy::ContentFacts{} : FactsFromFormat(name, format);
+  info.owner = facts.owner;
+  info.scan = facts.scan;
+  if (S_ISDIR(st.st_mode)) return info;
+  info.facts = FactsFromFormat(name, facts.format);
+  if (facts.scan != nullptr) {
+    info.facts.location = facts.scan->malformed        ? policy::LocationPresence::kMalformed
+                          : facts.scan->ranges.empty() ? policy::LocationPresence::kAbsent
+                                                       : policy::LocationPresence::kPresent;
+  }
   return info;
 }
 
@@ -990,14 +1196,89 @@ void sfs_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode
   ReplyOpened(req, fi, backing_id, &e);
 }
 
+// The fills a redacted handle applies to the lower file as it is now (`st`), recomputed when the
+// file has changed since the handle last read it. A file whose location cannot be scanned any
+// more is filled entirely.
+std::shared_ptr<const std::vector<policy::FillRange>> PlanFor(Filesystem* fs, OpenFile* file,
+                                                              const struct stat& st) {
+  Filesystem::FileVersion version = Filesystem::VersionOf(st);
+  {
+    absl::MutexLock lock(&file->plan_mu);
+    if (file->plan != nullptr && file->plan_version == version) return file->plan;
+  }
+  Filesystem::FileInfo info = fs->InfoOf(file->node->fd, st, "");
+  auto plan = std::make_shared<std::vector<policy::FillRange>>();
+  ViewMask view = file->node->view;
+  if (info.scan == nullptr) {
+    // Was a location carrier when the view was chosen; now unreadable or no longer one: nothing
+    // in it can be vouched for.
+    if (st.st_size > 0) plan->push_back({0, static_cast<uint64_t>(st.st_size), 0});
+  } else {
+    std::vector<policy::LocationRange> ranges = info.scan->ranges;
+    // Fallback ranges apply under REDACT_ALL, and also whenever the file became malformed after
+    // the view was chosen: a redacted view never serves what it cannot vouch for.
+    if (info.scan->malformed) {
+      ranges.insert(ranges.end(), info.scan->fallback.begin(), info.scan->fallback.end());
+    }
+    *plan = policy::PlanFills(ranges, view & ~kViewFallback);
+    if (info.scan->malformed && plan->empty() && st.st_size > 0) {
+      plan->push_back({0, static_cast<uint64_t>(st.st_size), 0});
+    }
+  }
+  absl::MutexLock lock(&file->plan_mu);
+  file->plan_version = version;
+  file->plan = std::move(plan);
+  return file->plan;
+}
+
+// Reads [off, off + size) of a redacted handle's file with its fills applied. The plan and the
+// bytes must come from one version of the file: if it changed during the read, read again; if it
+// keeps changing, answer zeros rather than bytes no plan was made for.
+int ReadRedacted(Filesystem* fs, OpenFile* file, size_t size, off_t off, char* buf,
+                 size_t* got) {
+  constexpr int kAttempts = 8;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    struct stat before, after;
+    if (fstat(file->fd, &before) != 0) return errno;
+    std::shared_ptr<const std::vector<policy::FillRange>> plan = PlanFor(fs, file, before);
+    ssize_t n = pread(file->fd, buf, size, off);
+    if (n < 0) return errno;
+    if (fstat(file->fd, &after) != 0) return errno;
+    if (Filesystem::VersionOf(before) != Filesystem::VersionOf(after)) continue;
+    policy::ApplyFills(*plan, static_cast<uint64_t>(off),
+                       absl::MakeSpan(reinterpret_cast<uint8_t*>(buf), static_cast<size_t>(n)));
+    *got = static_cast<size_t>(n);
+    return 0;
+  }
+  struct stat st;
+  if (fstat(file->fd, &st) != 0) return errno;
+  *got = off < st.st_size ? std::min(size, static_cast<size_t>(st.st_size - off)) : 0;
+  memset(buf, 0, *got);
+  return 0;
+}
+
 void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kRead);
   fs->stats().read_requests.fetch_add(1);
+  OpenFile* file = FileOf(fi);
   std::vector<char> buf(size);
-  ssize_t n = pread(FileOf(fi)->fd, buf.data(), size, off);
+  if (file->redacted()) {
+    fs->stats().redacted_reads.fetch_add(1);
+    size_t got;
+    if (int err = ReadRedacted(fs, file, size, off, buf.data(), &got)) {
+      return (void)fuse_reply_err(req, err);
+    }
+    return (void)fuse_reply_buf(req, buf.data(), got);
+  }
+  ssize_t n = pread(file->fd, buf.data(), size, off);
   if (n < 0) return (void)fuse_reply_err(req, errno);
   fuse_reply_buf(req, buf.data(), static_cast<size_t>(n));
+}
+
+// Drops the cached facts of a handle's file once it has been written through the mount.
+void Written(Filesystem* fs, OpenFile* file) {
+  fs->InvalidateFacts(file->node->dev, file->node->ino);
 }
 
 void sfs_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t off,
@@ -1007,6 +1288,7 @@ void sfs_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t o
   fs->stats().write_requests.fetch_add(1);
   ssize_t n = pwrite(FileOf(fi)->fd, buf, size, off);
   if (n < 0) return (void)fuse_reply_err(req, errno);
+  Written(fs, FileOf(fi));
   fuse_reply_write(req, static_cast<size_t>(n));
 }
 
@@ -1021,7 +1303,9 @@ void sfs_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   OpenFile* file = FileOf(fi);
   fs->Unregister(file);
   close(file->fd);
-  DetachBacking(fs, *file->node, file->passthrough);
+  // Passthrough writes never reach the daemon: the handle's end is where they are known to stop.
+  if (file->writable) Written(fs, file);
+  if (!file->redacted()) DetachBacking(fs, *file->node, file->passthrough);
   delete file;
   fuse_reply_err(req, 0);
 }
@@ -1218,7 +1502,9 @@ void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
 
 void sfs_fallocate(fuse_req_t req, fuse_ino_t, int mode, off_t offset, off_t length,
                    fuse_file_info* fi) {
-  fuse_reply_err(req, fallocate(FileOf(fi)->fd, mode, offset, length) == 0 ? 0 : errno);
+  int rc = fallocate(FileOf(fi)->fd, mode, offset, length);
+  if (rc == 0) Written(Fs(req), FileOf(fi));
+  fuse_reply_err(req, rc == 0 ? 0 : errno);
 }
 
 void sfs_lseek(fuse_req_t req, fuse_ino_t, off_t off, int whence, fuse_file_info* fi) {
@@ -1233,10 +1519,26 @@ void sfs_copy_file_range(fuse_req_t req, fuse_ino_t, off_t off_in, fuse_file_inf
   Filesystem* fs = Fs(req);
   fs->stats().read_requests.fetch_add(1);
   fs->stats().write_requests.fetch_add(1);
+  OpenFile* from = FileOf(fi_in);
+  OpenFile* to = FileOf(fi_out);
+  if (from->redacted()) {
+    // The lower copy_file_range would copy raw bytes: copy the redacted ones instead, one bounded
+    // chunk per request (a short copy is allowed; the caller loops).
+    fs->stats().redacted_reads.fetch_add(1);
+    std::vector<char> buf(std::min<size_t>(len, 1 << 20));
+    size_t got;
+    if (int err = ReadRedacted(fs, from, buf.size(), off_in, buf.data(), &got)) {
+      return (void)fuse_reply_err(req, err);
+    }
+    ssize_t n = got == 0 ? 0 : pwrite(to->fd, buf.data(), got, off_out);
+    if (n < 0) return (void)fuse_reply_err(req, errno);
+    Written(fs, to);
+    return (void)fuse_reply_write(req, static_cast<size_t>(n));
+  }
   loff_t in = off_in, out = off_out;
-  ssize_t n = copy_file_range(FileOf(fi_in)->fd, &in, FileOf(fi_out)->fd, &out, len,
-                              static_cast<unsigned>(flags));
+  ssize_t n = copy_file_range(from->fd, &in, to->fd, &out, len, static_cast<unsigned>(flags));
   if (n < 0) return (void)fuse_reply_err(req, errno);
+  Written(fs, to);
   fuse_reply_write(req, static_cast<size_t>(n));
 }
 

@@ -20,6 +20,7 @@
 #include "daemon/stats.h"
 #include "policy/content_facts.h"
 #include "policy/engine.h"
+#include "policy/location.h"
 #include "policy/selinux_context.h"
 
 namespace scopedfs::daemon {
@@ -60,11 +61,25 @@ class Filesystem {
   size_t node_count() const { return nodes_.size(); }
   bool passthrough_active() const;
 
-  // What the content-facts cache knows about a lower file: type facts and recorded owner.
+  // What the content-facts cache knows about a lower file: type facts, recorded owner and where
+  // its location metadata sits (null: not a location carrier, or it could not be read).
   struct FileInfo {
     policy::ContentFacts facts;
     std::optional<uint32_t> owner;
+    std::shared_ptr<const policy::LocationScan> scan;
   };
+
+  // A version of a lower file's content: any write or truncate changes at least one field.
+  struct FileVersion {
+    off_t size = -1;
+    int64_t mtime_ns = 0;
+    int64_t ctime_ns = 0;
+    bool operator==(const FileVersion& o) const {
+      return size == o.size && mtime_ns == o.mtime_ns && ctime_ns == o.ctime_ns;
+    }
+    bool operator!=(const FileVersion& o) const { return !(*this == o); }
+  };
+  static FileVersion VersionOf(const struct stat& st);
 
   // Operation bodies: each returns 0 or a positive errno and never replies (the sfs_* wrappers
   // in filesystem.cc reply exactly once). Public for the wrappers only.
@@ -72,7 +87,13 @@ class Filesystem {
     uid_t uid;
     pid_t pid;
   };
-  FileInfo InfoOf(int fd, const struct stat& st, absl::string_view name);
+  // Facts of the lower object `fd` (O_PATH) as stat'ed in `st`, judged under `name`. Cached per
+  // (dev, ino) and file version; media that can carry location are scanned once per version.
+  FileInfo InfoOf(int fd, const struct stat& st, absl::string_view name)
+      ABSL_LOCKS_EXCLUDED(facts_mu_);
+  // Forgets what is cached about a lower file (after a write or truncate through the mount, so a
+  // timestamp that did not move cannot hide the change).
+  void InvalidateFacts(dev_t dev, ino_t ino) ABSL_LOCKS_EXCLUDED(facts_mu_);
   policy::Decision Ask(const Ctx& ctx, scopedfs::Op op, const std::string& path, bool directory,
                        const FileInfo* info) const;
   // Gives a newly created lower object (an open fd of it) its file_contexts label, if labelling
@@ -105,21 +126,21 @@ class Filesystem {
   mutable absl::Mutex engine_mu_;
   std::shared_ptr<const policy::Engine> engine_ ABSL_GUARDED_BY(engine_mu_);
 
-  // Content facts per lower file version; a write changes mtime/ctime/size and so the key.
+  // Content facts per lower file, valid for one version of it.
   struct FactsKey {
     dev_t dev;
     ino_t ino;
-    off_t size;
-    int64_t mtime_ns;
-    int64_t ctime_ns;
-    bool operator==(const FactsKey& o) const {
-      return dev == o.dev && ino == o.ino && size == o.size && mtime_ns == o.mtime_ns &&
-             ctime_ns == o.ctime_ns;
-    }
+    bool operator==(const FactsKey& o) const { return dev == o.dev && ino == o.ino; }
     template <typename H>
     friend H AbslHashValue(H h, const FactsKey& k) {
-      return H::combine(std::move(h), k.dev, k.ino, k.size, k.mtime_ns, k.ctime_ns);
+      return H::combine(std::move(h), k.dev, k.ino);
     }
+  };
+  struct CachedFacts {
+    FileVersion version;
+    policy::MediaFormat format = policy::MediaFormat::kUnknown;
+    std::optional<uint32_t> owner;
+    std::shared_ptr<const policy::LocationScan> scan;
   };
   // A leaf lock: nothing else is taken while it is held.
   absl::Mutex handles_mu_;
@@ -127,7 +148,7 @@ class Filesystem {
   absl::flat_hash_set<OpenDir*> open_dirs_ ABSL_GUARDED_BY(handles_mu_);
 
   absl::Mutex facts_mu_;
-  absl::flat_hash_map<FactsKey, FileInfo> facts_ ABSL_GUARDED_BY(facts_mu_);
+  absl::flat_hash_map<FactsKey, CachedFacts> facts_ ABSL_GUARDED_BY(facts_mu_);
 };
 
 }  // namespace scopedfs::daemon

@@ -72,6 +72,11 @@ ControlResponse HandleControl(const ControlRequest& request, Filesystem* fs,
     scopedfs::Stats* out = response.mutable_stats();
     out->set_open_passthrough(s.open_passthrough.load());
     out->set_open_mediated(s.open_mediated.load());
+    out->set_open_clean_media(s.open_clean_media.load());
+    out->set_redacted_reads(s.redacted_reads.load());
+    out->set_location_scans(s.location_scans.load());
+    out->set_location_found(s.location_found.load());
+    out->set_location_malformed(s.location_malformed.load());
     out->set_open_denied(s.open_denied.load());
     out->set_read_requests(s.read_requests.load());
     out->set_write_requests(s.write_requests.load());

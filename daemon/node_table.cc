@@ -23,11 +23,11 @@ NodeTable::NodeTable(int root_fd, dev_t dev, ino_t ino) {
   Entry& e = entries_[kRootNodeId];
   e.node = std::move(root);
   e.lookups = 1;  // the kernel never forgets the root
-  by_key_[Key{dev, ino, View::kRaw}] = kRootNodeId;
+  by_key_[Key{dev, ino, kRawView}] = kRootNodeId;
 }
 
 std::shared_ptr<Node> NodeTable::Upsert(NodeId parent, const std::string& name, int fd, dev_t dev,
-                                        ino_t ino, mode_t type, View view) {
+                                        ino_t ino, mode_t type, ViewMask view) {
   absl::MutexLock lock(&mu_);
   Key key{dev, ino, view};
   auto it = by_key_.find(key);

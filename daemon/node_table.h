@@ -19,8 +19,15 @@
 
 namespace scopedfs::daemon {
 
-// What a node shows: the lower file's bytes, or a mediated copy (issue 4).
-enum class View : uint8_t { kRaw = 0, kRedacted = 1 };
+// What a node shows. 0 is the raw view: the lower file's bytes. Anything else is a redacted view:
+// a mask of (1 << Redaction) kinds the daemon fills in every byte it serves, plus
+// kViewFallback when the scan's fallback ranges are filled too (uncertain location under
+// REDACT_ALL). Each view of a lower file is its own kernel inode, so the page cache of a redacted
+// view only ever holds redacted bytes, and passthrough (raw view only) never shares an inode with
+// a mediated open.
+using ViewMask = uint32_t;
+inline constexpr ViewMask kRawView = 0;
+inline constexpr ViewMask kViewFallback = 1u << 31;
 
 using NodeId = uint64_t;
 inline constexpr NodeId kRootNodeId = 1;  // FUSE_ROOT_ID
@@ -29,7 +36,7 @@ struct Node {
   NodeId id = 0;
   dev_t dev = 0;
   ino_t ino = 0;
-  View view = View::kRaw;
+  ViewMask view = kRawView;
   mode_t type = 0;  // S_IFMT bits
   int fd = -1;      // O_PATH | O_NOFOLLOW on the lower object; owned
 
@@ -38,6 +45,9 @@ struct Node {
   int backing_id ABSL_GUARDED_BY(backing_mu) = -1;
   int backing_refs ABSL_GUARDED_BY(backing_mu) = 0;
   int cached_opens ABSL_GUARDED_BY(backing_mu) = 0;  // opens served in userspace
+  // Redacted views: the lower file version (mtime_ns ^ ctime_ns ^ size) the kernel's page cache
+  // of this inode was filled from, so an open of an unchanged file keeps the cache.
+  uint64_t cached_version ABSL_GUARDED_BY(backing_mu) = 0;
 
   ~Node();
 };
@@ -50,7 +60,7 @@ class NodeTable {
   // The node for (dev, ino, view), created if new, with its lookup count raised by one. If it
   // exists, `fd` is closed and the node is moved to (parent, name); otherwise it takes `fd`.
   std::shared_ptr<Node> Upsert(NodeId parent, const std::string& name, int fd, dev_t dev,
-                               ino_t ino, mode_t type, View view);
+                               ino_t ino, mode_t type, ViewMask view);
   std::shared_ptr<Node> Get(NodeId id) const;
   // Kernel FORGET: drop `n` lookups; the node goes when none remain (and no one holds it).
   void Forget(NodeId id, uint64_t n);
@@ -73,11 +83,11 @@ class NodeTable {
   struct Key {
     dev_t dev;
     ino_t ino;
-    View view;
+    ViewMask view;
     bool operator==(const Key& o) const { return dev == o.dev && ino == o.ino && view == o.view; }
     template <typename H>
     friend H AbslHashValue(H h, const Key& k) {
-      return H::combine(std::move(h), k.dev, k.ino, static_cast<int>(k.view));
+      return H::combine(std::move(h), k.dev, k.ino, k.view);
     }
   };
 

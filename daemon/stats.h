@@ -26,6 +26,13 @@ class Stats {
   std::atomic<uint64_t> read_requests{0};
   std::atomic<uint64_t> write_requests{0};
   std::atomic<uint64_t> backing_files{0};  // currently registered backing ids
+  // Content-dependent fast path: passthrough opens of photos and videos by callers who would have
+  // read a redacted copy, had the file carried location.
+  std::atomic<uint64_t> open_clean_media{0};
+  std::atomic<uint64_t> redacted_reads{0};      // READs answered from a redacted view
+  std::atomic<uint64_t> location_scans{0};      // file versions scanned for location
+  std::atomic<uint64_t> location_found{0};      // ... that carried location
+  std::atomic<uint64_t> location_malformed{0};  // ... that could not be vouched for
 
   void Record(OpKind kind, uint64_t nanos);
   uint64_t Count(OpKind kind) const;

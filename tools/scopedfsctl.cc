@@ -290,6 +290,11 @@ int StatsCommand() {
               << ",\"read_requests\":" << s.read_requests()
               << ",\"write_requests\":" << s.write_requests()
               << ",\"backing_files\":" << s.backing_files() << ",\"nodes\":" << s.nodes()
+              << ",\"open_clean_media\":" << s.open_clean_media()
+              << ",\"redacted_reads\":" << s.redacted_reads()
+              << ",\"location_scans\":" << s.location_scans()
+              << ",\"location_found\":" << s.location_found()
+              << ",\"location_malformed\":" << s.location_malformed()
               << ",\"reloads\":" << s.reloads()
               << ",\"passthrough_enabled\":" << (s.passthrough_enabled() ? "true" : "false")
               << ",\"policy\":\"" << absl::CEscape(s.policy_name()) << "\",\"ops\":{" << ops
@@ -300,9 +305,14 @@ int StatsCommand() {
             << "passthrough:       " << (s.passthrough_enabled() ? "enabled" : "off") << "\n"
             << "open_passthrough:  " << s.open_passthrough() << "\n"
             << "open_mediated:     " << s.open_mediated() << "\n"
+            << "open_clean_media:  " << s.open_clean_media()
+            << "  (passthrough: media without location, reader would be redacted)\n"
             << "open_denied:       " << s.open_denied() << "\n"
             << "read_requests:     " << s.read_requests() << "\n"
             << "write_requests:    " << s.write_requests() << "\n"
+            << "redacted_reads:    " << s.redacted_reads() << "\n"
+            << "location scans:    " << s.location_scans() << " (" << s.location_found()
+            << " with location, " << s.location_malformed() << " uncertain)\n"
             << "backing_files:     " << s.backing_files() << "\n"
             << "nodes:             " << s.nodes() << "\n\n"
             << "op              count      p50        p90        p99\n";
