@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
@@ -56,10 +57,10 @@ std::string Rationals(bool big_endian, std::vector<uint32_t> values) {
   }
   return out;
 }
-const std::string kLatBe = Rationals(true, {37, 1, 46, 1, 2964, 100});
-const std::string kLatLe = Rationals(false, {37, 1, 46, 1, 2964, 100});
-const std::string kLonBe = Rationals(true, {122, 1, 25, 1, 984, 100});
-const std::string kLonLe = Rationals(false, {122, 1, 25, 1, 984, 100});
+const std::string kLatBe = Rationals(true, {37, 1, 46, 1, 741, 25});
+const std::string kLatLe = Rationals(false, {37, 1, 46, 1, 741, 25});
+const std::string kLonBe = Rationals(true, {122, 1, 25, 1, 246, 25});
+const std::string kLonLe = Rationals(false, {122, 1, 25, 1, 246, 25});
 
 const std::vector<Sample>& Samples() {
   static const auto* samples = new std::vector<Sample>{

@@ -1,0 +1,604 @@
+// ScanMp4 and ScanHeif over hand-built box trees: which bytes are location, that box headers
+// survive, and that broken or truncated files fail closed.
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "gtest/gtest.h"
+#include "policy/location.h"
+
+namespace scopedfs::policy {
+namespace {
+
+constexpr Redaction kExif = REDACTION_EXIF_GPS;
+constexpr Redaction kXmp = REDACTION_XMP_GPS;
+constexpr Redaction kBox = REDACTION_ISOBMFF_LOCATION;
+
+std::string U8(uint8_t v) { return std::string(1, static_cast<char>(v)); }
+std::string U16(uint16_t v) { return U8(v >> 8) + U8(v & 0xFF); }
+std::string U32(uint32_t v) { return U16(v >> 16) + U16(v & 0xFFFF); }
+std::string U64(uint64_t v) { return U32(v >> 32) + U32(v & 0xFFFFFFFF); }
+
+std::string Box(absl::string_view type, absl::string_view payload) {
+  return U32(static_cast<uint32_t>(8 + payload.size())) + std::string(type) + std::string(payload);
+}
+std::string LargeBox(absl::string_view type, absl::string_view payload) {
+  return U32(1) + std::string(type) + U64(16 + payload.size()) + std::string(payload);
+}
+std::string FullBox(absl::string_view type, uint8_t version, absl::string_view payload) {
+  return Box(type, U8(version) + std::string(3, '\0') + std::string(payload));
+}
+
+const std::string kXyz =
+    "\xA9"
+    "xyz";
+const std::string kIso6709 = "+37.7749-122.4194/";
+const std::string kXmpUuid = "\xBE\x7A\xCF\xCB\x97\xA9\x42\xE8\x9C\x71\x99\x94\x91\xE3\xAF\xAC";
+
+std::string Ftyp(absl::string_view brand) {
+  return Box("ftyp", std::string(brand) + U32(0) + std::string(brand));
+}
+std::string Mvhd() { return FullBox("mvhd", 0, std::string(96, '\0')); }
+std::string Mdat() { return Box("mdat", std::string(64, '\x55')); }
+// QuickTime user-data text: string size, language, string.
+std::string XyzText() { return Box(kXyz, U16(kIso6709.size()) + U16(0x15C7) + kIso6709); }
+std::string Data(absl::string_view value) {
+  return Box("data", U32(1) + U32(0) + std::string(value));
+}
+std::string Hdlr(absl::string_view handler) {
+  return FullBox("hdlr", 0, U32(0) + std::string(handler) + std::string(12, '\0') + U8(0));
+}
+
+std::string XmpPacket() {
+  return "<x:xmpmeta xmlns:x=\"adobe:ns:meta/\"><rdf:RDF "
+         "xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\"><rdf:Description "
+         "xmlns:exif=\"http://ns.adobe.com/exif/1.0/\" exif:GPSLatitude=\"37,46.494N\" "
+         "exif:Make=\"x\"/></rdf:RDF></x:xmpmeta>";
+}
+const std::string kXmpGpsAttr = "exif:GPSLatitude=\"37,46.494N\"";
+
+LocationScan Mp4(const std::string& file, const ScanLimits& limits = {}) {
+  MemorySource src(absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(file.data()), file.size()));
+  return ScanMp4(src, limits);
+}
+LocationScan Heif(const std::string& file, const ScanLimits& limits = {}) {
+  MemorySource src(absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(file.data()), file.size()));
+  return ScanHeif(src, limits);
+}
+
+// Offset of the `nth` occurrence of `needle` (which the test put there).
+uint64_t At(const std::string& file, absl::string_view needle, int nth = 0) {
+  size_t at = file.find(std::string(needle));
+  for (int i = 0; i < nth && at != std::string::npos; ++i)
+    at = file.find(std::string(needle), at + 1);
+  EXPECT_NE(at, std::string::npos) << needle;
+  return at;
+}
+
+// The end of the box whose type sits at `type_at`.
+uint64_t BoxEnd(const std::string& file, uint64_t type_at) {
+  uint64_t size = 0;
+  for (int i = 0; i < 4; ++i) size = (size << 8) | static_cast<uint8_t>(file[type_at - 4 + i]);
+  return type_at - 4 + size;
+}
+
+std::vector<LocationRange> Only(LocationRange r) { return {r}; }
+
+TEST(ScanMp4Test, XyzInMoovUdta) {
+  std::string file = Ftyp("isom") + Box("moov", Mvhd() + Box("udta", XyzText())) + Mdat();
+  LocationScan scan = Mp4(file);
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  uint64_t xyz = At(file, kXyz);
+  EXPECT_EQ(scan.ranges, Only({xyz + 4, BoxEnd(file, xyz), kBox}));
+  uint64_t udta = At(file, "udta");
+  EXPECT_EQ(scan.fallback, Only({udta + 4, BoxEnd(file, udta), kBox}));
+}
+
+TEST(ScanMp4Test, XyzInTrakUdta) {
+  std::string trak =
+      Box("trak", FullBox("tkhd", 0, std::string(80, '\0')) +
+                      Box("mdia", Box("mdhd", std::string(24, '\0'))) + Box("udta", XyzText()));
+  std::string file = Ftyp("isom") + Box("moov", Mvhd() + trak) + Mdat();
+  LocationScan scan = Mp4(file);
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  uint64_t xyz = At(file, kXyz);
+  EXPECT_EQ(scan.ranges, Only({xyz + 4, BoxEnd(file, xyz), kBox}));
+}
+
+TEST(ScanMp4Test, LociKeepsVersionAndFlags) {
+  std::string loci = FullBox("loci", 0,
+                             U16(0x15C7) + "Home" + U8(0) + U8(0) + U32(0x1234) + U32(0x5678) +
+                                 U32(0) + "earth" + U8(0) + U8(0));
+  std::string file = Ftyp("3gp4") + Mdat() + Box("moov", Mvhd() + Box("udta", loci));
+  LocationScan scan = Mp4(file);
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  uint64_t at = At(file, "loci");
+  EXPECT_EQ(scan.ranges, Only({at + 8, BoxEnd(file, at), kBox}));
+}
+
+TEST(ScanMp4Test, GpsBoxesAnywhereWalked) {
+  std::string file = Ftyp("isom") + Box("gps0", "dashcam-track") +
+                     Box("moov", Mvhd() + Box("gps ", U32(0x101) + U32(7) + "fixes")) + Mdat();
+  LocationScan scan = Mp4(file);
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  uint64_t gps0 = At(file, "gps0"), gps = At(file, "gps ");
+  std::vector<LocationRange> want = {{gps0 + 4, BoxEnd(file, gps0), kBox},
+                                     {gps + 4, BoxEnd(file, gps), kBox}};
+  EXPECT_EQ(scan.ranges, want);
+}
+
+TEST(ScanMp4Test, IlstXyzRedactsOnlyTheDataValue) {
+  std::string ilst = Box("ilst", Box("\xA9too", Data("Lavf59")) + Box(kXyz, Data(kIso6709)));
+  std::string meta = FullBox("meta", 0, Hdlr("mdir") + ilst);
+  std::string file = Ftyp("M4A ") + Box("moov", Mvhd() + Box("udta", meta)) + Mdat();
+  LocationScan scan = Mp4(file);
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  uint64_t data = At(file, "data", 1);
+  // size, "data", type and locale stay; only the value goes.
+  EXPECT_EQ(scan.ranges, Only({data + 12, BoxEnd(file, data), kBox}));
+  EXPECT_EQ(file.substr(data + 12, kIso6709.size()), kIso6709);
+}
+
+std::string Keys(const std::vector<std::string>& names) {
+  std::string entries;
+  for (const std::string& n : names) entries += U32(8 + n.size()) + "mdta" + n;
+  return FullBox("keys", 0, U32(names.size()) + entries);
+}
+
+TEST(ScanMp4Test, QuickTimeKeysNameTheLocationItem) {
+  for (bool keys_first : {true, false}) {
+    std::string keys = Keys({"com.apple.quicktime.make", "com.apple.quicktime.location.ISO6709"});
+    std::string ilst = Box("ilst", Box(U32(1), Data("Apple")) + Box(U32(2), Data(kIso6709)));
+    // QuickTime's meta has no version and flags.
+    std::string meta = Box("meta", Hdlr("mdta") + (keys_first ? keys + ilst : ilst + keys));
+    std::string file = Ftyp("qt  ") + Box("moov", Mvhd() + meta) + Mdat();
+    LocationScan scan = Mp4(file);
+    ASSERT_FALSE(scan.malformed) << scan.error;
+    uint64_t data = At(file, "data", 1);
+    EXPECT_EQ(scan.ranges, Only({data + 12, BoxEnd(file, data), kBox})) << keys_first;
+    uint64_t meta_at = At(file, "meta");
+    EXPECT_EQ(scan.fallback, Only({meta_at + 4, BoxEnd(file, meta_at), kBox}));
+  }
+}
+
+TEST(ScanMp4Test, FreeformLocationItem) {
+  std::string item =
+      Box("----", FullBox("mean", 0, "com.apple.iTunes") +
+                      FullBox("name", 0, "com.apple.quicktime.location.ISO6709") + Data(kIso6709));
+  std::string file =
+      Ftyp("isom") +
+      Box("moov", Box("udta", FullBox("meta", 0, Hdlr("mdir") + Box("ilst", item)))) + Mdat();
+  LocationScan scan = Mp4(file);
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  uint64_t data = At(file, "data");
+  EXPECT_EQ(scan.ranges, Only({data + 12, BoxEnd(file, data), kBox}));
+}
+
+TEST(ScanMp4Test, UuidXmpAndUdtaXmp) {
+  std::string file = Ftyp("isom") + Box("uuid", kXmpUuid + XmpPacket()) +
+                     Box("moov", Mvhd() + Box("udta", Box("XMP_", XmpPacket()))) + Mdat();
+  LocationScan scan = Mp4(file);
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  uint64_t a = At(file, kXmpGpsAttr, 0), b = At(file, kXmpGpsAttr, 1);
+  std::vector<LocationRange> want = {{a, a + kXmpGpsAttr.size(), kXmp},
+                                     {b, b + kXmpGpsAttr.size(), kXmp}};
+  EXPECT_EQ(scan.ranges, want);
+  uint64_t p0 = At(file, "<x:xmpmeta", 0), p1 = At(file, "<x:xmpmeta", 1);
+  uint64_t udta = At(file, "udta");
+  std::vector<LocationRange> fallback = {{p0, p0 + XmpPacket().size(), kXmp},
+                                         {udta + 4, BoxEnd(file, udta), kBox},
+                                         {p1, p1 + XmpPacket().size(), kXmp}};
+  EXPECT_EQ(scan.fallback, fallback);
+}
+
+TEST(ScanMp4Test, OtherUuidIsSkipped) {
+  std::string file = Ftyp("isom") + Box("uuid", std::string(16, '\x11') + XmpPacket()) + Mdat();
+  LocationScan scan = Mp4(file);
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  EXPECT_TRUE(scan.ranges.empty());
+}
+
+TEST(ScanMp4Test, SizeZeroTopLevelRunsToTheEnd) {
+  std::string file = Ftyp("isom") + Box("moov", Box("udta", XyzText())) + U32(0) + "mdat" +
+                     std::string(40, '\x55') + Box("moov", Box("udta", XyzText()));
+  LocationScan scan = Mp4(file);
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  // The second moov is inside the open-ended mdat, so it is media data, not metadata.
+  uint64_t xyz = At(file, kXyz);
+  EXPECT_EQ(scan.ranges, Only({xyz + 4, BoxEnd(file, xyz), kBox}));
+}
+
+TEST(ScanMp4Test, SizeZeroInsideAContainerFails) {
+  std::string zero = U32(0) + "free" + std::string(8, '\0');
+  std::string file = Ftyp("isom") + Box("moov", Mvhd() + zero + Box("udta", XyzText())) + Mdat();
+  LocationScan scan = Mp4(file);
+  EXPECT_TRUE(scan.malformed);
+  uint64_t at = At(file, "free") - 4;
+  EXPECT_NE(scan.error.find("size 0"), std::string::npos) << scan.error;
+  for (Redaction kind : {kExif, kXmp, kBox}) {
+    EXPECT_NE(
+        std::find(scan.fallback.begin(), scan.fallback.end(), LocationRange{at, file.size(), kind}),
+        scan.fallback.end());
+  }
+}
+
+TEST(ScanMp4Test, QuickTimeZeroTerminatorEndsUserData) {
+  std::string file = Ftyp("qt  ") + Box("moov", Box("udta", XyzText() + U32(0))) + Mdat();
+  LocationScan scan = Mp4(file);
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  uint64_t xyz = At(file, kXyz);
+  EXPECT_EQ(scan.ranges, Only({xyz + 4, BoxEnd(file, xyz), kBox}));
+
+  // Four non-zero bytes are not a terminator but a cut header.
+  std::string bad = Ftyp("qt  ") + Box("moov", Box("udta", XyzText() + U32(7))) + Mdat();
+  EXPECT_TRUE(Mp4(bad).malformed);
+}
+
+TEST(ScanMp4Test, LargeSizes) {
+  std::string xyz = LargeBox(kXyz, U16(kIso6709.size()) + U16(0) + kIso6709);
+  std::string file = Ftyp("isom") + LargeBox("moov", LargeBox("udta", xyz)) +
+                     LargeBox("mdat", std::string(30, '\x55'));
+  LocationScan scan = Mp4(file);
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  uint64_t at = At(file, kXyz);
+  EXPECT_EQ(scan.ranges, Only({at + 12, at - 4 + xyz.size(), kBox}));
+}
+
+TEST(ScanMp4Test, SizesThatDoNotFit) {
+  std::string good = Ftyp("isom") + Box("moov", Box("udta", XyzText())) + Mdat();
+  uint64_t moov = At(good, "moov") - 4;
+  {
+    std::string file = good;
+    file.replace(moov, 4, U32(0x7FFFFFFF));  // past the end of the file
+    LocationScan scan = Mp4(file);
+    EXPECT_TRUE(scan.malformed);
+    EXPECT_TRUE(scan.ranges.empty());
+    EXPECT_EQ(scan.fallback.front(), (LocationRange{moov, file.size(), kExif}));
+  }
+  {
+    std::string file = good;
+    file.replace(moov, 4, U32(4));  // smaller than its own header
+    EXPECT_TRUE(Mp4(file).malformed);
+  }
+  {
+    std::string file = good;
+    uint64_t udta = At(file, "udta") - 4;
+    file.replace(udta, 4, U32(0x1000));  // past its parent's end, not the file's
+    LocationScan scan = Mp4(file);
+    EXPECT_TRUE(scan.malformed);
+    EXPECT_NE(scan.error.find("container"), std::string::npos) << scan.error;
+  }
+  {
+    std::string file = good;
+    file.replace(moov, 4, U32(1));
+    file.insert(moov + 8, U64(~uint64_t{0}));  // a 64-bit size that would wrap
+    EXPECT_TRUE(Mp4(file).malformed);
+  }
+  EXPECT_TRUE(Mp4(good + "abc").malformed);  // trailing bytes too few for a header
+}
+
+TEST(ScanMp4Test, NestingLimit) {
+  ScanLimits limits;
+  limits.max_depth = 4;
+  auto nested = [](int udtas) {
+    std::string inner = XyzText();
+    for (int i = 0; i < udtas; ++i) inner = Box("udta", inner);
+    return Ftyp("isom") + Box("moov", inner) + Mdat();
+  };
+  std::string ok = nested(3);  // moov + 3 udta = depth 4
+  LocationScan scan = Mp4(ok, limits);
+  EXPECT_FALSE(scan.malformed) << scan.error;
+  EXPECT_EQ(scan.ranges.size(), 1u);
+  scan = Mp4(nested(4), limits);
+  EXPECT_TRUE(scan.malformed);
+  EXPECT_NE(scan.error.find("too deep"), std::string::npos) << scan.error;
+}
+
+TEST(ScanMp4Test, StructureLimit) {
+  std::string frees;
+  for (int i = 0; i < 50; ++i) frees += Box("free", "");
+  std::string file = Ftyp("isom") + Box("moov", frees + Box("udta", XyzText()));
+  ScanLimits limits;
+  limits.max_structures = 40;
+  LocationScan scan = Mp4(file, limits);
+  EXPECT_TRUE(scan.malformed);
+  limits.max_structures = 100;
+  EXPECT_FALSE(Mp4(file, limits).malformed);
+}
+
+TEST(ScanMp4Test, ReadBudgetBoundsXmp) {
+  std::string file = Ftyp("isom") + Box("uuid", kXmpUuid + XmpPacket());
+  ScanLimits limits;
+  limits.max_bytes_read = 100;
+  LocationScan scan = Mp4(file, limits);
+  EXPECT_TRUE(scan.malformed);
+  EXPECT_LE(scan.bytes_read, 100u);
+}
+
+// ---- HEIF ----
+
+std::string ExifTiff() {
+  auto entry = [](uint16_t tag, uint16_t type, uint32_t count, uint32_t value) {
+    return U16(tag) + U16(type) + U32(count) + U32(value);
+  };
+  std::string tiff = std::string("MM\0*", 4) + U32(8);
+  tiff += U16(1) + entry(0x8825, 4, 1, 26) + U32(0);                          // IFD0 [8, 26)
+  tiff += U16(2) + entry(1, 2, 2, 0x4E000000) + entry(2, 5, 3, 56) + U32(0);  // GPS [26, 56)
+  for (uint32_t v : {37u, 1u, 46u, 1u, 2964u, 100u}) tiff += U32(v);          // [56, 80)
+  return tiff;
+}
+// The Exif item: offset to the TIFF header past "Exif\0\0", so the TIFF starts at 10.
+std::string ExifItemBytes() { return U32(6) + std::string("Exif\0\0", 6) + ExifTiff(); }
+// What the Exif finder reports, relative to the item's start.
+const std::vector<std::pair<uint64_t, uint64_t>> kGpsInItem = {{36, 62}, {66, 90}};
+
+std::string InfeV2(uint16_t id, absl::string_view type,
+                   absl::string_view rest = std::string(1, '\0')) {
+  return FullBox("infe", 2, U16(id) + U16(0) + std::string(type) + std::string(rest));
+}
+std::string XmpInfe(uint16_t id) {
+  return InfeV2(id, "mime", std::string("\0application/rdf+xml\0", 21));
+}
+std::string Iinf(const std::vector<std::string>& infes) {
+  std::string body = U16(infes.size());
+  for (const std::string& i : infes) body += i;
+  return FullBox("iinf", 0, body);
+}
+struct IlocItem {
+  uint16_t id;
+  uint16_t method;
+  std::vector<std::pair<uint32_t, uint32_t>> extents;  // offset, length
+};
+std::string Iloc(const std::vector<IlocItem>& items) {
+  std::string body = U8(0x44) + U8(0x00) + U16(items.size());
+  for (const IlocItem& item : items) {
+    body += U16(item.id) + U16(item.method) + U16(0) + U16(item.extents.size());
+    for (const auto& [offset, length] : item.extents) body += U32(offset) + U32(length);
+  }
+  return FullBox("iloc", 1, body);
+}
+
+// ftyp, meta (children built for where the mdat payload lands), mdat.
+std::string HeifFile(const std::function<std::string(uint32_t mdat_payload)>& children,
+                     const std::string& mdat) {
+  std::string ftyp = Ftyp("heic");
+  uint32_t at = static_cast<uint32_t>(ftyp.size() + FullBox("meta", 0, children(0)).size() + 8);
+  return ftyp + FullBox("meta", 0, children(at)) + Box("mdat", mdat);
+}
+
+std::vector<LocationRange> GpsAt(uint64_t item) {
+  std::vector<LocationRange> out;
+  for (const auto& [b, e] : kGpsInItem) out.push_back({item + b, item + e, kExif});
+  return out;
+}
+
+// Where the Exif item starts in `file`.
+uint64_t ExifItemAt(const std::string& file, int nth = 0) {
+  return At(file, std::string("Exif\0\0MM", 8), nth) - 4;
+}
+
+TEST(ScanHeifTest, ExifItemInMdat) {
+  std::string exif = ExifItemBytes();
+  std::string file = HeifFile(
+      [&](uint32_t mdat) {
+        return Hdlr("pict") + Iinf({InfeV2(1, "hvc1"), InfeV2(2, "Exif")}) +
+               Iloc({{1, 0, {{mdat, 20}}}, {2, 0, {{mdat + 20, uint32_t(exif.size())}}}});
+      },
+      std::string(20, '\x77') + exif);
+  LocationScan scan = Heif(file);
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  uint64_t item = ExifItemAt(file);
+  EXPECT_EQ(scan.ranges, GpsAt(item));
+  // A later failure would blank the whole item.
+  EXPECT_EQ(scan.fallback, Only({item, item + exif.size(), kExif}));
+}
+
+TEST(ScanHeifTest, ExifItemRunningToTheEndOfTheFile) {
+  std::string exif = ExifItemBytes();
+  std::string file = HeifFile(
+      [&](uint32_t mdat) {
+        return Hdlr("pict") + Iinf({InfeV2(2, "Exif")}) + Iloc({{2, 0, {{mdat, 0}}}});
+      },
+      exif);
+  LocationScan scan = Heif(file);
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  EXPECT_EQ(scan.ranges, GpsAt(ExifItemAt(file)));
+}
+
+TEST(ScanHeifTest, ExifItemInIdat) {
+  std::string exif = ExifItemBytes();
+  std::string file = HeifFile(
+      [&](uint32_t) {
+        return Hdlr("pict") + Iinf({InfeV2(5, "Exif")}) +
+               Iloc({{5, 1, {{4, uint32_t(exif.size())}}}}) + Box("idat", "grid" + exif);
+      },
+      std::string(20, '\x77'));
+  LocationScan scan = Heif(file);
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  uint64_t item = ExifItemAt(file);
+  EXPECT_EQ(item, At(file, "idat") + 8);
+  EXPECT_EQ(scan.ranges, GpsAt(item));
+  std::vector<LocationRange> fallback = {{item - 4, item + exif.size(), kExif},
+                                         {item - 4, item + exif.size(), kXmp}};
+  EXPECT_EQ(scan.fallback, fallback);
+}
+
+TEST(ScanHeifTest, ExifItemInTwoExtentsSplitsRanges) {
+  std::string exif = ExifItemBytes();
+  ASSERT_EQ(exif.size(), 90u);
+  // Logical [0, 40) and [40, 90), stored second part first, apart: the GPS IFD [36, 62) straddles
+  // the split.
+  std::string first = exif.substr(0, 40), second = exif.substr(40);
+  std::string file = HeifFile(
+      [&](uint32_t mdat) {
+        return Hdlr("pict") + Iinf({InfeV2(2, "Exif")}) +
+               Iloc({{2, 0, {{mdat + 58, 40}, {mdat, 50}}}});
+      },
+      second + std::string(8, '\x66') + first);
+  LocationScan scan = Heif(file);
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  uint64_t b = At(file, "mdat") + 4, a = b + 58;
+  std::vector<LocationRange> want = {
+      {b, b + 22, kExif}, {b + 26, b + 50, kExif}, {a + 36, a + 40, kExif}};
+  EXPECT_EQ(scan.ranges, want);
+  std::vector<LocationRange> fallback = {{b, b + 50, kExif}, {a, a + 40, kExif}};
+  EXPECT_EQ(scan.fallback, fallback);
+}
+
+TEST(ScanHeifTest, ExifItemPastTheEndOfTheFile) {
+  std::string exif = ExifItemBytes();
+  std::string file = HeifFile(
+      [&](uint32_t mdat) {
+        return Hdlr("pict") + Iinf({InfeV2(2, "Exif")}) + Iloc({{2, 0, {{mdat, 4096}}}});
+      },
+      exif);
+  LocationScan scan = Heif(file);
+  EXPECT_TRUE(scan.malformed);
+  EXPECT_TRUE(scan.ranges.empty());
+  EXPECT_NE(scan.error.find("end of the file"), std::string::npos) << scan.error;
+  // Everything from the iloc box on, which includes the item's bytes.
+  uint64_t iloc = At(file, "iloc") - 4;
+  EXPECT_EQ(scan.fallback.front(), (LocationRange{iloc, file.size(), kExif}));
+}
+
+TEST(ScanHeifTest, ItemsWithoutIinfFail) {
+  std::string exif = ExifItemBytes();
+  std::string file = HeifFile(
+      [&](uint32_t mdat) {
+        return Hdlr("pict") + Iloc({{2, 0, {{mdat, 90}}}});
+      },
+      exif);
+  LocationScan scan = Heif(file);
+  EXPECT_TRUE(scan.malformed);
+  EXPECT_NE(scan.error.find("iinf"), std::string::npos) << scan.error;
+}
+
+TEST(ScanHeifTest, IinfCountingMoreEntriesThanItHoldsFails) {
+  std::string file = HeifFile(
+      [&](uint32_t mdat) {
+        std::string iinf = FullBox("iinf", 0, U16(2) + InfeV2(2, "Exif"));
+        return Hdlr("pict") + iinf + Iloc({{2, 0, {{mdat, 90}}}});
+      },
+      ExifItemBytes());
+  EXPECT_TRUE(Heif(file).malformed);
+}
+
+TEST(ScanHeifTest, ItemConstructedFromOtherItemsFails) {
+  std::string file = HeifFile(
+      [&](uint32_t mdat) {
+        return Hdlr("pict") + Iinf({InfeV2(2, "Exif")}) + Iloc({{2, 2, {{mdat, 90}}}});
+      },
+      ExifItemBytes());
+  LocationScan scan = Heif(file);
+  EXPECT_TRUE(scan.malformed);
+}
+
+TEST(ScanHeifTest, XmpMimeItem) {
+  std::string xmp = XmpPacket();
+  std::string file = HeifFile(
+      [&](uint32_t mdat) {
+        return Hdlr("pict") + Iinf({InfeV2(1, "hvc1"), XmpInfe(3)}) +
+               Iloc({{3, 0, {{mdat, uint32_t(xmp.size())}}}});
+      },
+      xmp);
+  LocationScan scan = Heif(file);
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  uint64_t attr = At(file, kXmpGpsAttr);
+  EXPECT_EQ(scan.ranges, Only({attr, attr + kXmpGpsAttr.size(), kXmp}));
+  uint64_t packet = At(file, "<x:xmpmeta");
+  EXPECT_EQ(scan.fallback, Only({packet, packet + xmp.size(), kXmp}));
+}
+
+TEST(ScanHeifTest, WideFieldVersions) {
+  // iinf version 1 (32-bit count), infe version 3 (32-bit IDs), iloc version 2 with 8-byte
+  // offsets, a base offset and an extent index.
+  std::string exif = ExifItemBytes();
+  std::string file = HeifFile(
+      [&](uint32_t mdat) {
+        std::string infe = FullBox("infe", 3, U32(70000) + U16(0) + "Exif" + U8(0));
+        std::string iinf = FullBox("iinf", 1, U32(1) + infe);
+        std::string iloc =
+            FullBox("iloc", 2,
+                    U8(0x84) + U8(0x44) + U32(1) + U32(70000) + U16(0) + U16(0) + U32(mdat - 100) +
+                        U16(1) + U32(0) + U64(100) + U32(exif.size()));
+        return Hdlr("pict") + iinf + iloc;
+      },
+      exif);
+  LocationScan scan = Heif(file);
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  EXPECT_EQ(scan.ranges, GpsAt(ExifItemAt(file)));
+}
+
+TEST(ScanHeifTest, NeedsFtypFirst) {
+  std::string file = FullBox("meta", 0, Hdlr("pict")) + Ftyp("heic");
+  EXPECT_TRUE(Heif(file).malformed);
+  EXPECT_TRUE(Heif("").malformed);
+}
+
+TEST(ScanHeifTest, NoMetaIsClean) {
+  LocationScan scan = Heif(Ftyp("heic") + Mdat());
+  EXPECT_FALSE(scan.malformed) << scan.error;
+  EXPECT_TRUE(scan.ranges.empty());
+}
+
+// Every prefix of a valid file either scans clean or fails closed, and whatever the whole file's
+// scan finds inside the prefix is still covered by the prefix's ranges or fallback.
+void CheckPrefixes(const std::string& file, bool heif) {
+  LocationScan whole = heif ? Heif(file) : Mp4(file);
+  ASSERT_FALSE(whole.malformed) << whole.error;
+  ASSERT_FALSE(whole.ranges.empty());
+  for (size_t n = 0; n < file.size(); ++n) {
+    std::string prefix = file.substr(0, n);
+    LocationScan scan = heif ? Heif(prefix) : Mp4(prefix);
+    for (const LocationRange& r : scan.ranges) ASSERT_LE(r.end, n);
+    for (const LocationRange& want : whole.ranges) {
+      if (want.end > n) continue;
+      bool covered = false;
+      for (const auto* list : {&scan.ranges, &scan.fallback}) {
+        if (list == &scan.fallback && !scan.malformed) continue;
+        for (const LocationRange& got : *list) {
+          covered |= got.kind == want.kind && got.begin <= want.begin && want.end <= got.end;
+        }
+      }
+      ASSERT_TRUE(covered) << "prefix " << n << " loses [" << want.begin << ", " << want.end << ") "
+                           << scan.error;
+    }
+  }
+}
+
+TEST(ScanMp4Test, EveryPrefix) {
+  std::string keys = Keys({"com.apple.quicktime.location.ISO6709"});
+  std::string qt_meta = Box("meta", Hdlr("mdta") + keys + Box("ilst", Box(U32(1), Data(kIso6709))));
+  std::string itunes = FullBox("meta", 0, Hdlr("mdir") + Box("ilst", Box(kXyz, Data(kIso6709))));
+  std::string loci = FullBox("loci", 0, U16(0) + "x" + U8(0) + U8(0) + U32(1) + U32(2) + U32(3));
+  std::string udta = Box("udta", XyzText() + loci + itunes + Box("XMP_", XmpPacket()));
+  std::string trak =
+      Box("trak", FullBox("tkhd", 0, std::string(80, '\0')) + Box("udta", XyzText()));
+  std::string file = Ftyp("isom") + Box("moov", Mvhd() + trak + udta + qt_meta) +
+                     Box("uuid", kXmpUuid + XmpPacket()) + LargeBox("mdat", std::string(40, 'm'));
+  CheckPrefixes(file, /*heif=*/false);
+}
+
+TEST(ScanHeifTest, EveryPrefix) {
+  std::string exif = ExifItemBytes();
+  std::string xmp = XmpPacket();
+  std::string file = HeifFile(
+      [&](uint32_t mdat) {
+        return Hdlr("pict") +
+               Iinf({InfeV2(1, "hvc1"), InfeV2(2, "Exif"), XmpInfe(3), InfeV2(4, "Exif")}) +
+               Iloc({{1, 0, {{mdat, 20}}},
+                     {2, 0, {{mdat + 20, 40}, {mdat + 20 + 40, 50}}},
+                     {3, 0, {{mdat + 20 + 90, uint32_t(xmp.size())}}},
+                     {4, 1, {{0, uint32_t(exif.size())}}}}) +
+               Box("idat", exif);
+      },
+      std::string(20, 'p') + exif + xmp);
+  CheckPrefixes(file, /*heif=*/true);
+}
+
+}  // namespace
+}  // namespace scopedfs::policy
