@@ -66,8 +66,10 @@ constexpr View H = View::kHidden;
 class VisibilityTest : public PolicyMountTest, public testing::WithParamInterface<Row> {};
 
 // A hidden file is ENOENT to stat and open and missing from its directory's listing (or the
-// directory itself is hidden); a redacted one is visible but fails closed (EACCES) until redaction
-// exists; a raw one reads back byte for byte.
+// directory itself is hidden); a redacted one is visible, but these samples are only magic bytes
+// and a pattern, not well-formed media, so no redacted copy can be vouched for and the read fails
+// closed (EACCES, uncertain_location DENY); a raw one reads back byte for byte. Redacted reads of
+// real media are location_mount_test's subject.
 TEST_P(VisibilityTest, LookupReaddirAndReadMatchThePolicy) {
   const Row& row = GetParam();
   const App app = As(row.uid);
@@ -347,9 +349,9 @@ TEST_F(PolicyMountTest, WritingOtherAppsMediaIsEaccesEvenWithReadPermission) {
   EXPECT_TRUE(SameBytes(LowerOrEmpty(kSong), Mp3Bytes()));
 }
 
-TEST_F(PolicyMountTest, RedactedDecisionFailsClosedWithEacces) {
-  // social may read images but lacks ACCESS_MEDIA_LOCATION: redaction is not built yet, so the
-  // read is refused rather than served raw.
+TEST_F(PolicyMountTest, UnparsableMediaFailsClosedForRedactedReader) {
+  // social may read images but lacks ACCESS_MEDIA_LOCATION; the samples' metadata cannot be
+  // parsed, so the read is refused rather than served raw.
   EXPECT_TRUE(Succeeds(As(kSocial).Stat(kPhoto)));
   EXPECT_TRUE(FailsWith(As(kSocial).Open(kPhoto, O_RDONLY), EACCES));
   EXPECT_TRUE(FailsWith(As(kSocial).Open(kVideo, O_RDONLY), EACCES));
