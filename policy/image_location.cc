@@ -1,17 +1,354 @@
-// PLACEHOLDER (being written): JPEG, PNG and WebP location finders.
+// Location finders for still-image containers: JPEG (APP1 Exif, XMP and ExtendedXMP), PNG (eXIf,
+// XMP text chunks, ImageMagick's raw profiles) and WebP (EXIF and XMP chunks). They delimit the
+// metadata blocks and hand them to the Exif and XMP finders.
+//
+// Not covered (location there survives redaction): JPEG APP13 Photoshop resources (which can
+// embed Exif and XMP), APP1 segments with garbage before "Exif", anything after SOS (MPF
+// secondary images, appended motion-photo video), maker notes; PNG "Raw profile type 8bim" and
+// "iptc"; data past the RIFF size in WebP. Multi-segment Exif fails closed (malformed).
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "policy/exif_gps.h"
 #include "policy/location.h"
 #include "policy/scan_reader.h"
+#include "policy/xmp_gps.h"
+
 namespace scopedfs::policy {
 namespace {
-LocationScan Todo(ByteSource& s, const ScanLimits& l) {
-  ScanReader r(s, l);
-  r.Fail(0, "not implemented");
-  LocationScan scan;
+
+constexpr Redaction kExif = REDACTION_EXIF_GPS;
+constexpr Redaction kXmp = REDACTION_XMP_GPS;
+
+// The sixth byte of the Exif identifier is padding that some cameras leave non-zero, and
+// readers accept that, so only the first five are matched.
+constexpr absl::string_view kExifId("Exif\0", 5);
+constexpr uint64_t kExifIdSize = 6;
+constexpr absl::string_view kStrictExifId("Exif\0\0", 6);
+constexpr absl::string_view kXmpId("http://ns.adobe.com/xap/1.0/\0", 29);
+constexpr absl::string_view kExtendedXmpId("http://ns.adobe.com/xmp/extension/\0", 35);
+// Identifier, GUID (32 hex digits), full length (4), offset of this chunk (4).
+constexpr uint64_t kExtendedXmpHeaderSize = 35 + 32 + 4 + 4;
+
+absl::string_view View(const uint8_t* p, size_t n) {
+  return absl::string_view(reinterpret_cast<const char*>(p), n);
+}
+
+uint32_t Be32At(const uint8_t* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
+}
+
+uint32_t Le32At(const uint8_t* p) {
+  return uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) | (uint32_t{p[3]} << 24);
+}
+
+// Reads [begin, end) whole. The budget is checked before allocating, so that a huge chunk that
+// is really in the file cannot make us allocate gigabytes only to be refused by Read.
+bool ReadWhole(ScanReader& r, const ScanLimits& limits, uint64_t begin, uint64_t end,
+               std::string* out) {
+  uint64_t left = limits.max_bytes_read - std::min(limits.max_bytes_read, r.bytes_read());
+  if (end - begin > left) {
+    return r.Fail(begin, absl::StrCat("read budget of ", limits.max_bytes_read, " bytes spent"));
+  }
+  return r.ReadString(begin, end - begin, out);
+}
+
+// Up to `max` bytes from `begin`, fewer if [begin, end) is shorter: for matching identifiers.
+bool Peek(ScanReader& r, uint64_t begin, uint64_t end, size_t max, std::string* out) {
+  return r.ReadString(begin, std::min<uint64_t>(end - begin, max), out);
+}
+
+// The XMP packet in [begin, end). XML we cannot parse is redacted whole by FindXmpGps; that
+// contains the damage to the packet, which is well delimited, so the scan stays clean.
+bool ScanXmpPacket(ScanReader& r, const ScanLimits& limits, uint64_t begin, uint64_t end,
+                   LocationScan* scan) {
+  std::string packet;
+  if (!ReadWhole(r, limits, begin, end, &packet)) return false;
+  FindXmpGps(packet, begin, limits.max_depth, &scan->ranges);
+  return true;
+}
+
+// A bare TIFF structure in [begin, end), tolerating the "Exif\0\0" prefix some PNG and WebP
+// writers add (readers skip it too).
+bool ScanExifBlock(ScanReader& r, uint64_t begin, uint64_t end, LocationScan* scan) {
+  AddRange(&scan->fallback, begin, end, kExif);
+  std::string head;
+  if (!Peek(r, begin, end, kStrictExifId.size(), &head)) return false;
+  uint64_t tiff = head == kStrictExifId ? begin + kStrictExifId.size() : begin;
+  return FindTiffGps(r, tiff, end, &scan->ranges);
+}
+
+LocationScan Done(ScanReader& r, LocationScan scan) {
+  NormalizeRanges(&scan.ranges);
+  NormalizeRanges(&scan.fallback);
   r.Finish(&scan);
   return scan;
 }
+
+// ---- JPEG ----
+
+bool JpegApp1(ScanReader& r, const ScanLimits& limits, uint64_t data, uint64_t end,
+              LocationScan* scan) {
+  std::string head;
+  if (!Peek(r, data, end, kExtendedXmpId.size(), &head)) return false;
+  if (absl::StartsWith(head, kExifId)) {
+    AddRange(&scan->fallback, data, end, kExif);
+    // If the segment is shorter than the identifier, FindTiffGps sees begin > end and fails.
+    return FindTiffGps(r, data + kExifIdSize, end, &scan->ranges);
+  }
+  if (absl::StartsWith(head, kXmpId)) {
+    AddRange(&scan->fallback, data, end, kXmp);
+    return ScanXmpPacket(r, limits, data + kXmpId.size(), end, scan);
+  }
+  if (absl::StartsWith(head, kExtendedXmpId)) {
+    // ExtendedXMP splits one serialized packet into chunks at arbitrary byte positions (even
+    // inside a tag or a UTF-8 sequence), to be reassembled in offset order, possibly from
+    // segments that are missing or reordered. Rather than reassemble and map ranges back across
+    // segments, each chunk's data is blanked whole. Readers then reassemble a packet of spaces
+    // (ExifTool warns "Invalid XMP") and lose the properties moved there, typically the large
+    // ones; the main packet is parsed normally.
+    AddRange(&scan->fallback, data, end, kXmp);
+    if (end - data < kExtendedXmpHeaderSize) return r.Fail(data, "ExtendedXMP header truncated");
+    AddRange(&scan->ranges, data + kExtendedXmpHeaderSize, end, kXmp);
+  }
+  return true;
+}
+
+bool JpegSegments(ScanReader& r, const ScanLimits& limits, LocationScan* scan) {
+  uint8_t b[2];
+  if (!r.Read(0, 2, b)) return false;
+  if (b[0] != 0xFF || b[1] != 0xD8) return r.Fail(0, "not a JPEG (no SOI marker)");
+  uint64_t pos = 2;
+  while (true) {
+    if (!r.Read(pos, 2, b)) return false;
+    if (b[0] != 0xFF) return r.Fail(pos, "expected a marker");
+    // Fill bytes before a marker. Each counts as a structure, so a run of them is bounded like
+    // any other repetition.
+    if (b[1] == 0xFF) {
+      if (!r.Visit(pos)) return false;
+      ++pos;
+      continue;
+    }
+    uint64_t marker_at = pos;
+    uint8_t marker = b[1];
+    pos += 2;
+    if (!r.Visit(marker_at)) return false;
+    // Metadata segments precede the scan; what follows SOS is entropy-coded data.
+    if (marker == 0xD9 || marker == 0xDA) return true;                   // EOI, SOS
+    if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) continue;  // TEM, RSTn: no length
+    if (marker == 0x00 || marker == 0xD8) {
+      return r.Fail(marker_at, absl::StrCat("unexpected marker 0xFF", absl::Hex(marker)));
+    }
+    uint16_t length;
+    if (!r.Be16(pos, &length)) return false;
+    if (length < 2) return r.Fail(marker_at, "segment length below 2");
+    uint64_t data = pos + 2;
+    uint64_t end = pos + length;
+    if (end > r.size()) return r.Fail(marker_at, "segment runs past the end of the file");
+    if (marker == 0xE1 && !JpegApp1(r, limits, data, end, scan)) return false;
+    pos = end;
+  }
+}
+
+// ---- PNG ----
+
+constexpr uint8_t kPngSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+
+// The longest keyword PNG allows (79) and its NUL.
+constexpr size_t kPngMaxKeyword = 80;
+
+// Which location kinds a text chunk's keyword announces, and whether its text is an XMP packet
+// we can parse (if uncompressed) rather than blank whole.
+struct PngTextKinds {
+  bool exif = false;
+  bool xmp = false;
+  bool xmp_packet = false;
+};
+
+PngTextKinds KindsForKeyword(absl::string_view keyword) {
+  PngTextKinds k;
+  if (keyword == "XML:com.adobe.xmp") {
+    k.xmp = k.xmp_packet = true;
+  } else if (keyword == "Raw profile type exif") {
+    // ImageMagick stores Exif and XMP hex-encoded in these when it cannot write eXIf, and
+    // ExifTool decodes them. Hex text cannot usefully be edited in place, so the whole text is
+    // blanked; an APP1 profile may hold Exif or XMP, so it counts as both.
+    k.exif = true;
+  } else if (keyword == "Raw profile type APP1") {
+    k.exif = k.xmp = true;
+  } else if (keyword == "Raw profile type xmp") {
+    k.xmp = true;
+  } else {
+    // ImageMagick also copies each Exif and XMP property into its own text chunk, keyed
+    // "exif:GPSLatitude", "xmp:GPSLongitude" and so on; their values are the coordinates.
+    size_t colon = keyword.rfind(':');
+    absl::string_view local =
+        colon == absl::string_view::npos ? keyword : keyword.substr(colon + 1);
+    if (absl::StartsWithIgnoreCase(local, "gps")) {
+      (absl::StartsWithIgnoreCase(keyword, "exif:") ? k.exif : k.xmp) = true;
+    }
+  }
+  return k;
+}
+
+// Where the text of a tEXt, zTXt or iTXt chunk starts (chunk bytes in `chunk`, keyword of
+// `keyword_size` bytes with its NUL), and whether it is compressed. False if the chunk is cut
+// short.
+bool PngTextStart(absl::string_view type, absl::string_view chunk, size_t keyword_size,
+                  size_t* text, bool* compressed) {
+  if (type == "tEXt") {
+    *text = keyword_size;
+    *compressed = false;
+    return true;
+  }
+  if (type == "zTXt") {  // compression method byte
+    *text = keyword_size + 1;
+    *compressed = true;
+    return *text <= chunk.size();
+  }
+  // iTXt: compression flag, compression method, language tag\0, translated keyword\0.
+  size_t at = keyword_size + 2;
+  if (at > chunk.size()) return false;
+  *compressed = chunk[keyword_size] != 0;
+  for (int field = 0; field < 2; ++field) {
+    size_t nul = chunk.find('\0', at);
+    if (nul == absl::string_view::npos) return false;
+    at = nul + 1;
+  }
+  *text = at;
+  return true;
+}
+
+bool PngTextChunk(ScanReader& r, const ScanLimits& limits, absl::string_view type, uint64_t data,
+                  uint64_t end, LocationScan* scan) {
+  std::string head;
+  if (!Peek(r, data, end, kPngMaxKeyword, &head)) return false;
+  size_t nul = head.find('\0');
+  // No keyword terminator: not a valid text chunk, and readers skip it.
+  if (nul == std::string::npos) return true;
+  PngTextKinds kinds = KindsForKeyword(absl::string_view(head).substr(0, nul));
+  if (!kinds.exif && !kinds.xmp) return true;
+  if (kinds.exif) AddRange(&scan->fallback, data, end, kExif);
+  if (kinds.xmp) AddRange(&scan->fallback, data, end, kXmp);
+
+  std::string chunk;
+  if (!ReadWhole(r, limits, data, end, &chunk)) return false;
+  size_t text;
+  bool compressed;
+  if (!PngTextStart(type, chunk, nul + 1, &text, &compressed)) {
+    return r.Fail(data, absl::StrCat(type, " chunk header truncated"));
+  }
+  if (kinds.xmp_packet && !compressed) {
+    FindXmpGps(absl::string_view(chunk).substr(text), data + text, limits.max_depth, &scan->ranges);
+    return true;
+  }
+  // Uncompressed text (hex profiles, ImageMagick's per-property chunks) is blanked after the
+  // keyword. Compressed text cannot be edited in place: any fill breaks the deflate stream. So
+  // the whole chunk data goes, keyword included, and readers skip a chunk without a keyword
+  // instead of reporting an inflate error. Either way the chunk's other properties are lost.
+  uint64_t begin = compressed ? data : data + text;
+  if (kinds.exif) AddRange(&scan->ranges, begin, end, kExif);
+  if (kinds.xmp) AddRange(&scan->ranges, begin, end, kXmp);
+  return true;
+}
+
+bool PngChunks(ScanReader& r, const ScanLimits& limits, LocationScan* scan) {
+  uint8_t sig[sizeof(kPngSignature)];
+  if (!r.Read(0, sizeof(sig), sig)) return false;
+  if (memcmp(sig, kPngSignature, sizeof(sig)) != 0) return r.Fail(0, "not a PNG (bad signature)");
+  uint64_t pos = sizeof(sig);
+  while (true) {
+    if (!r.Visit(pos)) return false;
+    uint8_t header[8];
+    if (!r.Read(pos, sizeof(header), header)) return false;
+    uint32_t length = Be32At(header);
+    if (length > 0x7FFFFFFFu) return r.Fail(pos, "chunk length above 2^31 - 1");
+    uint64_t data = pos + 8;
+    uint64_t end = data + length;
+    if (end + 4 > r.size()) return r.Fail(pos, "chunk runs past the end of the file");
+    absl::string_view type = View(header + 4, 4);
+    if (type == "IEND") return true;
+    // ExifTool reads Exif chunks whatever the case of their name, and also the compressed forms
+    // it once proposed (zxIf, and eXIf starting with a NUL); those are blanked whole.
+    std::string lower = absl::AsciiStrToLower(type);
+    if (lower == "exif" || lower == "zxif") {
+      std::string head;
+      if (!Peek(r, data, end, 1, &head)) return false;
+      if (lower == "zxif" || (!head.empty() && head[0] == '\0')) {
+        AddRange(&scan->fallback, data, end, kExif);
+        AddRange(&scan->ranges, data, end, kExif);
+      } else if (!ScanExifBlock(r, data, end, scan)) {
+        return false;
+      }
+    } else if (type == "tEXt" || type == "zTXt" || type == "iTXt") {
+      if (!PngTextChunk(r, limits, type, data, end, scan)) return false;
+    }
+    pos = end + 4;  // CRC, deliberately not checked: it does not protect us from anything
+  }
+}
+
+// ---- WebP ----
+
+bool WebpChunks(ScanReader& r, const ScanLimits& limits, LocationScan* scan) {
+  uint8_t header[12];
+  if (!r.Read(0, sizeof(header), header)) return false;
+  if (View(header, 4) != "RIFF" || View(header + 8, 4) != "WEBP") {
+    return r.Fail(0, "not a WebP (bad RIFF header)");
+  }
+  // The RIFF size is the writer's claim; the file may be shorter (truncated) or longer
+  // (trailing data, which readers ignore).
+  uint64_t riff_end = std::min<uint64_t>(r.size(), 8 + uint64_t{Le32At(header + 4)});
+  uint64_t pos = sizeof(header);
+  while (pos < riff_end) {
+    if (!r.Visit(pos)) return false;
+    if (riff_end - pos < 8) return r.Fail(pos, "chunk header runs past the RIFF end");
+    uint8_t chunk[8];
+    if (!r.Read(pos, sizeof(chunk), chunk)) return false;
+    uint64_t data = pos + 8;
+    uint64_t size = Le32At(chunk + 4);
+    if (size > riff_end - data) return r.Fail(pos, "chunk runs past the RIFF end");
+    uint64_t end = data + size;
+    absl::string_view fourcc = View(chunk, 4);
+    if (fourcc == "EXIF") {
+      if (!ScanExifBlock(r, data, end, scan)) return false;
+    } else if (fourcc == "XMP ") {
+      AddRange(&scan->fallback, data, end, kXmp);
+      if (!ScanXmpPacket(r, limits, data, end, scan)) return false;
+    }
+    // Odd sizes are followed by a pad byte; a missing one at the very end is tolerated.
+    pos = end + (size & 1);
+  }
+  return true;
+}
+
 }  // namespace
-LocationScan ScanJpeg(ByteSource& s, const ScanLimits& l) { return Todo(s, l); }
-LocationScan ScanPng(ByteSource& s, const ScanLimits& l) { return Todo(s, l); }
-LocationScan ScanWebp(ByteSource& s, const ScanLimits& l) { return Todo(s, l); }
+
+LocationScan ScanJpeg(ByteSource& source, const ScanLimits& limits) {
+  ScanReader r(source, limits);
+  LocationScan scan;
+  JpegSegments(r, limits, &scan);
+  return Done(r, std::move(scan));
+}
+
+LocationScan ScanPng(ByteSource& source, const ScanLimits& limits) {
+  ScanReader r(source, limits);
+  LocationScan scan;
+  PngChunks(r, limits, &scan);
+  return Done(r, std::move(scan));
+}
+
+LocationScan ScanWebp(ByteSource& source, const ScanLimits& limits) {
+  ScanReader r(source, limits);
+  LocationScan scan;
+  WebpChunks(r, limits, &scan);
+  return Done(r, std::move(scan));
+}
+
 }  // namespace scopedfs::policy

@@ -147,7 +147,7 @@ void ApplyFills(absl::Span<const FillRange> plan, uint64_t offset, absl::Span<ui
   for (; it != plan.end() && it->begin < end; ++it) {
     uint64_t from = std::max(it->begin, offset);
     uint64_t to = std::min(it->end, end);
-    memset(buf.data() + (from - offset), it->fill, to - from);
+    if (to > from) memset(buf.data() + (from - offset), it->fill, to - from);
   }
 }
 

@@ -21,7 +21,10 @@ bool ScanReader::Read(uint64_t offset, size_t n, uint8_t* out) {
 }
 
 bool ScanReader::ReadString(uint64_t offset, size_t n, std::string* out) {
-  if (offset > size() || n > size() - offset) return Read(offset, n, nullptr);
+  // Refuse before allocating: a hostile length must not cost memory either.
+  if (offset > size() || n > size() - offset || n > limits_.max_bytes_read - bytes_read_) {
+    return Read(offset, n, nullptr);
+  }
   out->resize(n);
   return Read(offset, n, reinterpret_cast<uint8_t*>(out->data()));
 }

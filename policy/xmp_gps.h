@@ -14,8 +14,11 @@ namespace scopedfs::policy {
 // Appends REDACTION_XMP_GPS ranges (file offsets: `packet_offset` is where packet[0] sits) to
 // `out`, each covering a whole GPS attribute (name="value") or a whole GPS element
 // (<x:GPSFoo ...>...</x:GPSFoo> or <x:GPSFoo .../>), so filling them with spaces leaves
-// well-formed XML. Returns false and appends the whole packet if the XML is malformed (unbalanced
-// tags, unterminated quotes or comments, nesting deeper than `max_depth`).
+// well-formed XML. A property is GPS if its local name starts with "GPS" in any case (exif:,
+// exifEX:, vendor schemas such as drone-dji:GpsLatitude); namespace declarations never are.
+// Returns false and appends only the whole packet if the XML is malformed (unbalanced or
+// mismatched tags, unterminated quotes, comments, CDATA or processing instructions, a DOCTYPE,
+// nesting deeper than `max_depth`, UTF-16/32 text).
 bool FindXmpGps(absl::string_view packet, uint64_t packet_offset, int max_depth,
                 std::vector<LocationRange>* out);
 

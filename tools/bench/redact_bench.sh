@@ -63,8 +63,9 @@ read_mbps() {  # read_mbps <uid> <path> -> MB/s of one sequential pass
 drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 
 # Sanity: the redacted reader really gets another copy than the entitled one.
-raw_sum=$(setpriv --reuid=$ENTITLED --regid=$ENTITLED --clear-groups md5sum <"$work/pt/DCIM/Camera/big.jpg" | cut -c1-32)
-red_sum=$(setpriv --reuid=$REDACTED --regid=$REDACTED --clear-groups md5sum <"$work/pt/DCIM/Camera/big.jpg" | cut -c1-32)
+# (md5sum opens the file itself: a shell redirect would open it as root.)
+raw_sum=$(setpriv --reuid=$ENTITLED --regid=$ENTITLED --clear-groups md5sum "$work/pt/DCIM/Camera/big.jpg" | cut -c1-32)
+red_sum=$(setpriv --reuid=$REDACTED --regid=$REDACTED --clear-groups md5sum "$work/pt/DCIM/Camera/big.jpg" | cut -c1-32)
 low_sum=$(md5sum <"$file" | cut -c1-32)
 [[ "$raw_sum" == "$low_sum" && "$red_sum" != "$low_sum" ]] || { echo "views are wrong: raw $raw_sum redacted $red_sum lower $low_sum" >&2; exit 1; }
 

@@ -1,0 +1,13 @@
+// libFuzzer target for ScanJpeg: JPEG files (APP1 Exif, XMP and ExtendedXMP segments).
+// Every input must scan without a crash or sanitizer report and keep the promises
+// scan_invariants.h checks. Built and run by tools/fuzz.sh.
+#include <cstddef>
+#include <cstdint>
+
+#include "policy/fuzz/scan_invariants.h"
+#include "policy/location.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  scopedfs::policy::fuzz::CheckScan(data, size, &scopedfs::policy::ScanJpeg);
+  return 0;
+}
