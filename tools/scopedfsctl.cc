@@ -1,33 +1,42 @@
 // scopedfsctl: the operator's tool for scopedfs policies and daemons.
 //   validate  load a policy + app registry and report every problem as file:line:col
 //   explain   show the decision for one (uid, op, path[, content]) and the rule behind it
+//   scan      find the location metadata of media files, optionally writing redacted copies
 //   stats     live counters of a running scopedfsd (--socket)
 //   reload    make a running scopedfsd load its policy again, or another one
 #include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/strings/numbers.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/types/span.h"
 #include "daemon/control_socket.h"
 #include "policy/config.h"
 #include "policy/content_facts.h"
 #include "policy/engine.h"
+#include "policy/location.h"
 
 ABSL_FLAG(std::string, policy, "", "Policy file (text scopedfs.Policy).");
 ABSL_FLAG(std::string, apps, "", "App registry file (text scopedfs.AppRegistry).");
@@ -44,6 +53,10 @@ ABSL_FLAG(uint32_t, user_id, 0, "explain: Android user whose storage is mounted.
 ABSL_FLAG(std::string, domain, "", "explain: the caller's SELinux domain (default: configured).");
 ABSL_FLAG(std::string, socket, "", "stats/reload: the daemon's --control_socket.");
 ABSL_FLAG(bool, json, false, "stats: print one JSON object.");
+ABSL_FLAG(std::string, redacted_out, "",
+          "scan: write DIR/<basename of FILE>, the file with its location ranges filled.");
+ABSL_FLAG(std::string, kinds, "exif_gps,xmp_gps,isobmff_location",
+          "scan: comma-separated kinds of location ranges --redacted_out fills.");
 
 namespace scopedfs::policy {
 namespace {
@@ -53,6 +66,7 @@ constexpr char kUsage[] =
     "  validate --policy=F --apps=F [--packages_list=F]\n"
     "  explain  --policy=F --apps=F (--uid=U | --package=P) --op=OP --path=P\n"
     "           [--content=FILE] [--owner_uid=U] [--node=file|dir] [--user_id=N] [--domain=D]\n"
+    "  scan     FILE... [--redacted_out=DIR] [--kinds=exif_gps,xmp_gps,isobmff_location]\n"
     "  stats    --socket=PATH [--json]\n"
     "  reload   --socket=PATH [--policy=F] [--apps=F] [--packages_list=F]";
 
@@ -101,16 +115,104 @@ std::optional<Op> ParseOp(absl::string_view name) {
   return std::nullopt;
 }
 
-absl::StatusOr<std::vector<uint8_t>> ReadHead(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return absl::NotFoundError(absl::StrCat(path, ": ", std::strerror(errno)));
+// A regular file opened for reading; closed when this goes away.
+class InputFile {
+ public:
+  InputFile() = default;
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+  ~InputFile() {
+    if (fd_ >= 0) close(fd_);
+  }
+
+  // O_NONBLOCK so that a FIFO named by mistake fails the regular-file check instead of hanging.
+  absl::Status Open(const std::string& path) {
+    fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd_ < 0) return absl::NotFoundError(absl::StrCat(path, ": ", std::strerror(errno)));
+    if (fstat(fd_, &st_) != 0) {
+      return absl::DataLossError(absl::StrCat(path, ": ", std::strerror(errno)));
+    }
+    if (!S_ISREG(st_.st_mode)) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
+    }
+    return absl::OkStatus();
+  }
+  int fd() const { return fd_; }
+  const struct stat& st() const { return st_; }
+  // The size stat'ed at open: scan and copy both judge this one version of the file.
+  uint64_t size() const { return static_cast<uint64_t>(st_.st_size); }
+
+ private:
+  int fd_ = -1;
+  struct stat st_ = {};
+};
+
+// What scopedfsd learns about a file's content when it first opens it.
+struct ScannedFile {
+  MediaFormat format = MediaFormat::kUnknown;
+  // Set when the format may carry location (so the daemon would scan it too).
+  std::optional<LocationScan> scan;
+};
+
+// Mirrors the daemon: formats with a parser are parsed; formats that can carry location but have
+// no parser still go through ScanLocation, which reports them malformed; the rest are not read.
+bool MayCarryLocation(MediaFormat format) {
+  return HasLocationParser(format) || format == MediaFormat::kGif ||
+         format == MediaFormat::kMatroska || format == MediaFormat::kWebm;
+}
+
+absl::StatusOr<ScannedFile> ScanInput(const InputFile& in, const std::string& path) {
   std::vector<uint8_t> head(kSniffBytes);
-  ssize_t n = pread(fd, head.data(), head.size(), 0);
-  int err = errno;
-  close(fd);
-  if (n < 0) return absl::DataLossError(absl::StrCat(path, ": ", std::strerror(err)));
+  ssize_t n = pread(in.fd(), head.data(), head.size(), 0);
+  if (n < 0) return absl::DataLossError(absl::StrCat(path, ": ", std::strerror(errno)));
   head.resize(static_cast<size_t>(n));
-  return head;
+  ScannedFile scanned;
+  scanned.format = SniffFormat(head);
+  if (MayCarryLocation(scanned.format)) {
+    FdSource source(in.fd(), in.size());
+    scanned.scan = ScanLocation(scanned.format, source);
+  }
+  return scanned;
+}
+
+// The same mapping as the daemon's, so explain sees what the engine would see.
+LocationPresence PresenceOf(const LocationScan& scan) {
+  if (scan.malformed) return LocationPresence::kMalformed;
+  return scan.ranges.empty() ? LocationPresence::kAbsent : LocationPresence::kPresent;
+}
+
+// "exif_gps" for REDACTION_EXIF_GPS: the spelling --kinds takes.
+std::string KindName(Redaction kind) {
+  std::string name = Redaction_Name(kind);
+  absl::string_view short_name(name);
+  if (absl::ConsumePrefix(&short_name, "REDACTION_")) name = std::string(short_name);
+  return absl::AsciiStrToLower(name);
+}
+
+std::string DescribeRange(uint64_t begin, uint64_t end) {
+  return absl::StrCat("[", begin, ", ", end, ")");
+}
+
+std::string FillByte(uint8_t fill) { return absl::StrFormat("0x%02x", fill); }
+
+// The fills a redacted reader gets, as the daemon plans them: a malformed scan adds its fallback
+// (when `fallback`; a clean scan's fallback only lists the containers and is never filled), and a
+// malformed file whose plan is still empty is filled whole, since nothing in it can be vouched for.
+std::vector<FillRange> PlanFor(const LocationScan& scan, uint64_t size, EnumMask kinds,
+                               bool fallback) {
+  std::vector<LocationRange> ranges = scan.ranges;
+  if (fallback && scan.malformed) {
+    ranges.insert(ranges.end(), scan.fallback.begin(), scan.fallback.end());
+  }
+  std::vector<FillRange> plan = PlanFills(ranges, kinds);
+  if (scan.malformed && plan.empty() && size > 0) plan.push_back({0, size, 0});
+  return plan;
+}
+
+uint64_t FilledBytes(absl::Span<const FillRange> plan) {
+  uint64_t total = 0;
+  for (const FillRange& f : plan) total += f.end - f.begin;
+  return total;
 }
 
 std::string DescribeCaller(const Engine& engine, uint32_t uid, absl::string_view domain) {
@@ -184,16 +286,24 @@ int Explain() {
 
   ContentFacts facts;
   std::string content_note;
+  std::optional<ScannedFile> scanned;
+  uint64_t content_size = 0;
   absl::string_view name = request.path;
   name.remove_prefix(name.rfind('/') == absl::string_view::npos ? 0 : name.rfind('/') + 1);
   if (request.node_type == NODE_TYPE_FILE) {
     if (std::string content = absl::GetFlag(FLAGS_content); !content.empty()) {
-      absl::StatusOr<std::vector<uint8_t>> head = ReadHead(content);
-      if (!head.ok()) {
-        std::cerr << "scopedfsctl: --content: " << head.status().message() << "\n";
+      InputFile in;
+      absl::Status opened = in.Open(content);
+      absl::StatusOr<ScannedFile> result =
+          opened.ok() ? ScanInput(in, content) : absl::StatusOr<ScannedFile>(opened);
+      if (!result.ok()) {
+        std::cerr << "scopedfsctl: --content: " << result.status().message() << "\n";
         return 1;
       }
-      facts = FactsFromContent(name, *head);
+      scanned = *std::move(result);
+      content_size = in.size();
+      facts = FactsFromFormat(name, scanned->format);
+      if (scanned->scan.has_value()) facts.location = PresenceOf(*scanned->scan);
       content_note = absl::StrCat("sniffed from ", content, ": format ", FormatName(facts.format));
     } else {
       facts = FactsFromName(name);
@@ -233,14 +343,210 @@ int Explain() {
     std::cout << "path:     invalid: " << info.status().message() << "\n";
   }
   if (request.node_type == NODE_TYPE_FILE) {
+    std::string location;
+    const LocationScan* scan =
+        scanned.has_value() && scanned->scan.has_value() ? &*scanned->scan : nullptr;
+    switch (facts.location) {
+      case LocationPresence::kAbsent:
+        location = scan != nullptr ? "absent (scanned)" : "absent (format carries none)";
+        break;
+      case LocationPresence::kPresent:
+        location = absl::StrCat("present (", scan->ranges.size(), " ranges)");
+        break;
+      case LocationPresence::kMalformed:
+        location = absl::StrCat("malformed (", scan->error, ")");
+        break;
+      case LocationPresence::kUnknown:
+        location = "not parsed (treated as present)";
+        break;
+    }
     std::cout << "content:  " << MediaClass_Name(facts.media_class).substr(12) << "; location "
-              << (facts.location == LocationPresence::kAbsent    ? "absent"
-                  : facts.location == LocationPresence::kPresent ? "present"
-                                                                 : "not parsed (treated as present)")
-              << "; " << content_note << "\n";
+              << location << "; " << content_note << "\n";
+  }
+  if (d.outcome == OUTCOME_ALLOW_REDACTED && request.node_type == NODE_TYPE_FILE) {
+    if (!scanned.has_value()) {
+      std::cout << "fill:     decided when the file is read (no --content given)\n";
+    } else if (!scanned->scan.has_value()) {
+      std::cout << "fill:     none (format " << FormatName(scanned->format)
+                << " carries no location)\n";
+    } else {
+      std::vector<FillRange> plan =
+          PlanFor(*scanned->scan, content_size, d.redact, d.redact_fallback);
+      if (plan.empty()) std::cout << "fill:     none (no location found)\n";
+      for (const FillRange& f : plan) {
+        std::cout << "fill:     " << DescribeRange(f.begin, f.end) << " with " << FillByte(f.fill)
+                  << "\n";
+      }
+    }
   }
   if (request.owner_uid.has_value()) std::cout << "owner:    uid " << *request.owner_uid << "\n";
   return 0;
+}
+
+// Parses --kinds ("exif_gps,xmp_gps") into a mask of 1 << Redaction.
+absl::StatusOr<EnumMask> ParseKinds(absl::string_view text) {
+  EnumMask mask = 0;
+  for (absl::string_view word : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    word = absl::StripAsciiWhitespace(word);
+    bool known = false;
+    for (int r = REDACTION_EXIF_GPS; r <= REDACTION_ISOBMFF_LOCATION; ++r) {
+      if (word == KindName(static_cast<Redaction>(r))) {
+        mask |= Bit(r);
+        known = true;
+      }
+    }
+    if (!known) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--kinds: unknown kind \"", word, "\" (expected exif_gps, xmp_gps, isobmff_location)"));
+    }
+  }
+  if (mask == 0) return absl::InvalidArgumentError("--kinds: no kind given");
+  return mask;
+}
+
+// Copies `in` to `out_path` with `plan` applied, through a temporary file renamed into place, so
+// that a reader never sees a half-written copy and a read-only earlier copy is replaced.
+absl::Status WriteRedacted(const InputFile& in, const std::string& in_path,
+                           absl::Span<const FillRange> plan, const std::string& dir,
+                           const std::string& out_path) {
+  std::string tmp_path = absl::StrCat(dir, "/.scopedfsctl-scan.XXXXXX");
+  int out = mkstemp(tmp_path.data());
+  if (out < 0) return absl::PermissionDeniedError(absl::StrCat(dir, ": ", std::strerror(errno)));
+  absl::Status status;
+  std::vector<uint8_t> buf(1 << 20);
+  for (uint64_t offset = 0; status.ok() && offset < in.size();) {
+    size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), in.size() - offset));
+    ssize_t got = pread(in.fd(), buf.data(), want, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      status = absl::DataLossError(absl::StrCat(
+          in_path, ": ", got < 0 ? std::strerror(errno) : "file shrank while being copied"));
+      break;
+    }
+    absl::Span<uint8_t> chunk(buf.data(), static_cast<size_t>(got));
+    ApplyFills(plan, offset, chunk);
+    for (size_t done = 0; done < chunk.size();) {
+      ssize_t put = write(out, chunk.data() + done, chunk.size() - done);
+      if (put < 0 && errno == EINTR) continue;
+      if (put < 0) {
+        status = absl::DataLossError(absl::StrCat(out_path, ": ", std::strerror(errno)));
+        break;
+      }
+      done += static_cast<size_t>(put);
+    }
+    offset += chunk.size();
+  }
+  if (status.ok() && fchmod(out, 0644) != 0) {
+    status = absl::PermissionDeniedError(absl::StrCat(out_path, ": ", std::strerror(errno)));
+  }
+  if (close(out) != 0 && status.ok()) {
+    status = absl::DataLossError(absl::StrCat(out_path, ": ", std::strerror(errno)));
+  }
+  if (status.ok() && rename(tmp_path.c_str(), out_path.c_str()) != 0) {
+    status = absl::PermissionDeniedError(absl::StrCat(out_path, ": ", std::strerror(errno)));
+  }
+  if (!status.ok()) unlink(tmp_path.c_str());
+  return status;
+}
+
+void PrintRanges(absl::string_view label, absl::Span<const LocationRange> ranges, EnumMask kinds) {
+  for (const LocationRange& r : ranges) {
+    std::cout << "  " << label << DescribeRange(r.begin, r.end) << " " << KindName(r.kind)
+              << " fill " << FillByte(FillFor(r.kind));
+    if (!(kinds & Bit(r.kind))) std::cout << " (not in --kinds)";
+    std::cout << "\n";
+  }
+}
+
+// scan FILE...: one block per file; exit 1 if any file could not be scanned or copied.
+int ScanCommand(absl::Span<char* const> files) {
+  if (files.empty()) return Usage("scan needs at least one FILE");
+  absl::StatusOr<EnumMask> kinds = ParseKinds(absl::GetFlag(FLAGS_kinds));
+  if (!kinds.ok()) {
+    std::cerr << "scopedfsctl: " << kinds.status().message() << "\n";
+    return 1;
+  }
+  std::string out_dir = absl::GetFlag(FLAGS_redacted_out);
+  if (!out_dir.empty()) {
+    struct stat st;
+    std::string problem;
+    if (stat(out_dir.c_str(), &st) != 0) {
+      problem = std::strerror(errno);
+    } else if (!S_ISDIR(st.st_mode)) {
+      problem = "not a directory";
+    }
+    if (!problem.empty()) {
+      std::cerr << "scopedfsctl: --redacted_out=" << out_dir << ": " << problem << "\n";
+      return 1;
+    }
+  }
+  int failed = 0;
+  std::set<std::string> written;
+  for (const char* file : files) {
+    std::string path = file;
+    InputFile in;
+    absl::Status opened = in.Open(path);
+    absl::StatusOr<ScannedFile> scanned =
+        opened.ok() ? ScanInput(in, path) : absl::StatusOr<ScannedFile>(opened);
+    if (!scanned.ok()) {
+      std::cerr << "scopedfsctl: " << scanned.status().message() << "\n";
+      ++failed;
+      continue;
+    }
+    std::cout << path << ": format " << FormatName(scanned->format) << ", " << in.size()
+              << " bytes\n";
+    LocationScan none;
+    const LocationScan& scan = scanned->scan.has_value() ? *scanned->scan : none;
+    if (!scanned->scan.has_value()) {
+      std::cout << "  location:  absent (format carries none; not scanned)\n";
+    } else {
+      std::cout << "  location:  "
+                << (scan.ranges.empty() ? std::string("absent")
+                                        : absl::StrCat("present, ", scan.ranges.size(), " ranges"))
+                << "\n";
+    }
+    std::cout << "  malformed: " << (scan.malformed ? absl::StrCat("yes: ", scan.error) : "no")
+              << "\n";
+    PrintRanges("range     ", scan.ranges, *kinds);
+    // Only a malformed scan's fallback is ever filled; otherwise it just lists the containers.
+    if (scan.malformed) PrintRanges("fallback  ", scan.fallback, *kinds);
+    std::cout << "  cost:      " << scan.bytes_read << " bytes read, " << scan.structures_visited
+              << " structures visited\n";
+    if (out_dir.empty()) continue;
+
+    std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+    std::string out_path = absl::StrCat(out_dir, "/", base);
+    struct stat existing;
+    if (base.empty() || base == "." || base == "..") {
+      std::cerr << "scopedfsctl: " << path << ": no file name to write under --redacted_out\n";
+      ++failed;
+      continue;
+    }
+    if (!written.insert(base).second) {
+      std::cerr << "scopedfsctl: " << path << ": another FILE was already written as " << out_path
+                << "\n";
+      ++failed;
+      continue;
+    }
+    if (stat(out_path.c_str(), &existing) == 0 && existing.st_dev == in.st().st_dev &&
+        existing.st_ino == in.st().st_ino) {
+      std::cerr << "scopedfsctl: " << path << ": --redacted_out would overwrite the file itself\n";
+      ++failed;
+      continue;
+    }
+    // Malformed files get their fallback filled too, as a redacted reader would under
+    // uncertain_location REDACT_ALL (under DENY it gets nothing at all).
+    std::vector<FillRange> plan = PlanFor(scan, in.size(), *kinds, /*fallback=*/true);
+    absl::Status status = WriteRedacted(in, path, plan, out_dir, out_path);
+    if (!status.ok()) {
+      std::cerr << "scopedfsctl: " << status.message() << "\n";
+      ++failed;
+      continue;
+    }
+    std::cout << "  redacted:  " << out_path << " (" << FilledBytes(plan) << " bytes filled in "
+              << plan.size() << " runs)\n";
+  }
+  return failed == 0 ? 0 : 1;
 }
 
 absl::StatusOr<ControlResponse> Call(const ControlRequest& request) {
@@ -347,8 +653,12 @@ int ReloadCommand() {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(scopedfs::policy::kUsage);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
-  if (args.size() != 2) return scopedfs::policy::Usage("expected exactly one command");
+  if (args.size() < 2) return scopedfs::policy::Usage("expected a command");
   absl::string_view command = args[1];
+  if (command == "scan") {
+    return scopedfs::policy::ScanCommand(absl::MakeConstSpan(args).subspan(2));
+  }
+  if (args.size() != 2) return scopedfs::policy::Usage("expected exactly one command");
   if (command == "validate") return scopedfs::policy::Validate();
   if (command == "explain") return scopedfs::policy::Explain();
   if (command == "stats") return scopedfs::policy::StatsCommand();

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# End-to-end tests of scopedfsctl validate/explain: exit codes, located errors, and explanations
-# for the shipped Android policy.
+# End-to-end tests of scopedfsctl validate/explain/scan: exit codes, located errors, explanations
+# for the shipped Android policy, and location scans of real media (the //tests:media_samples).
 set -uo pipefail
 
 CTL=tools/scopedfsctl
 POLICY=policy/configs/android.textproto
 APPS=policy/configs/apps.textproto
+MEDIA=tests/media
 TMP=${TEST_TMPDIR:-$(mktemp -d)}
 failures=0
 passes=0
@@ -52,20 +53,46 @@ check "malformed packages.list exits 1" test "$RC" -eq 1
 check "malformed packages.list has line:col" grep -q "bad.list:1:[0-9]*: " "$TMP/err"
 
 # explain
-printf '\xff\xd8\xff\xe0\x00\x10JFIF\x00' >"$TMP/photo.jpg"
+# A photo with Exif and XMP GPS, as exiftool writes it; a truncated JPEG (a header and nothing
+# else), which the location scan cannot vouch for.
+PHOTO=$MEDIA/gps.jpg
+printf '\xff\xd8\xff\xe0\x00\x10JFIF\x00' >"$TMP/truncated.jpg"
 printf '%%PDF-1.7\n' >"$TMP/doc.pdf"
 
 run explain --policy=$POLICY --apps=$APPS --package=com.example.social --op=read \
-  --path=DCIM/Camera/IMG_1.jpg --content="$TMP/photo.jpg" --owner_uid=10065
+  --path=DCIM/Camera/IMG_1.jpg --content="$PHOTO" --owner_uid=10065
 check "explain exits 0" test "$RC" -eq 0
 check "social is redacted" grep -q '^decision: ALLOW_REDACTED$' "$TMP/out"
 check "redactions listed" grep -q '^redact:   REDACTION_EXIF_GPS, REDACTION_XMP_GPS$' "$TMP/out"
 check "rule and location shown" grep -q '^rule:     redact-image-location (policy/configs/android.textproto:[0-9]*:1)$' "$TMP/out"
 check "reason shown" grep -q '^reason:   .*ACCESS_MEDIA_LOCATION' "$TMP/out"
 check "caller shown" grep -q '^caller:   uid 10062 (app, user 0, app id 10062): com.example.social$' "$TMP/out"
+check "scanned location is present" grep -q '^content:  IMAGE; location present ([0-9]* ranges); .*format jpeg$' "$TMP/out"
+check "zero fills listed" grep -q '^fill:     \[[0-9]*, [0-9]*) with 0x00$' "$TMP/out"
+check "space fills listed (XMP)" grep -q '^fill:     \[[0-9]*, [0-9]*) with 0x20$' "$TMP/out"
+
+run explain --policy=$POLICY --apps=$APPS --package=com.example.social --op=read \
+  --path=DCIM/Camera/IMG_1.jpg --content="$MEDIA/clean.jpg" --owner_uid=10065
+check "photo without location is read raw" grep -q '^decision: ALLOW$' "$TMP/out"
+check "scanned location is absent" grep -q '; location absent (scanned); ' "$TMP/out"
+
+run explain --policy=$POLICY --apps=$APPS --package=com.example.social --op=read \
+  --path=DCIM/Camera/IMG_1.jpg --content="$TMP/truncated.jpg" --owner_uid=10065
+check "malformed photo exits 0" test "$RC" -eq 0
+check "malformed photo denied to a redacted reader" grep -q '^decision: DENY (EACCES)$' "$TMP/out"
+check "malformed reason names uncertain_location" grep -q '^reason:   .*uncertain_location: DENY' "$TMP/out"
+check "malformed location shown with its error" grep -q '; location malformed (at byte [0-9]*: .*)' "$TMP/out"
+check "no fills for a denied read" test "$(grep -c '^fill:' "$TMP/out")" -eq 0
+
+# Under REDACT_ALL the same file is served with everything from the failure point on filled.
+{ cat $POLICY; echo 'uncertain_location: UNCERTAIN_LOCATION_REDACT_ALL'; } >"$TMP/redact_all.textproto"
+run explain --policy="$TMP/redact_all.textproto" --apps=$APPS --package=com.example.social \
+  --op=read --path=DCIM/Camera/IMG_1.jpg --content="$TMP/truncated.jpg" --owner_uid=10065
+check "REDACT_ALL serves the malformed photo redacted" grep -q '^decision: ALLOW_REDACTED$' "$TMP/out"
+check "REDACT_ALL fills the fallback" grep -q '^fill:     \[[0-9]*, 11) with 0x00$' "$TMP/out"
 
 run explain --policy=$POLICY --apps=$APPS --uid=10061 --op=read --path=DCIM/Camera/IMG_1.jpg \
-  --content="$TMP/photo.jpg" --owner_uid=10065
+  --content="$PHOTO" --owner_uid=10065
 check "gallery reads raw" grep -q '^decision: ALLOW$' "$TMP/out"
 
 run explain --policy=$POLICY --apps=$APPS --uid=10062 --op=read --path=DCIM/secret.jpg \
@@ -91,6 +118,50 @@ run explain --policy=$POLICY --apps=$APPS --package=com.nope --op=read --path=DC
 check "unknown package exits 2" test "$RC" -eq 2
 run explain --policy=$POLICY --apps=$APPS --uid=10062 --op=read --path=DCIM/a.jpg --content=/nonexistent
 check "unreadable --content exits 1" test "$RC" -eq 1
+
+# scan
+mkdir -p "$TMP/red"
+run scan "$PHOTO" "$MEDIA/loc.mp4" "$MEDIA/clean.jpg" --redacted_out="$TMP/red"
+check "scan exits 0" test "$RC" -eq 0
+check "scan names the format" grep -q "^$PHOTO: format jpeg, [0-9]* bytes$" "$TMP/out"
+check "scan finds the location" grep -q '^  location:  present, [0-9]* ranges$' "$TMP/out"
+check "scan prints Exif ranges" grep -q '^  range     \[[0-9]*, [0-9]*) exif_gps fill 0x00$' "$TMP/out"
+check "scan prints XMP ranges" grep -q '^  range     \[[0-9]*, [0-9]*) xmp_gps fill 0x20$' "$TMP/out"
+check "scan prints video ranges" grep -q '^  range     \[[0-9]*, [0-9]*) isobmff_location fill 0x00$' "$TMP/out"
+check "scan prints malformed" test "$(grep -c '^  malformed: no$' "$TMP/out")" -eq 3
+check "scan prints its cost" grep -q '^  cost:      [0-9]* bytes read, [0-9]* structures visited$' "$TMP/out"
+check "clean photo has no location" grep -q '^  location:  absent$' "$TMP/out"
+check "redacted copies written" test -f "$TMP/red/gps.jpg" -a -f "$TMP/red/loc.mp4" -a -f "$TMP/red/clean.jpg"
+check "redacted copy keeps the size" test "$(stat -L -c %s "$PHOTO")" -eq "$(stat -c %s "$TMP/red/gps.jpg")"
+check "redacted copy differs" test -n "$(cmp -l "$PHOTO" "$TMP/red/gps.jpg")"
+check "clean copy is identical" cmp -s "$MEDIA/clean.jpg" "$TMP/red/clean.jpg"
+
+# --kinds=xmp_gps: only the XMP ranges are filled; every changed byte becomes a space.
+mkdir -p "$TMP/xmp_only"
+run scan "$PHOTO" --kinds=xmp_gps --redacted_out="$TMP/xmp_only"
+check "scan --kinds marks the unfilled kinds" grep -q 'exif_gps fill 0x00 (not in --kinds)$' "$TMP/out"
+check "scan --kinds fills only spaces" test -z "$(cmp -l "$PHOTO" "$TMP/xmp_only/gps.jpg" | awk '$3 != 40')"
+
+run scan "$TMP/truncated.jpg"
+check "malformed file still scans (exit 0)" test "$RC" -eq 0
+check "malformed error printed" grep -q '^  malformed: yes: at byte [0-9]*: ' "$TMP/out"
+check "malformed fallback printed" grep -q '^  fallback  \[[0-9]*, 11) ' "$TMP/out"
+
+run scan "$PHOTO" /nonexistent.jpg --redacted_out="$TMP/red"
+check "unreadable file exits 1" test "$RC" -eq 1
+check "unreadable file is named" grep -q '^scopedfsctl: /nonexistent.jpg: No such file or directory$' "$TMP/err"
+check "readable files still scanned" grep -q "^$PHOTO: format jpeg" "$TMP/out"
+run scan "$PHOTO" --kinds=exif_gps,nope
+check "unknown kind exits 1" test "$RC" -eq 1
+check "unknown kind is named" grep -q 'unknown kind "nope"' "$TMP/err"
+run scan "$PHOTO" --redacted_out=/nonexistent/dir
+check "missing --redacted_out dir exits 1" test "$RC" -eq 1
+check "missing --redacted_out dir is named" grep -q '^scopedfsctl: --redacted_out=/nonexistent/dir: ' "$TMP/err"
+cp "$PHOTO" "$TMP/self.jpg"
+run scan "$TMP/self.jpg" --redacted_out="$TMP"
+check "refuses to overwrite the input" test "$RC" -eq 1 -a -z "$(cmp -l "$PHOTO" "$TMP/self.jpg")"
+run scan
+check "scan without files is a usage error" test "$RC" -eq 2
 
 echo "scopedfsctl_test: $passes passed, $failures failed"
 [ "$failures" -eq 0 ]

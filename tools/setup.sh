@@ -13,6 +13,10 @@ PACKAGES=(
   libselinux1-dev libbenchmark-dev
   # runtime: fusermount3 for unmounting; attr (setfattr/getfattr) for the demo and tests
   fuse3 attr
+  # media samples and the location oracle test: exiftool, ffmpeg/ffprobe, ImageMagick
+  libimage-exiftool-perl ffmpeg imagemagick
+  # tools/fuzz.sh: clang with libFuzzer and the sanitizer runtimes; llvm-symbolizer for stacks
+  clang libclang-rt-14-dev llvm-14
 )
 
 missing=()

@@ -86,9 +86,10 @@ inline void CheckFills(absl::Span<const uint8_t> data, absl::Span<const Location
   for (const FillRange& f : plan) {
     if (f.begin >= f.end || f.begin < last_end || f.end > data.size() ||
         (f.fill != 0 && f.fill != ' ')) {
-      Violated("plan: fill [%llu, %llu) with 0x%02x is empty, unsorted, overlapping or outside "
-               "the file",
-               (unsigned long long)f.begin, (unsigned long long)f.end, f.fill);
+      Violated(
+          "plan: fill [%llu, %llu) with 0x%02x is empty, unsorted, overlapping or outside "
+          "the file",
+          (unsigned long long)f.begin, (unsigned long long)f.end, f.fill);
     }
     last_end = f.end;
   }
@@ -109,7 +110,9 @@ inline void CheckFills(absl::Span<const uint8_t> data, absl::Span<const Location
     size_t n = pieces.size() - at < piece ? pieces.size() - at : piece;
     ApplyFills(plan, at, absl::MakeSpan(pieces.data() + at, n));
   }
-  if (pieces != whole) Violated("fills: applying the plan in pieces differs from applying it whole");
+  if (pieces != whole) {
+    Violated("fills: applying the plan in pieces differs from applying it whole");
+  }
 }
 
 // What a redacted reader of this scan gets filled: the ranges, plus the fallback if it failed.
@@ -131,6 +134,8 @@ inline void CheckOneScan(absl::Span<const uint8_t> data, const LocationScan& sca
              (unsigned long long)limits.max_bytes_read);
   }
   CheckRanges(scan.ranges, data.size(), /*merged=*/true, "ranges");
+  // A clean scan may list fallback too (the containers it walked, for the tests and explain);
+  // it is only ever filled when the scan is malformed, which Redacted() mirrors.
   CheckRanges(scan.fallback, data.size(), /*merged=*/false, "fallback");
   std::vector<LocationRange> filled = Redacted(scan);
   CheckFills(data, filled, kAllKinds);
@@ -169,9 +174,10 @@ inline void CheckScan(const uint8_t* bytes, size_t size, ScanFunction scan_funct
   std::vector<uint8_t> covered = KindsPerByte(Redacted(limited), size);
   for (size_t i = 0; i < size; ++i) {
     if (found[i] & ~covered[i]) {
-      Violated("byte %zu holds location (kinds 0x%x) that a scan under tight limits leaves "
-               "unfilled (covers 0x%x; tight scan %s)",
-               i, found[i], covered[i], limited.malformed ? limited.error.c_str() : "succeeded");
+      Violated(
+          "byte %zu holds location (kinds 0x%x) that a scan under tight limits leaves "
+          "unfilled (covers 0x%x; tight scan %s)",
+          i, found[i], covered[i], limited.malformed ? limited.error.c_str() : "succeeded");
     }
   }
 }

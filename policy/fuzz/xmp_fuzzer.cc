@@ -26,8 +26,8 @@ void Check(absl::string_view packet) {
     if (r.kind != REDACTION_XMP_GPS) Violated("range of kind %d", static_cast<int>(r.kind));
     if (r.begin < kOffset || r.begin >= r.end || r.end > kOffset + packet.size()) {
       Violated("range [%llu, %llu) is empty or outside the packet [%llu, %llu)",
-               (unsigned long long)r.begin, (unsigned long long)r.end,
-               (unsigned long long)kOffset, (unsigned long long)(kOffset + packet.size()));
+               (unsigned long long)r.begin, (unsigned long long)r.end, (unsigned long long)kOffset,
+               (unsigned long long)(kOffset + packet.size()));
     }
     whole |= r.begin == kOffset && r.end == kOffset + packet.size();
   }
@@ -59,7 +59,6 @@ void Check(absl::string_view packet) {
 }  // namespace scopedfs::policy::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  scopedfs::policy::fuzz::Check(
-      absl::string_view(reinterpret_cast<const char*>(data), size));
+  scopedfs::policy::fuzz::Check(absl::string_view(reinterpret_cast<const char*>(data), size));
   return 0;
 }
