@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -106,6 +107,12 @@ enum class ItemKind { kExif, kXmp };
 struct Item {
   uint32_t id = 0;
   ItemKind kind = ItemKind::kExif;
+};
+
+// An Exif or XMP item and where its bytes are in the file.
+struct ResolvedItem {
+  ItemKind kind = ItemKind::kExif;
+  std::vector<Extent> extents;
 };
 
 // An item spread over several extents, seen as one run of bytes so that FindTiffGps can walk it
@@ -230,13 +237,31 @@ class Scanner {
         return r_.Fail(box.begin, "HEIF file does not start with an ftyp box");
       }
       first = false;
-      if (heif_ && box.type != kFtyp && box.type != kMeta) other_top_level_.push_back(box);
+      if (heif_) {
+        (box.type == kFtyp || box.type == kMeta ? structural_top_level_ : other_top_level_)
+            .push_back(box);
+      }
       return HandleBox(box);
     });
     if (heif_ && first && r_.ok()) r_.Fail(0, "empty HEIF file");
+    // Item data can sit anywhere in the file, after boxes the walk has yet to reach as well as
+    // before. Parsed during the walk, a failure in it (a read budget spent, say) would end the
+    // scan at the item, past boxes never walked, which then neither the ranges nor the fallback
+    // [failure point, end) would cover. So items are parsed once the walk is over; their extents
+    // are all in the fallback already, so a failure in one covers them all.
+    for (const ResolvedItem& item : items_) {
+      if (!r_.ok()) break;
+      if (item.kind == ItemKind::kExif) {
+        ExifItem(item.extents);
+      } else {
+        XmpItem(item.extents);
+      }
+    }
     if (!r_.ok() && heif_ && !items_resolved_) {
-      // The item locations were not all learnt, and HEIF lets item data sit in any box (an mdat
-      // before the meta box, say): what lies before the failure point can hold Exif or XMP too.
+      // No meta box's item locations were learnt, and HEIF lets item data sit in any box (an mdat
+      // before the meta box, say): what lies before the failure point can hold Exif or XMP too,
+      // except for ftyp and meta boxes, which ItemPlace refuses as item data. (MP4 item data,
+      // rare and so not worth the cost, may only follow its meta box: see ItemPlace.)
       for (const Box& box : other_top_level_) {
         AddRange(&fallback_, box.begin, box.end, kExif);
         AddRange(&fallback_, box.begin, box.end, kXmp);
@@ -384,49 +409,50 @@ class Scanner {
       children += 4;
     }
 
-    std::vector<Box> boxes;
+    // Children are handled in file order, so that when one fails, every child before it has been
+    // dealt with and every child after it lies past the failure point. The exceptions wait for
+    // boxes that may come later, and so fall back first when they can hold location: ilst needs
+    // the keys that name its items; iinf, iloc and idat need each other (only idat holds item
+    // data; the items' own extents fall back as soon as they are known).
+    std::vector<uint32_t> location_keys;
+    std::vector<Box> ilst, iinf, iloc;
+    std::optional<Box> idat;
     if (!ForEachBox(children, box.end, false, [&](const Box& child) {
-          if (child.type == kIdat) {
-            // Item data stored in the meta box itself: if parsing fails before the items are
-            // known, it must be covered.
-            AddRange(&fallback_, child.payload, child.end, kExif);
-            AddRange(&fallback_, child.payload, child.end, kXmp);
+          switch (child.type) {
+            case kKeys:
+              return Keys(child, &location_keys);
+            case kIlst:
+              AddRange(&fallback_, child.payload, child.end, kBox);
+              ilst.push_back(child);
+              return true;
+            case kIinf:
+              iinf.push_back(child);
+              return true;
+            case kIloc:
+              iloc.push_back(child);
+              return true;
+            case kIdat:
+              // Item data stored in the meta box itself: if parsing fails before the items are
+              // known, it must be covered.
+              AddRange(&fallback_, child.payload, child.end, kExif);
+              AddRange(&fallback_, child.payload, child.end, kXmp);
+              if (idat.has_value()) return r_.Fail(child.begin, "second idat box in a meta box");
+              idat = child;
+              return true;
+            default:
+              return HandleBox(child);
           }
-          boxes.push_back(child);
-          return true;
         })) {
       return false;
     }
-
     // keys name the ilst items of QuickTime metadata, wherever the two sit in the meta box.
-    std::vector<uint32_t> location_keys;
-    std::vector<Box> iinf, iloc;
-    const Box* idat = nullptr;
-    for (const Box& child : boxes) {
-      if (child.type == kKeys && !Keys(child, &location_keys)) return false;
-      if (child.type == kIinf) iinf.push_back(child);
-      if (child.type == kIloc) iloc.push_back(child);
-      if (child.type == kIdat) {
-        if (idat != nullptr) return r_.Fail(child.begin, "second idat box in a meta box");
-        idat = &child;
-      }
+    for (const Box& child : ilst) {
+      if (!Ilst(child, location_keys)) return false;
     }
-    for (const Box& child : boxes) {
-      switch (child.type) {
-        case kKeys:
-        case kIinf:
-        case kIloc:
-        case kIdat:
-          break;
-        case kIlst:
-          if (!Ilst(child, location_keys)) return false;
-          break;
-        default:
-          if (!HandleBox(child)) return false;
-      }
+    if (!iinf.empty() || !iloc.empty()) {
+      if (!Items(box, iinf, iloc, idat.has_value() ? &*idat : nullptr)) return false;
+      items_resolved_ = true;
     }
-    if ((!iinf.empty() || !iloc.empty()) && !Items(box, iinf, iloc, idat)) return false;
-    items_resolved_ = true;
     return true;
   }
 
@@ -614,8 +640,37 @@ class Scanner {
     return true;
   }
 
-  // Turns an iloc entry into file extents. `where` is blamed on failure.
-  bool Resolve(const ItemLocation& loc, const Box* idat, uint64_t where, std::vector<Extent>* out) {
+  // Item data in the file (construction method 0) that a scan failing before it learns the
+  // items (under tighter limits, say) would not cover, and so refused: the fallback of such a scan
+  // holds [failure point, end of file), plus in HEIF, until the items of a first meta box are
+  // located, the top-level boxes before the failure point other than ftyp and meta boxes (see
+  // Run). So in HEIF item data may not sit inside a top-level ftyp or meta box, nor, for any meta
+  // box after the first to locate items, before the end of that meta box; in MP4, nor before the
+  // end of any meta box. The refused data falls back, as `kind`.
+  bool ItemPlace(const Box& meta, uint64_t begin, uint64_t length, Redaction kind, uint64_t where) {
+    if (length == 0) return true;
+    const Box* inside = nullptr;
+    if (heif_) {
+      for (const Box& box : structural_top_level_) {
+        if (begin < box.end && box.begin < begin + length) inside = &box;
+      }
+    }
+    const bool before = (!heif_ || items_resolved_) && begin < meta.end;
+    if (inside == nullptr && !before) return true;
+    AddRange(&fallback_, begin, begin + length, kind);
+    if (inside != nullptr) {
+      return r_.Fail(
+          where, absl::StrCat("item data at ", begin, " inside the ",
+                              inside->type == kFtyp ? "ftyp" : "meta", " box at ", inside->begin));
+    }
+    return r_.Fail(where, absl::StrCat("item data at ", begin, " before the end of ",
+                                       heif_ ? "a second meta box locating items"
+                                             : "the meta box locating it"));
+  }
+
+  // Turns an iloc entry of the items of `meta` into file extents. `where` is blamed on failure.
+  bool Resolve(const Box& meta, const ItemLocation& loc, const Box* idat, Redaction kind,
+               uint64_t where, std::vector<Extent>* out) {
     if (loc.construction_method == 2) {
       return r_.Fail(where, "Exif or XMP item built from other items");
     }
@@ -646,6 +701,9 @@ class Scanner {
                                 loc.construction_method == 1 ? " overruns the idat box"
                                                              : " overruns the end of the file"));
       }
+      if (loc.construction_method == 0 && !ItemPlace(meta, begin, length, kind, where)) {
+        return false;
+      }
       if (length > UINT64_MAX - total) return r_.Fail(where, "item extents too long");
       total += length;
       out->push_back({begin, length});
@@ -668,30 +726,23 @@ class Scanner {
       if (!Iloc(box, items, &found)) return false;
       for (ItemLocation& loc : found) locations.push_back({std::move(loc), box.begin});
     }
-    struct Resolved {
-      ItemKind kind;
-      std::vector<Extent> extents;
-    };
-    std::vector<Resolved> resolved;
+    std::vector<ResolvedItem> resolved;
     for (const Item& item : items) {
       for (const auto& [loc, where] : locations) {
         if (loc.id != item.id) continue;
-        Resolved res{item.kind, {}};
-        if (!Resolve(loc, idat, where, &res.extents)) return false;
+        ResolvedItem res{item.kind, {}};
+        const Redaction kind = item.kind == ItemKind::kExif ? kExif : kXmp;
+        if (!Resolve(meta, loc, idat, kind, where, &res.extents)) return false;
         resolved.push_back(std::move(res));
       }
     }
-    // All extents fall back before any is parsed, so a failure in one still covers the others.
-    for (const Resolved& res : resolved) {
+    // Every extent falls back now; Run parses the items once the walk is over.
+    for (ResolvedItem& res : resolved) {
       for (const Extent& e : res.extents) {
         AddRange(&fallback_, e.begin, e.begin + e.length,
                  res.kind == ItemKind::kExif ? kExif : kXmp);
       }
-    }
-    for (const Resolved& res : resolved) {
-      if (!(res.kind == ItemKind::kExif ? ExifItem(res.extents) : XmpItem(res.extents))) {
-        return false;
-      }
+      items_.push_back(std::move(res));
     }
     return true;
   }
@@ -744,8 +795,10 @@ class Scanner {
   ScanReader r_;
   const ScanLimits limits_;
   const bool heif_;
-  bool items_resolved_ = false;
-  std::vector<Box> other_top_level_;
+  bool items_resolved_ = false;            // some meta box's items are located
+  std::vector<ResolvedItem> items_;        // parsed after the walk
+  std::vector<Box> structural_top_level_;  // HEIF: ftyp and meta boxes at the top level
+  std::vector<Box> other_top_level_;       // HEIF: the others
   std::vector<LocationRange> ranges_;
   std::vector<LocationRange> fallback_;
 };

@@ -545,6 +545,194 @@ TEST(ScanHeifTest, NoMetaIsClean) {
   EXPECT_TRUE(scan.ranges.empty());
 }
 
+// Whether what a reader of `scan` gets filled (its ranges, and its fallback if it failed) covers
+// every byte of `want` with want's kind.
+bool Covers(const LocationScan& scan, const LocationRange& want) {
+  for (uint64_t i = want.begin; i < want.end; ++i) {
+    bool covered = false;
+    for (const auto* list : {&scan.ranges, &scan.fallback}) {
+      if (list == &scan.fallback && !scan.malformed) continue;
+      for (const LocationRange& got : *list) {
+        covered |= got.kind == want.kind && got.begin <= i && i < got.end;
+      }
+    }
+    if (!covered) return false;
+  }
+  return true;
+}
+
+// Scans `file` with the default limits and with `tight` ones, as the fuzzers' CheckScan does:
+// the tight scan, here expected to fail, must still cover whatever the default one finds.
+LocationScan CheckTightCoversDefault(const std::string& file, bool heif, const ScanLimits& tight) {
+  LocationScan whole = heif ? Heif(file) : Mp4(file);
+  EXPECT_FALSE(whole.ranges.empty()) << whole.error;
+  LocationScan scan = heif ? Heif(file, tight) : Mp4(file, tight);
+  EXPECT_TRUE(scan.malformed);
+  for (const LocationRange& want : whole.ranges) {
+    EXPECT_TRUE(Covers(scan, want)) << "the tight scan loses [" << want.begin << ", " << want.end
+                                    << ") of kind " << want.kind << ": " << scan.error;
+  }
+  return scan;
+}
+
+// An XMP packet padded past `size` bytes.
+std::string BigXmpPacket(size_t size) {
+  std::string xmp = XmpPacket();
+  return xmp.insert(xmp.size() - std::string("</x:xmpmeta>").size(), std::string(size, ' '));
+}
+
+// A failure in item data, which may lie past boxes the walk has not reached yet, used to end the
+// scan there: a top-level loci box between the meta box and the item was neither walked nor in
+// the fallback [item, end) (policy/testdata/fuzz_crashes/heif-1).
+TEST(ScanHeifTest, ItemFailingPastUnwalkedBoxesStillCoversThem) {
+  std::string xmp = BigXmpPacket(4000);
+  std::string loci = FullBox(
+      "loci", 0,
+      U16(0x15C7) + "x" + U8(0) + U8(0) + U32(1) + U32(2) + U32(3) + "earth" + U8(0) + U8(0));
+  std::string ftyp = Ftyp("heic");
+  auto meta = [&](uint32_t mdat) {
+    return FullBox("meta", 0,
+                   Hdlr("pict") + Iinf({InfeV2(1, "hvc1"), XmpInfe(3)}) +
+                       Iloc({{1, 0, {{mdat, 20}}}, {3, 0, {{mdat + 20, uint32_t(xmp.size())}}}}));
+  };
+  const uint32_t mdat = static_cast<uint32_t>(ftyp.size() + meta(0).size() + loci.size() + 8);
+  std::string file = ftyp + meta(mdat) + loci + Box("mdat", std::string(20, '\x77') + xmp);
+  ScanLimits tight;
+  tight.max_bytes_read = 2048;  // enough for the boxes, not for the XMP item
+  LocationScan scan = CheckTightCoversDefault(file, /*heif=*/true, tight);
+  EXPECT_NE(scan.error.find("XMP item larger than the read budget"), std::string::npos)
+      << scan.error;
+  uint64_t at = At(file, "loci");
+  EXPECT_EQ(scan.ranges, Only({at + 8, BoxEnd(file, at), kBox}));
+  // The image data before the item stays intact.
+  for (const LocationRange& r : scan.fallback) EXPECT_GE(r.begin, mdat + 20) << r.begin;
+}
+
+TEST(ScanMp4Test, ItemFailingPastUnwalkedBoxesStillCoversThem) {
+  std::string xmp = BigXmpPacket(4000);
+  std::string ftyp = Ftyp("isom");
+  auto moov = [&](uint32_t item) {
+    std::string meta =
+        FullBox("meta", 0,
+                Hdlr("pict") + Iinf({XmpInfe(3)}) + Iloc({{3, 0, {{item, uint32_t(xmp.size())}}}}));
+    return Box("moov", Mvhd() + meta + Box("udta", XyzText()));
+  };
+  const uint32_t item = static_cast<uint32_t>(ftyp.size() + moov(0).size() + 8);
+  std::string file = ftyp + moov(item) + Box("mdat", xmp);
+  ScanLimits tight;
+  tight.max_bytes_read = 2048;
+  LocationScan scan = CheckTightCoversDefault(file, /*heif=*/false, tight);
+  uint64_t xyz = At(file, kXyz);
+  EXPECT_EQ(scan.ranges, Only({xyz + 4, BoxEnd(file, xyz), kBox}));
+}
+
+// The meta box's children used to be all delimited, then keys parsed, then the rest handled: a
+// failure on the way (out of structures, keys over the read budget) skipped children before it.
+TEST(ScanHeifTest, MetaFailureStillCoversEarlierChildren) {
+  std::string frees;
+  for (int i = 0; i < 30; ++i) frees += Box("free", "");
+  {
+    std::string file =
+        Ftyp("heic") + FullBox("meta", 0, Hdlr("pict") + Box("XMP_", XmpPacket()) + frees) + Mdat();
+    ScanLimits tight;
+    tight.max_structures = 24;
+    LocationScan scan = CheckTightCoversDefault(file, /*heif=*/true, tight);
+    EXPECT_NE(scan.error.find("structures"), std::string::npos) << scan.error;
+  }
+  {
+    std::string keys = Keys({std::string(3000, 'k')});
+    std::string ilst = Box("ilst", Box(kXyz, Data(kIso6709)));
+    std::string file = Ftyp("heic") + FullBox("meta", 0, Hdlr("mdta") + ilst + keys) + Mdat();
+    ScanLimits tight;
+    tight.max_bytes_read = 2048;
+    CheckTightCoversDefault(file, /*heif=*/true, tight);
+  }
+}
+
+// Before a meta box's items are located, a failed scan covers the top-level boxes before the
+// failure point other than ftyp and meta; so item data may not sit inside those
+// (policy/testdata/fuzz_crashes/heif-2: an XMP item starting in an ftyp box).
+TEST(ScanHeifTest, ItemDataInsideFtypOrMetaFails) {
+  std::string exif = ExifItemBytes();
+  {
+    std::string ftyp = Box("ftyp", "heic" + U32(0) + "mif1" + exif);
+    std::string file = ftyp +
+                       FullBox("meta", 0,
+                               Hdlr("pict") + Iinf({InfeV2(2, "Exif")}) +
+                                   Iloc({{2, 0, {{16, uint32_t(exif.size())}}}})) +
+                       Mdat();
+    LocationScan scan = Heif(file);
+    EXPECT_TRUE(scan.malformed);
+    EXPECT_TRUE(scan.ranges.empty());
+    EXPECT_NE(scan.error.find("inside the ftyp box"), std::string::npos) << scan.error;
+    EXPECT_TRUE(Covers(scan, {16, 16 + exif.size(), kExif}));
+  }
+  {
+    std::string ftyp = Ftyp("heic");
+    auto meta = [&](uint32_t free) {
+      return FullBox("meta", 0,
+                     Hdlr("pict") + Iinf({InfeV2(2, "Exif")}) +
+                         Iloc({{2, 0, {{free, uint32_t(exif.size())}}}}) + Box("free", exif));
+    };
+    const uint32_t free = static_cast<uint32_t>(ftyp.size() + meta(0).size() - exif.size());
+    std::string file = ftyp + meta(free) + Mdat();
+    ASSERT_EQ(ExifItemAt(file), free);
+    LocationScan scan = Heif(file);
+    EXPECT_TRUE(scan.malformed);
+    EXPECT_TRUE(scan.ranges.empty());
+    EXPECT_NE(scan.error.find("inside the meta box"), std::string::npos) << scan.error;
+    EXPECT_TRUE(Covers(scan, {free, free + exif.size(), kExif}));
+  }
+}
+
+// Only the first meta box to locate items may point back at earlier boxes: a failure before a
+// later one, once the first one's items are known, covers only what follows the failure point.
+TEST(ScanHeifTest, LaterMetaBoxItemsBeforeItFail) {
+  std::string exif = ExifItemBytes();
+  std::string ftyp = Ftyp("heic");
+  std::string mdat = Box("mdat", exif);
+  const uint32_t item = static_cast<uint32_t>(ftyp.size() + 8);
+  std::string first =
+      FullBox("meta", 0, Hdlr("pict") + Iinf({InfeV2(1, "hvc1")}) + Iloc({{1, 0, {{item, 10}}}}));
+  std::string second = FullBox(
+      "meta", 0,
+      Hdlr("pict") + Iinf({InfeV2(2, "Exif")}) + Iloc({{2, 0, {{item, uint32_t(exif.size())}}}}));
+  LocationScan scan = Heif(ftyp + mdat + first + second);
+  EXPECT_TRUE(scan.malformed);
+  EXPECT_TRUE(scan.ranges.empty());
+  EXPECT_NE(scan.error.find("second meta box"), std::string::npos) << scan.error;
+  EXPECT_TRUE(Covers(scan, {item, item + exif.size(), kExif}));
+
+  // A meta box that locates no items does not count: the second one is the first to locate
+  // items, and a failure before it still covers the mdat.
+  std::string frees;
+  for (int i = 0; i < 30; ++i) frees += Box("free", "");
+  std::string file = ftyp + mdat + FullBox("meta", 0, Hdlr("pict")) + frees + second;
+  ASSERT_EQ(ExifItemAt(file), item);
+  EXPECT_EQ(Heif(file).ranges, GpsAt(item));
+  ScanLimits tight;
+  tight.max_structures = 24;
+  CheckTightCoversDefault(file, /*heif=*/true, tight);
+}
+
+// MP4 has no fallback for the boxes before a failure when the items are unknown (which would
+// blank the mdat that usually comes before moov): item data must follow its meta box.
+TEST(ScanMp4Test, ItemDataBeforeItsMetaBoxFails) {
+  std::string exif = ExifItemBytes();
+  std::string ftyp = Ftyp("isom");
+  const uint32_t item = static_cast<uint32_t>(ftyp.size() + 8);
+  std::string meta = FullBox(
+      "meta", 0,
+      Hdlr("pict") + Iinf({InfeV2(2, "Exif")}) + Iloc({{2, 0, {{item, uint32_t(exif.size())}}}}));
+  std::string file = ftyp + Box("mdat", exif) + Box("moov", Mvhd() + meta);
+  ASSERT_EQ(ExifItemAt(file), item);
+  LocationScan scan = Mp4(file);
+  EXPECT_TRUE(scan.malformed);
+  EXPECT_TRUE(scan.ranges.empty());
+  EXPECT_NE(scan.error.find("before the end of the meta box"), std::string::npos) << scan.error;
+  EXPECT_TRUE(Covers(scan, {item, item + exif.size(), kExif}));
+}
+
 // Every prefix of a valid file either scans clean or fails closed, and whatever the whole file's
 // scan finds inside the prefix is still covered by the prefix's ranges or fallback.
 void CheckPrefixes(const std::string& file, bool heif) {
@@ -557,15 +745,8 @@ void CheckPrefixes(const std::string& file, bool heif) {
     for (const LocationRange& r : scan.ranges) ASSERT_LE(r.end, n);
     for (const LocationRange& want : whole.ranges) {
       if (want.end > n) continue;
-      bool covered = false;
-      for (const auto* list : {&scan.ranges, &scan.fallback}) {
-        if (list == &scan.fallback && !scan.malformed) continue;
-        for (const LocationRange& got : *list) {
-          covered |= got.kind == want.kind && got.begin <= want.begin && want.end <= got.end;
-        }
-      }
-      ASSERT_TRUE(covered) << "prefix " << n << " loses [" << want.begin << ", " << want.end << ") "
-                           << scan.error;
+      ASSERT_TRUE(Covers(scan, want))
+          << "prefix " << n << " loses [" << want.begin << ", " << want.end << ") " << scan.error;
     }
   }
 }
