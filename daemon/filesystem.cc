@@ -1232,26 +1232,31 @@ std::shared_ptr<const std::vector<policy::FillRange>> PlanFor(Filesystem* fs, Op
 }
 
 // Reads [off, off + size) of a redacted handle's file with its fills applied. The plan and the
-// bytes must come from one version of the file: if it changed during the read, read again; if it
-// keeps changing, answer zeros rather than bytes no plan was made for.
+// bytes must come from one version of the file. Writes change the version before they copy data,
+// so a version unchanged after the read means the bytes belong to the plan's version; otherwise
+// the plan is remade for the new version and the read repeated. If the file keeps changing,
+// answer zeros rather than bytes no plan was made for.
 int ReadRedacted(Filesystem* fs, OpenFile* file, size_t size, off_t off, char* buf,
                  size_t* got) {
   constexpr int kAttempts = 8;
+  struct stat st;
+  if (fstat(file->fd, &st) != 0) return errno;
+  std::shared_ptr<const std::vector<policy::FillRange>> plan = PlanFor(fs, file, st);
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    struct stat before, after;
-    if (fstat(file->fd, &before) != 0) return errno;
-    std::shared_ptr<const std::vector<policy::FillRange>> plan = PlanFor(fs, file, before);
     ssize_t n = pread(file->fd, buf, size, off);
     if (n < 0) return errno;
+    struct stat after;
     if (fstat(file->fd, &after) != 0) return errno;
-    if (Filesystem::VersionOf(before) != Filesystem::VersionOf(after)) continue;
+    if (Filesystem::VersionOf(after) != Filesystem::VersionOf(st)) {
+      st = after;
+      plan = PlanFor(fs, file, st);
+      continue;
+    }
     policy::ApplyFills(*plan, static_cast<uint64_t>(off),
                        absl::MakeSpan(reinterpret_cast<uint8_t*>(buf), static_cast<size_t>(n)));
     *got = static_cast<size_t>(n);
     return 0;
   }
-  struct stat st;
-  if (fstat(file->fd, &st) != 0) return errno;
   *got = off < st.st_size ? std::min(size, static_cast<size_t>(st.st_size - off)) : 0;
   memset(buf, 0, *got);
   return 0;
@@ -1262,18 +1267,19 @@ void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info
   OpTimer t(fs->stats(), OpKind::kRead);
   fs->stats().read_requests.fetch_add(1);
   OpenFile* file = FileOf(fi);
-  std::vector<char> buf(size);
+  // Not value-initialised: every byte sent is first written by pread or a fill.
+  std::unique_ptr<char[]> buf(new char[size]);
   if (file->redacted()) {
     fs->stats().redacted_reads.fetch_add(1);
     size_t got;
-    if (int err = ReadRedacted(fs, file, size, off, buf.data(), &got)) {
+    if (int err = ReadRedacted(fs, file, size, off, buf.get(), &got)) {
       return (void)fuse_reply_err(req, err);
     }
-    return (void)fuse_reply_buf(req, buf.data(), got);
+    return (void)fuse_reply_buf(req, buf.get(), got);
   }
-  ssize_t n = pread(file->fd, buf.data(), size, off);
+  ssize_t n = pread(file->fd, buf.get(), size, off);
   if (n < 0) return (void)fuse_reply_err(req, errno);
-  fuse_reply_buf(req, buf.data(), static_cast<size_t>(n));
+  fuse_reply_buf(req, buf.get(), static_cast<size_t>(n));
 }
 
 // Drops the cached facts of a handle's file once it has been written through the mount.
