@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -361,45 +362,70 @@ TEST_F(LocationMountTest, RedactedFirstThenEntitled) {
   }
 }
 
+// Runs `take` as `uid` in a process of its own; once it returns 0 (it now holds the file), runs
+// `meanwhile` here, then lets the holder run `recheck`. Returns the holder's exit code: take's or
+// recheck's non-zero result, or 0.
+int WhileHeld(uid_t uid, const std::string& cwd, const std::function<int()>& take,
+              const std::function<void()>& meanwhile, const std::function<int()>& recheck) {
+  int go[2], done[2];
+  if (pipe(go) != 0) return -1;
+  if (pipe(done) != 0) return -1;
+  pid_t holder = StartAs(
+      uid,
+      [&]() -> int {
+        if (int rc = take()) return rc;
+        char c = 1;
+        if (write(go[1], &c, 1) != 1) return 90;
+        if (read(done[0], &c, 1) != 1) return 91;
+        return recheck();
+      },
+      cwd);
+  close(go[1]);
+  close(done[0]);
+  char c = 1;
+  // EOF instead of the byte: the holder gave up (its exit code says why); writing to it then
+  // would raise SIGPIPE here.
+  bool held = read(go[0], &c, 1) == 1;
+  if (held) meanwhile();
+  close(go[0]);
+  bool released = held && write(done[1], &c, 1) == 1;
+  close(done[1]);
+  int rc = WaitChild(holder);
+  return rc == 0 && !released ? 92 : rc;
+}
+
 // The entitled app holds a passthrough open and a shared mapping of the raw file for the whole
-// time the redacted reader reads it every way, and then reads its mapping again.
+// time the redacted reader reads it every way, and then reads its mapping and the file again.
 TEST_F(LocationMountTest, EntitledHoldsPassthroughOpenWhileRedactedReads) {
   const Sample& s = Samples()[0];
   std::string path = "DCIM/Camera/" + s.name;
-  size_t size = original_[s.name].size();
-  int go[2], done[2];
-  ASSERT_EQ(pipe(go), 0);
-  ASSERT_EQ(pipe(done), 0);
-  pid_t holder = StartAs(
-      kEntitled,
-      [&]() -> int {
-        int fd = open(path.c_str(), O_RDONLY);
+  const std::string& want = original_[s.name];
+  int fd = -1;
+  void* p = nullptr;
+  int rc = WhileHeld(
+      kEntitled, storage_.mountpoint(),
+      [&] {
+        fd = open(path.c_str(), O_RDONLY);
         if (fd < 0) return 10;
-        void* p = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+        p = mmap(nullptr, want.size(), PROT_READ, MAP_SHARED, fd, 0);
         if (p == MAP_FAILED) return 11;
-        if (memcmp(p, original_[s.name].data(), size) != 0) return 12;
-        char c = 1;
-        if (write(go[1], &c, 1) != 1) return 13;
-        if (read(done[0], &c, 1) != 1) return 14;
-        if (memcmp(p, original_[s.name].data(), size) != 0) return 15;
-        std::string again(size, '\0');
-        if (pread(fd, again.data(), size, 0) != static_cast<ssize_t>(size)) return 16;
-        if (again != original_[s.name]) return 17;
-        return 0;
+        return memcmp(p, want.data(), want.size()) == 0 ? 0 : 12;
       },
-      storage_.mountpoint());
-  close(go[1]);
-  close(done[0]);
-  char c;
-  ASSERT_EQ(read(go[0], &c, 1), 1) << "holder did not start (exit " << WaitChild(holder) << ")";
-  for (Method m : AllMethods()) {
-    SCOPED_TRACE(MethodName(m));
-    ExpectRedacted(ReadAs(kRedacted, s, m), s);
-  }
-  ASSERT_EQ(write(done[1], &c, 1), 1);
-  close(done[1]);
-  close(go[0]);
-  EXPECT_EQ(WaitChild(holder), 0) << "the entitled app's open saw other bytes than the original";
+      [&] {
+        for (Method m : AllMethods()) {
+          SCOPED_TRACE(MethodName(m));
+          ExpectRedacted(ReadAs(kRedacted, s, m), s);
+        }
+      },
+      [&] {
+        if (memcmp(p, want.data(), want.size()) != 0) return 15;
+        std::string again(want.size(), '\0');
+        if (pread(fd, again.data(), again.size(), 0) != static_cast<ssize_t>(again.size())) {
+          return 16;
+        }
+        return again == want ? 0 : 17;
+      });
+  EXPECT_EQ(rc, 0) << "the entitled app's open saw other bytes than the original";
 }
 
 // And the other way round: the redacted reader holds its mapping while the entitled one and the
@@ -407,39 +433,26 @@ TEST_F(LocationMountTest, EntitledHoldsPassthroughOpenWhileRedactedReads) {
 TEST_F(LocationMountTest, RedactedHoldsMappingWhileOthersRead) {
   const Sample& s = Samples()[0];
   std::string path = "DCIM/Camera/" + s.name;
-  size_t size = original_[s.name].size();
   const std::string& want = redacted_[s.name];
-  int go[2], done[2];
-  ASSERT_EQ(pipe(go), 0);
-  ASSERT_EQ(pipe(done), 0);
-  pid_t holder = StartAs(
-      kRedacted,
-      [&]() -> int {
+  void* p = nullptr;
+  int rc = WhileHeld(
+      kRedacted, storage_.mountpoint(),
+      [&] {
         int fd = open(path.c_str(), O_RDONLY);
         if (fd < 0) return 10;
-        void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        p = mmap(nullptr, want.size(), PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) return 11;
-        if (memcmp(p, want.data(), size) != 0) return 12;
-        char c = 1;
-        if (write(go[1], &c, 1) != 1) return 13;
-        if (read(done[0], &c, 1) != 1) return 14;
-        if (memcmp(p, want.data(), size) != 0) return 15;
-        return 0;
+        return memcmp(p, want.data(), want.size()) == 0 ? 0 : 12;
       },
-      storage_.mountpoint());
-  close(go[1]);
-  close(done[0]);
-  char c;
-  ASSERT_EQ(read(go[0], &c, 1), 1) << "holder did not start (exit " << WaitChild(holder) << ")";
-  for (Method m : AllMethods()) {
-    SCOPED_TRACE(MethodName(m));
-    ExpectOriginal(ReadAs(kEntitled, s, m), s);
-    ExpectOriginal(ReadAs(kOwner, s, m), s);
-  }
-  ASSERT_EQ(write(done[1], &c, 1), 1);
-  close(done[1]);
-  close(go[0]);
-  EXPECT_EQ(WaitChild(holder), 0) << "the redacted mapping changed under the other readers";
+      [&] {
+        for (Method m : AllMethods()) {
+          SCOPED_TRACE(MethodName(m));
+          ExpectOriginal(ReadAs(kEntitled, s, m), s);
+          ExpectOriginal(ReadAs(kOwner, s, m), s);
+        }
+      },
+      [&] { return memcmp(p, want.data(), want.size()) == 0 ? 0 : 15; });
+  EXPECT_EQ(rc, 0) << "the redacted mapping changed under the other readers";
 }
 
 // Both apps read the same file at the same time, over and over.
