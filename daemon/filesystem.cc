@@ -426,13 +426,11 @@ int DoOpen(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, fuse_file
   if (redacted) {
     // Served in userspace through the page cache, which holds only redacted bytes; kept while
     // the lower file is unchanged, so repeated opens read from memory.
-    uint64_t version = static_cast<uint64_t>(st.st_size) ^
-                       static_cast<uint64_t>(Filesystem::VersionOf(st).mtime_ns) ^
-                       (static_cast<uint64_t>(Filesystem::VersionOf(st).ctime_ns) << 1);
+    FileVersion version = Filesystem::VersionOf(st);
     {
       absl::MutexLock lock(&r.node->backing_mu);
       fi->keep_cache = r.node->cached_version == version && !writes;
-      r.node->cached_version = writes ? 0 : version;
+      r.node->cached_version = writes ? FileVersion{} : version;
     }
     *backing_id = -1;
     fs->stats().open_mediated.fetch_add(1);

@@ -69,16 +69,7 @@ class Filesystem {
     std::shared_ptr<const policy::LocationScan> scan;
   };
 
-  // A version of a lower file's content: any write or truncate changes at least one field.
-  struct FileVersion {
-    off_t size = -1;
-    int64_t mtime_ns = 0;
-    int64_t ctime_ns = 0;
-    bool operator==(const FileVersion& o) const {
-      return size == o.size && mtime_ns == o.mtime_ns && ctime_ns == o.ctime_ns;
-    }
-    bool operator!=(const FileVersion& o) const { return !(*this == o); }
-  };
+  using FileVersion = daemon::FileVersion;
   static FileVersion VersionOf(const struct stat& st);
 
   // Operation bodies: each returns 0 or a positive errno and never replies (the sfs_* wrappers

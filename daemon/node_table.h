@@ -29,6 +29,17 @@ using ViewMask = uint32_t;
 inline constexpr ViewMask kRawView = 0;
 inline constexpr ViewMask kViewFallback = 1u << 31;
 
+// A version of a lower file's content: any write or truncate changes at least one field.
+struct FileVersion {
+  off_t size = -1;  // -1: no version (matches no file)
+  int64_t mtime_ns = 0;
+  int64_t ctime_ns = 0;
+  bool operator==(const FileVersion& o) const {
+    return size == o.size && mtime_ns == o.mtime_ns && ctime_ns == o.ctime_ns;
+  }
+  bool operator!=(const FileVersion& o) const { return !(*this == o); }
+};
+
 using NodeId = uint64_t;
 inline constexpr NodeId kRootNodeId = 1;  // FUSE_ROOT_ID
 
@@ -45,9 +56,9 @@ struct Node {
   int backing_id ABSL_GUARDED_BY(backing_mu) = -1;
   int backing_refs ABSL_GUARDED_BY(backing_mu) = 0;
   int cached_opens ABSL_GUARDED_BY(backing_mu) = 0;  // opens served in userspace
-  // Redacted views: the lower file version (mtime_ns ^ ctime_ns ^ size) the kernel's page cache
-  // of this inode was filled from, so an open of an unchanged file keeps the cache.
-  uint64_t cached_version ABSL_GUARDED_BY(backing_mu) = 0;
+  // Redacted views: the lower file version the kernel's page cache of this inode was filled
+  // from, so an open of an unchanged file keeps the cache.
+  FileVersion cached_version ABSL_GUARDED_BY(backing_mu);
 
   ~Node();
 };
