@@ -71,6 +71,8 @@ using policy::FactsFromName;
 constexpr double kAttrTimeout = 1.0;
 constexpr double kEntryTimeout = 0.0;
 constexpr size_t kMaxFactsCache = 1 << 18;
+constexpr uint32_t kAllLocationKinds = (1u << REDACTION_EXIF_GPS) | (1u << REDACTION_XMP_GPS) |
+                                       (1u << REDACTION_ISOBMFF_LOCATION);
 
 Filesystem* Fs(fuse_req_t req) {
   return static_cast<Filesystem*>(FuseSession::FilesystemOf(req));
@@ -134,19 +136,79 @@ int Verdict(const Decision& d) {
   return ErrnoOf(d);
 }
 
-// The view a read decision calls for.
-ViewMask ViewOf(const Decision& d) {
-  if (d.outcome != OUTCOME_ALLOW_REDACTED) return kRawView;
-  ViewMask view = d.redact | (d.redact_fallback ? kViewFallback : 0);
-  // A redacted outcome that names nothing to fill still must not share the raw inode.
-  return view != kRawView ? view : kViewFallback;
+// Whether the caller is an app or an unknown uid rather than root, a system uid, shell or the
+// media service: apps get clamped modes and see directories without what is hidden from them.
+bool IsAppCaller(Filesystem* fs, uid_t uid) {
+  std::shared_ptr<const policy::Engine> engine = fs->engine();
+  if (engine == nullptr) return true;
+  policy::UidKind kind = engine->apps().Identify(uid).kind;
+  return kind == policy::UidKind::kApp || kind == policy::UidKind::kOther;
 }
 
-// How much of a file's bytes a read decision shows: a rename or link must never raise it.
-int ReadRank(const Decision& d) {
-  if (d.outcome == OUTCOME_ALLOW) return 2;
-  if (d.outcome == OUTCOME_ALLOW_REDACTED) return 1;
-  return 0;
+// Modes from callers other than root never carry set-uid or set-gid: the daemon creates and
+// chmods as root, so such a bit would make a root set-uid program (or a set-gid root directory)
+// in the lower tree. Apps' files are never executable either, as Android mounts shared storage
+// noexec; their directories keep rwx (search is needed) but lose the sticky bit.
+mode_t ClampMode(Filesystem* fs, uid_t uid, mode_t mode, bool directory) {
+  if (uid == 0) return mode & 07777;
+  mode &= 07777 & ~(S_ISUID | S_ISGID);
+  if (IsAppCaller(fs, uid)) mode &= directory ? 0777 : 0666;
+  return mode;
+}
+
+// What an app sees of a directory. Its real link count counts subdirectories the app may not
+// see, and its size and timestamps change when anyone adds or removes a hidden entry, so apps
+// get fixed values instead: nlink 1 (as filesystems that do not count subdirectories report;
+// find and fts then make no leaf assumptions), size 4096, and the daemon's start time. Root and
+// system uids see the lower directory as it is. Directories are therefore never attribute-cached
+// by the kernel (attr_timeout 0): the kernel's attribute cache is shared by all callers.
+void DirectoryAsSeen(Filesystem* fs, uid_t uid, struct stat* st) {
+  if (!S_ISDIR(st->st_mode) || !IsAppCaller(fs, uid)) return;
+  st->st_nlink = 1;
+  st->st_size = 4096;
+  st->st_blocks = 8;
+  st->st_atim = st->st_mtim = st->st_ctim = fs->started();
+}
+
+double AttrTimeoutFor(const struct stat& st) { return S_ISDIR(st.st_mode) ? 0.0 : kAttrTimeout; }
+
+// The view a read decision calls for.
+ViewMask ViewOf(const Decision& d) {
+  return d.outcome == OUTCOME_ALLOW_REDACTED ? kRedactedView : kRawView;
+}
+
+// A caller's read of a file: the decision, and the view (inode) it must read through.
+struct ReadJudgement {
+  Decision decision;
+  ViewMask view = kRawView;
+  // How much of the file's bytes the caller gets: a rename or link must never raise it.
+  int Rank() const {
+    if (!decision.Permits()) return 0;
+    return view == kRawView ? 2 : 1;
+  }
+};
+
+// Beyond ALLOW_REDACTED decisions, a caller that would be redacted if the file carried location
+// reads the redacted view of every file that could carry it (an image or video, or content of no
+// known format, such as an empty file still being written), even while it holds none: location
+// the owner writes later must reach such a caller filled, also through an fd or a mapping it
+// already holds. Only files of a known non-carrier format (PDF, MP3, ...) are read raw.
+ReadJudgement JudgeRead(Filesystem* fs, const Filesystem::Ctx& ctx, const std::string& path,
+                        const Filesystem::FileInfo& info) {
+  ReadJudgement j;
+  j.decision = fs->Ask(ctx, OP_READ, path, false, &info);
+  j.view = ViewOf(j.decision);
+  if (j.decision.outcome != OUTCOME_ALLOW) return j;
+  policy::MediaFormat format = info.facts.format;
+  bool could_carry = !info.content_read || format == policy::MediaFormat::kUnknown ||
+                     policy::FormatMayCarryLocation(format);
+  if (!could_carry) return j;
+  Filesystem::FileInfo located = info;
+  located.facts.location = policy::LocationPresence::kPresent;
+  if (fs->Ask(ctx, OP_READ, path, false, &located).outcome == OUTCOME_ALLOW_REDACTED) {
+    j.view = kRedactedView;
+  }
+  return j;
 }
 
 class OpTimer {
@@ -316,15 +378,16 @@ int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* c
 
 // Hands the child's fd to the node table (one more kernel lookup of it) and fills the entry the
 // kernel gets back.
-void PublishEntry(Filesystem* fs, fuse_ino_t parent, const char* name, Child* child,
-                  ViewMask view, fuse_entry_param* e) {
+void PublishEntry(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent,
+                  const char* name, Child* child, ViewMask view, fuse_entry_param* e) {
   std::shared_ptr<Node> node =
       fs->nodes().Upsert(parent, name, child->Release(), child->st.st_dev, child->st.st_ino,
                          child->st.st_mode & S_IFMT, view);
   *e = {};
   e->ino = node->id;
   e->attr = child->st;
-  e->attr_timeout = kAttrTimeout;
+  DirectoryAsSeen(fs, ctx.uid, &e->attr);
+  e->attr_timeout = AttrTimeoutFor(child->st);
   e->entry_timeout = kEntryTimeout;
 }
 
@@ -354,10 +417,10 @@ int ResolveVisible(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, V
   return 0;
 }
 
-// The view of a regular file the caller reads: raw unless its read decision is redacted.
+// The view of a regular file the caller reads (JudgeRead).
 ViewMask CallerView(Filesystem* fs, const Filesystem::Ctx& ctx, const Child& child) {
   if (!S_ISREG(child.st.st_mode)) return kRawView;
-  return ViewOf(fs->Ask(ctx, OP_READ, child.path, false, &child.info));
+  return JudgeRead(fs, ctx, child.path, child.info).view;
 }
 
 int DoLookup(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, const char* name,
@@ -368,27 +431,16 @@ int DoLookup(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, cons
   if (int err = OpenChild(fs, p, name, &child)) return err;
   Decision d = fs->Ask(ctx, OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
   if (d.outcome == OUTCOME_HIDE || d.outcome == OUTCOME_DENY) return ErrnoOf(d);
-  PublishEntry(fs, parent, name, &child, CallerView(fs, ctx, child), e);
+  PublishEntry(fs, ctx, parent, name, &child, CallerView(fs, ctx, child), e);
   return 0;
 }
 
-int DoGetattr(Filesystem* fs, fuse_ino_t ino, struct stat* st) {
+int DoGetattr(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, struct stat* st) {
   std::shared_ptr<Node> node = fs->nodes().Get(ino);
   if (node == nullptr) return ENOENT;
-  return StatNode(*node, st);
-}
-
-// Whether a raw open of a photo or video took the content-dependent fast path: the caller would
-// have been given a redacted copy had the file carried location.
-bool CleanMediaFastPath(Filesystem* fs, const Filesystem::Ctx& ctx, const std::string& path,
-                        const Filesystem::FileInfo& info) {
-  if (info.facts.location != policy::LocationPresence::kAbsent) return false;
-  if (info.facts.media_class != MEDIA_CLASS_IMAGE && info.facts.media_class != MEDIA_CLASS_VIDEO) {
-    return false;
-  }
-  Filesystem::FileInfo if_located = info;
-  if_located.facts.location = policy::LocationPresence::kPresent;
-  return fs->Ask(ctx, OP_READ, path, false, &if_located).outcome == OUTCOME_ALLOW_REDACTED;
+  if (int err = StatNode(*node, st)) return err;
+  DirectoryAsSeen(fs, ctx.uid, st);
+  return 0;
 }
 
 int DoOpen(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, fuse_file_info* fi,
@@ -403,20 +455,21 @@ int DoOpen(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, fuse_file
   bool reads = accmode != O_WRONLY;
   bool writes = accmode != O_RDONLY || (fi->flags & O_TRUNC);
   bool redacted = r.node->view != kRawView;
-  if (reads) {
-    Decision d = fs->Ask(ctx, OP_READ, r.path, false, &info);
-    if (!d.Permits()) return ErrnoOf(d);
-    ViewMask want = ViewOf(d);
-    // The caller must read through the inode of its own view. A raw inode is never served to a
-    // caller owed a redacted copy; a caller entitled to raw bytes that holds a redacted inode
-    // (an fd passed to it) reads the redacted copy, which hides nothing it may not see.
-    if (want != kRawView && want != r.node->view) return ESTALE;
-  }
+  ReadJudgement judged = JudgeRead(fs, ctx, r.path, info);
+  if (reads && !judged.decision.Permits()) return ErrnoOf(judged.decision);
+  // The caller must read and write through the inode of its own view. A raw inode is never
+  // served to a caller owed a redacted copy (and never opened for writing by one: a held raw fd
+  // would be passthrough, out of the daemon's sight); a caller entitled to raw bytes that holds a
+  // redacted inode (an fd passed to it) reads the redacted copy, which hides nothing it may not
+  // see.
+  if (judged.view != kRawView && !redacted) return ESTALE;
   if (writes) {
-    // Reads of this inode show filled ranges, so a read-modify-write through it would make the
-    // fills permanent in the owner's file. Write-only opens cannot read, so they follow OP_WRITE.
-    if (redacted && reads) return EACCES;
+    // OP_WRITE refuses callers the location guard redacts whenever the file can carry location,
+    // so a redacted view is written only while its file is of no carrier format; its writes are
+    // mediated and judged again each time (WriteAllowed).
     if (int err = Verdict(fs->Ask(ctx, OP_WRITE, r.path, false, &info))) return err;
+    // A read-modify-write of filled ranges would make the fills permanent in the owner's file.
+    if (redacted && reads && policy::FormatMayCarryLocation(info.facts.format)) return EACCES;
   }
   int flags = (fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC;
   int fd = open(ProcPath(r.node->fd).c_str(), flags);
@@ -434,14 +487,17 @@ int DoOpen(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, fuse_file
     }
     *backing_id = -1;
     fs->stats().open_mediated.fetch_add(1);
+    if (reads && judged.decision.outcome == OUTCOME_ALLOW &&
+        (info.facts.media_class == MEDIA_CLASS_IMAGE ||
+         info.facts.media_class == MEDIA_CLASS_VIDEO)) {
+      // A photo or video without location, mediated all the same for a would-be-redacted reader.
+      fs->stats().open_clean_media.fetch_add(1);
+    }
   } else {
     bool cached;
     *backing_id = AttachBacking(fs, *r.node, fd, &cached);
     file->passthrough = !cached;
     fi->keep_cache = 0;
-    if (reads && CleanMediaFastPath(fs, ctx, r.path, info)) {
-      fs->stats().open_clean_media.fetch_add(1);
-    }
   }
   fi->fh = reinterpret_cast<uint64_t>(file);
   fs->Register(file);
@@ -453,6 +509,49 @@ int SetOwner(int fd, uid_t uid) {
   return fsetxattr(fd, kOwnerXattr, value.data(), value.size(), 0) == 0 ? 0 : errno;
 }
 
+// Android's shared storage is case-insensitive and the rules match names case-insensitively, so
+// where the policy's names live (the root, the top-level directories, and Android/<dir>/ with
+// its per-package areas) the lower tree must never hold two names that differ only in case: a
+// new name there that case-folds onto an existing entry fails EEXIST, as on Android (EACCES if
+// that entry is hidden from the caller, as for any hidden name). Deeper down, names are as
+// case-sensitive as the lower filesystem; lookups are case-sensitive everywhere.
+constexpr int kCaseFoldedParentDepth = 2;
+constexpr int kMaxCaseCheckEntries = 1 << 20;
+
+int CheckCaseTwin(Filesystem* fs, const Filesystem::Ctx& ctx, const Resolved& parent,
+                  const char* name) {
+  int depth = parent.path.empty() ? 0 : 1 + static_cast<int>(std::count(
+                                                 parent.path.begin(), parent.path.end(), '/'));
+  if (depth > kCaseFoldedParentDepth) return 0;
+  int fd = openat(parent.node->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  DIR* d = fdopendir(fd);
+  if (d == nullptr) {
+    close(fd);
+    return errno;
+  }
+  std::string twin;
+  int seen = 0;
+  int err = 0;
+  while (dirent* ent = readdir(d)) {
+    if (++seen > kMaxCaseCheckEntries) {
+      err = EMFILE;  // cannot vouch for the name: refuse rather than risk a twin
+      break;
+    }
+    if (strcasecmp(ent->d_name, name) == 0 && strcmp(ent->d_name, name) != 0) {
+      twin = ent->d_name;
+      break;
+    }
+  }
+  closedir(d);
+  if (err != 0 || twin.empty()) return err;
+  Child existing;
+  if (OpenChild(fs, parent, twin.c_str(), &existing) != 0) return EEXIST;
+  Decision d_seen =
+      fs->Ask(ctx, OP_LOOKUP, existing.path, S_ISDIR(existing.st.st_mode), &existing.info);
+  return d_seen.outcome == OUTCOME_HIDE ? EACCES : EEXIST;
+}
+
 // For create/mkdir/symlink/link/rename targets: an existing name the caller cannot see must not
 // be revealed by EEXIST, so it is refused as if the create itself were forbidden.
 int CheckFreeName(Filesystem* fs, const Filesystem::Ctx& ctx, const Resolved& parent,
@@ -460,7 +559,7 @@ int CheckFreeName(Filesystem* fs, const Filesystem::Ctx& ctx, const Resolved& pa
   *exists_visible = false;
   Child existing;
   int err = OpenChild(fs, parent, name, &existing);
-  if (err == ENOENT) return 0;
+  if (err == ENOENT) return CheckCaseTwin(fs, ctx, parent, name);
   if (err != 0) return err;
   Decision d = fs->Ask(ctx, OP_LOOKUP, existing.path, S_ISDIR(existing.st.st_mode), &existing.info);
   if (d.outcome == OUTCOME_HIDE) return EACCES;
@@ -482,12 +581,13 @@ int EntryFor(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, cons
     child.info = fs->InfoOf(child.fd, child.st, name);
     view = CallerView(fs, ctx, child);
   }
-  PublishEntry(fs, parent, name, &child, view, e);
+  PublishEntry(fs, ctx, parent, name, &child, view, e);
   return 0;
 }
 
 int DoCreate(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, const char* name,
              mode_t mode, fuse_file_info* fi, fuse_entry_param* e, int* backing_id) {
+  absl::ReaderMutexLock ns(&fs->namespace_mu());
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
   if (int err = NameError(name, EINVAL)) return err;
@@ -505,9 +605,13 @@ int DoCreate(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, cons
   }
   if (int err = Verdict(fs->Ask(ctx, OP_CREATE, path, false, &info))) return err;
   int flags = (fi->flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC) & ~O_NOCTTY;
-  int fd = openat(p.node->fd, name, flags, mode);
+  mode_t clamped = ClampMode(fs, ctx.uid, mode, /*directory=*/false);
+  int fd = openat(p.node->fd, name, flags, clamped);
   if (fd < 0) return errno;
-  int err = SetOwner(fd, ctx.uid);
+  // The process umask is 0 in the daemon, but the lower filesystem may still drop bits (or an
+  // ACL default may add them): the clamped mode is set exactly.
+  int err = fchmod(fd, clamped) == 0 ? 0 : errno;
+  if (err == 0) err = SetOwner(fd, ctx.uid);
   if (err == 0) err = fs->Label(fd, path, S_IFREG);
   if (err != 0) {
     // A file without its creator (or its label) would escape the policy; undo rather than keep it.
@@ -531,6 +635,7 @@ int DoCreate(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, cons
 
 int DoMkdir(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, const char* name,
             mode_t mode, fuse_entry_param* e) {
+  absl::ReaderMutexLock ns(&fs->namespace_mu());
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
   if (int err = NameError(name, EINVAL)) return err;
@@ -539,9 +644,11 @@ int DoMkdir(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, const
   if (exists) return EEXIST;
   std::string path = ChildPath(p.path, name);
   if (int err = Verdict(fs->Ask(ctx, OP_MKDIR, path, true, nullptr))) return err;
-  if (mkdirat(p.node->fd, name, mode) != 0) return errno;
+  mode_t clamped = ClampMode(fs, ctx.uid, mode, /*directory=*/true);
+  if (mkdirat(p.node->fd, name, clamped) != 0) return errno;
   int dfd = openat(p.node->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  int err = dfd < 0 ? errno : SetOwner(dfd, ctx.uid);
+  int err = dfd < 0 ? errno : (fchmod(dfd, clamped) == 0 ? 0 : errno);
+  if (err == 0) err = SetOwner(dfd, ctx.uid);
   if (err == 0) err = fs->Label(dfd, path, S_IFDIR);
   if (err != 0) {
     if (dfd >= 0) close(dfd);
@@ -554,6 +661,7 @@ int DoMkdir(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, const
 
 int DoRemove(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, const char* name,
              bool directory) {
+  absl::MutexLock ns(&fs->namespace_mu());
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
   Child child;
@@ -567,6 +675,7 @@ int DoRemove(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, cons
     return err;
   }
   if (unlinkat(p.node->fd, name, directory ? AT_REMOVEDIR : 0) != 0) return errno;
+  fs->nodes().Unlinked(child.st.st_dev, child.st.st_ino, parent, name);
   return 0;
 }
 
@@ -574,23 +683,50 @@ int DoRemove(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, cons
 // app's photo into the caller's own directory would otherwise turn a redacted copy into the raw
 // bytes. Refused with EXDEV, so a mover falls back to copying, which reads what the caller may
 // read. The owner xattr moves with the inode, so the destination is judged with the same owner.
-int CheckFileNoReadGain(Filesystem* fs, const Filesystem::Ctx& ctx, const std::string& from,
-                        const Filesystem::FileInfo& info, const std::string& to,
-                        absl::string_view to_name) {
-  Decision before = fs->Ask(ctx, OP_READ, from, false, &info);
+//
+// Every reader counts, not only the caller: a video linked under Music/x.m4a must not become
+// readable, raw, by an app that holds only READ_MEDIA_AUDIO. So the check runs for the caller,
+// every registered app of the mounted user, and one unregistered app uid.
+std::vector<uid_t> ReadersToCheck(Filesystem* fs, const Filesystem::Ctx& ctx) {
+  std::vector<uid_t> readers = {ctx.uid};
+  std::shared_ptr<const policy::Engine> engine = fs->engine();
+  if (engine == nullptr) return readers;
+  uid_t base = fs->options().user_id * policy::kPerUserRange;
+  absl::flat_hash_set<uint32_t> registered;
+  for (const policy::AppRecord& app : engine->apps().records()) {
+    registered.insert(app.app_id);
+    readers.push_back(base + app.app_id);
+  }
+  for (uint32_t app_id = 10000; app_id < 20000; ++app_id) {
+    if (!registered.contains(app_id)) {
+      readers.push_back(base + app_id);
+      break;
+    }
+  }
+  return readers;
+}
+
+int CheckFileNoReadGain(Filesystem* fs, const std::vector<uid_t>& readers, pid_t pid,
+                        const std::string& from, const Filesystem::FileInfo& info,
+                        const std::string& to, absl::string_view to_name) {
   Filesystem::FileInfo after = info;
   after.facts = FactsFromFormat(to_name, info.facts.format);
-  after.facts.location = info.facts.location;
-  Decision then = fs->Ask(ctx, OP_READ, to, false, &after);
-  return ReadRank(then) > ReadRank(before) ? EXDEV : 0;
+  if (info.scan != nullptr || !info.content_read) after.facts.location = info.facts.location;
+  for (uid_t uid : readers) {
+    Filesystem::Ctx reader{uid, pid};
+    if (JudgeRead(fs, reader, to, after).Rank() > JudgeRead(fs, reader, from, info).Rank()) {
+      return EXDEV;
+    }
+  }
+  return 0;
 }
 
 constexpr int kMaxRenameCheckEntries = 4096;
 
 // The same for every regular file under a directory being renamed. A tree too large to check is
 // refused (EXDEV) rather than moved unchecked.
-int CheckTreeNoReadGain(Filesystem* fs, const Filesystem::Ctx& ctx, int dir_fd,
-                        const std::string& from, const std::string& to, int depth,
+int CheckTreeNoReadGain(Filesystem* fs, const std::vector<uid_t>& readers, pid_t pid,
+                        int dir_fd, const std::string& from, const std::string& to, int depth,
                         int* budget) {
   if (depth > 64) return EXDEV;
   int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -608,16 +744,21 @@ int CheckTreeNoReadGain(Filesystem* fs, const Filesystem::Ctx& ctx, int dir_fd,
       break;
     }
     int child = openat(dirfd(d), ent->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    if (child < 0) continue;  // raced away
+    if (child < 0) {
+      err = errno == ENOENT ? 0 : EXDEV;  // an entry that cannot be checked is not moved unchecked
+      if (err != 0) break;
+      continue;
+    }
     struct stat st;
     if (fstatat(child, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0) {
       std::string from_child = ChildPath(from, ent->d_name);
       std::string to_child = ChildPath(to, ent->d_name);
       if (S_ISDIR(st.st_mode)) {
-        err = CheckTreeNoReadGain(fs, ctx, child, from_child, to_child, depth + 1, budget);
+        err = CheckTreeNoReadGain(fs, readers, pid, child, from_child, to_child, depth + 1,
+                                  budget);
       } else if (S_ISREG(st.st_mode)) {
         Filesystem::FileInfo info = fs->InfoOf(child, st, ent->d_name);
-        err = CheckFileNoReadGain(fs, ctx, from_child, info, to_child, ent->d_name);
+        err = CheckFileNoReadGain(fs, readers, pid, from_child, info, to_child, ent->d_name);
       }
     }
     close(child);
@@ -631,10 +772,11 @@ int CheckTreeNoReadGain(Filesystem* fs, const Filesystem::Ctx& ctx, int dir_fd,
 int CheckNoReadGain(Filesystem* fs, const Filesystem::Ctx& ctx, const std::string& from,
                     const Filesystem::FileInfo& info, const std::string& to,
                     absl::string_view to_name, mode_t type, int fd) {
-  if (S_ISREG(type)) return CheckFileNoReadGain(fs, ctx, from, info, to, to_name);
+  std::vector<uid_t> readers = ReadersToCheck(fs, ctx);
+  if (S_ISREG(type)) return CheckFileNoReadGain(fs, readers, ctx.pid, from, info, to, to_name);
   if (!S_ISDIR(type)) return 0;  // symlinks and specials hold no bytes to read
   int budget = kMaxRenameCheckEntries;
-  return CheckTreeNoReadGain(fs, ctx, fd, from, to, 0, &budget);
+  return CheckTreeNoReadGain(fs, readers, ctx.pid, fd, from, to, 0, &budget);
 }
 
 // Checks whether the caller may put the object described by `info` (from `from_path`) at
@@ -659,6 +801,8 @@ int CheckPlace(Filesystem* fs, const Filesystem::Ctx& ctx, const Resolved& paren
     }
   } else if (exchange) {
     return ENOENT;
+  } else if (int twin = CheckCaseTwin(fs, ctx, parent, name)) {
+    return twin;
   }
   std::string path = ChildPath(parent.path, name);
   Filesystem::FileInfo placed = moving;
@@ -671,6 +815,7 @@ int CheckPlace(Filesystem* fs, const Filesystem::Ctx& ctx, const Resolved& paren
 int DoRename(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, const char* name,
              fuse_ino_t newparent, const char* newname, unsigned int flags) {
   if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) return EINVAL;
+  absl::MutexLock ns(&fs->namespace_mu());
   Resolved p, np;
   if (int err = Resolve(fs, parent, &p)) return err;
   if (int err = Resolve(fs, newparent, &np)) return err;
@@ -698,12 +843,24 @@ int DoRename(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, cons
       return err;
     }
   }
+  // What the destination name holds now: replaced (so its nodes lose that name) or, for an
+  // exchange, moved to the source name.
+  Child replaced;
+  bool had_target = OpenChild(fs, np, newname, &replaced) == 0;
   if (renameat2(p.node->fd, name, np.node->fd, newname, flags) != 0) return errno;
+  if (had_target && !exchange) {
+    fs->nodes().Unlinked(replaced.st.st_dev, replaced.st.st_ino, newparent, newname);
+  }
+  fs->nodes().Moved(src.st.st_dev, src.st.st_ino, parent, name, newparent, newname);
+  if (had_target && exchange) {
+    fs->nodes().Moved(replaced.st.st_dev, replaced.st.st_ino, newparent, newname, parent, name);
+  }
   return 0;
 }
 
 int DoLink(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, fuse_ino_t newparent,
            const char* newname, fuse_entry_param* e) {
+  absl::MutexLock ns(&fs->namespace_mu());
   Visible v;
   Resolved np;
   if (int err = ResolveVisible(fs, ctx, ino, &v)) return err;
@@ -729,6 +886,7 @@ int DoLink(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, fuse_ino_
 
 int DoSymlink(Filesystem* fs, const Filesystem::Ctx& ctx, const char* target, fuse_ino_t parent,
               const char* name, fuse_entry_param* e) {
+  absl::ReaderMutexLock ns(&fs->namespace_mu());
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
   if (int err = NameError(name, EINVAL)) return err;
@@ -765,7 +923,7 @@ int DoSetattr(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, struct
   std::string proc = ProcPath(r.node->fd);
   if (to_set & FUSE_SET_ATTR_MODE) {
     if (symlink) return EOPNOTSUPP;
-    if (chmod(proc.c_str(), attr->st_mode & 07777) != 0) return errno;
+    if (chmod(proc.c_str(), ClampMode(fs, ctx.uid, attr->st_mode, dir)) != 0) return errno;
   }
   if (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
     uid_t uid = (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : static_cast<uid_t>(-1);
@@ -795,7 +953,9 @@ int DoSetattr(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, struct
     if (symlink) return EOPNOTSUPP;
     if (utimensat(AT_FDCWD, proc.c_str(), ts, 0) != 0) return errno;
   }
-  return StatNode(*r.node, out);
+  if (int err = StatNode(*r.node, out)) return err;
+  DirectoryAsSeen(fs, ctx.uid, out);
+  return 0;
 }
 
 int DoOpendir(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, fuse_file_info* fi) {
@@ -847,7 +1007,10 @@ Filesystem::Filesystem(FilesystemOptions options, int root_fd, const struct stat
                        std::shared_ptr<const policy::Engine> engine)
     : options_(std::move(options)),
       nodes_(root_fd, root_st.st_dev, root_st.st_ino),
-      engine_(std::move(engine)) {}
+      engine_(std::move(engine)) {
+  clock_gettime(CLOCK_REALTIME, &started_);
+  started_.tv_nsec = 0;
+}
 
 Filesystem::~Filesystem() {
   // The session, and with it every backing id, is gone by now: only our own fds are left.
@@ -922,16 +1085,6 @@ void Filesystem::InvalidateFacts(dev_t dev, ino_t ino) {
   facts_.erase(FactsKey{dev, ino});
 }
 
-namespace {
-
-// Formats whose files may hold location metadata (those ScanLocation does something with).
-bool MayCarryLocation(policy::MediaFormat format) {
-  return policy::HasLocationParser(format) || format == policy::MediaFormat::kGif ||
-         format == policy::MediaFormat::kMatroska || format == policy::MediaFormat::kWebm;
-}
-
-}  // namespace
-
 Filesystem::FileInfo Filesystem::InfoOf(int fd, const struct stat& st, absl::string_view name) {
   FileInfo info;
   if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
@@ -954,6 +1107,7 @@ Filesystem::FileInfo Filesystem::InfoOf(int fd, const struct stat& st, absl::str
   }
   if (!cached) {
     facts.version = version;
+    // Mirrors the scan budget: a scan that cannot be done is malformed, never clean.
     int flags = (S_ISDIR(st.st_mode) ? O_RDONLY | O_DIRECTORY : O_RDONLY | O_NONBLOCK) |
                 O_CLOEXEC | O_NOCTTY;
     int rfd = open(ProcPath(fd).c_str(), flags);
@@ -964,7 +1118,7 @@ Filesystem::FileInfo Filesystem::InfoOf(int fd, const struct stat& st, absl::str
         if (n > 0) {
           facts.format = policy::SniffFormat(absl::MakeConstSpan(head, static_cast<size_t>(n)));
         }
-        if (MayCarryLocation(facts.format)) {
+        if (policy::FormatMayCarryLocation(facts.format)) {
           policy::FdSource source(rfd, static_cast<uint64_t>(st.st_size));
           auto scan = std::make_shared<policy::LocationScan>(
               policy::ScanLocation(facts.format, source));
@@ -979,6 +1133,13 @@ Filesystem::FileInfo Filesystem::InfoOf(int fd, const struct stat& st, absl::str
       }
       facts.owner = RecordedOwner(fd);
       close(rfd);
+    } else if (S_ISREG(st.st_mode)) {
+      // Not cached: the next request tries again. Until then nothing about it can be vouched for.
+      info.content_read = false;
+      info.owner = RecordedOwner(fd);
+      info.facts = FactsFromFormat(name, policy::MediaFormat::kUnknown);
+      info.facts.location = policy::LocationPresence::kMalformed;
+      return info;
     }
     absl::MutexLock lock(&facts_mu_);
     if (facts_.size() >= kMaxFactsCache) facts_.clear();
@@ -1085,10 +1246,10 @@ void sfs_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kGetattr);
   struct stat st;
-  if (int err = DoGetattr(fs, ino, &st)) {
+  if (int err = DoGetattr(fs, CtxOf(req), ino, &st)) {
     fuse_reply_err(req, err);
   } else {
-    fuse_reply_attr(req, &st, kAttrTimeout);
+    fuse_reply_attr(req, &st, AttrTimeoutFor(st));
   }
 }
 
@@ -1100,7 +1261,7 @@ void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
   if (int err = DoSetattr(fs, CtxOf(req), ino, attr, to_set, fi, &st)) {
     fuse_reply_err(req, err);
   } else {
-    fuse_reply_attr(req, &st, kAttrTimeout);
+    fuse_reply_attr(req, &st, AttrTimeoutFor(st));
   }
 }
 
@@ -1206,11 +1367,12 @@ std::shared_ptr<const std::vector<policy::FillRange>> PlanFor(Filesystem* fs, Op
   }
   Filesystem::FileInfo info = fs->InfoOf(file->node->fd, st, "");
   auto plan = std::make_shared<std::vector<policy::FillRange>>();
-  ViewMask view = file->node->view;
   if (info.scan == nullptr) {
-    // Was a location carrier when the view was chosen; now unreadable or no longer one: nothing
-    // in it can be vouched for.
-    if (st.st_size > 0) plan->push_back({0, static_cast<uint64_t>(st.st_size), 0});
+    // No carrier format now (no parser can find location in it): served as it is. Unless its
+    // bytes could not be read at all, when nothing in it can be vouched for.
+    if (!info.content_read && st.st_size > 0) {
+      plan->push_back({0, static_cast<uint64_t>(st.st_size), 0});
+    }
   } else {
     std::vector<policy::LocationRange> ranges = info.scan->ranges;
     // Fallback ranges apply under REDACT_ALL, and also whenever the file became malformed after
@@ -1218,7 +1380,8 @@ std::shared_ptr<const std::vector<policy::FillRange>> PlanFor(Filesystem* fs, Op
     if (info.scan->malformed) {
       ranges.insert(ranges.end(), info.scan->fallback.begin(), info.scan->fallback.end());
     }
-    *plan = policy::PlanFills(ranges, view & ~kViewFallback);
+    // Every kind the parsers found is filled, whichever rule made the view redacted.
+    *plan = policy::PlanFills(ranges, kAllLocationKinds);
     if (info.scan->malformed && plan->empty() && st.st_size > 0) {
       plan->push_back({0, static_cast<uint64_t>(st.st_size), 0});
     }
@@ -1285,15 +1448,44 @@ void Written(Filesystem* fs, OpenFile* file) {
   fs->InvalidateFacts(file->node->dev, file->node->ino);
 }
 
+// A write through a redacted view (a caller the location guard redacts, writing a file that was
+// of no carrier format at open) is judged again against the file as it is now: once the file
+// can carry location (its owner wrote a photo into it), OP_WRITE refuses, so the writer can never
+// break the metadata and then read the file raw.
+int WriteAllowed(Filesystem* fs, fuse_req_t req, OpenFile* file) {
+  if (!file->redacted()) return 0;
+  std::string path;
+  if (!fs->nodes().PathOf(file->node->id, &path)) return EACCES;
+  struct stat st;
+  if (fstat(file->fd, &st) != 0) return errno;
+  absl::string_view name(path);
+  if (size_t slash = name.rfind('/'); slash != absl::string_view::npos) {
+    name.remove_prefix(slash + 1);
+  }
+  Filesystem::FileInfo info = fs->InfoOf(file->node->fd, st, name);
+  return Verdict(fs->Ask(CtxOf(req), OP_WRITE, path, false, &info));
+}
+
+// After a write through a redacted view: its page cache, which other redacted readers share,
+// may now hold bytes that a fill would cover; drop it. Sent after the reply, since the kernel
+// holds the written pages locked until then.
+void AfterRedactedWrite(Filesystem* fs, OpenFile* file) {
+  if (!file->redacted() || fs->session() == nullptr) return;
+  fuse_lowlevel_notify_inval_inode(fs->session()->session(), file->node->id, 0, 0);
+}
+
 void sfs_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t off,
                fuse_file_info* fi) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kWrite);
   fs->stats().write_requests.fetch_add(1);
-  ssize_t n = pwrite(FileOf(fi)->fd, buf, size, off);
+  OpenFile* file = FileOf(fi);
+  if (int err = WriteAllowed(fs, req, file)) return (void)fuse_reply_err(req, err);
+  ssize_t n = pwrite(file->fd, buf, size, off);
   if (n < 0) return (void)fuse_reply_err(req, errno);
-  Written(fs, FileOf(fi));
+  Written(fs, file);
   fuse_reply_write(req, static_cast<size_t>(n));
+  AfterRedactedWrite(fs, file);
 }
 
 void sfs_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
@@ -1506,9 +1698,13 @@ void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
 
 void sfs_fallocate(fuse_req_t req, fuse_ino_t, int mode, off_t offset, off_t length,
                    fuse_file_info* fi) {
-  int rc = fallocate(FileOf(fi)->fd, mode, offset, length);
-  if (rc == 0) Written(Fs(req), FileOf(fi));
+  Filesystem* fs = Fs(req);
+  OpenFile* file = FileOf(fi);
+  if (int err = WriteAllowed(fs, req, file)) return (void)fuse_reply_err(req, err);
+  int rc = fallocate(file->fd, mode, offset, length);
+  if (rc == 0) Written(fs, file);
   fuse_reply_err(req, rc == 0 ? 0 : errno);
+  AfterRedactedWrite(fs, file);
 }
 
 void sfs_lseek(fuse_req_t req, fuse_ino_t, off_t off, int whence, fuse_file_info* fi) {
@@ -1525,19 +1721,28 @@ void sfs_copy_file_range(fuse_req_t req, fuse_ino_t, off_t off_in, fuse_file_inf
   fs->stats().write_requests.fetch_add(1);
   OpenFile* from = FileOf(fi_in);
   OpenFile* to = FileOf(fi_out);
-  if (from->redacted()) {
+  if (int err = WriteAllowed(fs, req, to)) return (void)fuse_reply_err(req, err);
+  if (from->redacted() || to->redacted()) {
     // The lower copy_file_range would copy raw bytes: copy the redacted ones instead, one bounded
-    // chunk per request (a short copy is allowed; the caller loops).
-    fs->stats().redacted_reads.fetch_add(1);
+    // chunk per request (a short copy is allowed; the caller loops). A raw source copied into a
+    // redacted view goes the same way, so the write lands where AfterRedactedWrite sees it.
     std::vector<char> buf(std::min<size_t>(len, 1 << 20));
-    size_t got;
-    if (int err = ReadRedacted(fs, from, buf.size(), off_in, buf.data(), &got)) {
-      return (void)fuse_reply_err(req, err);
+    size_t got = 0;
+    if (from->redacted()) {
+      fs->stats().redacted_reads.fetch_add(1);
+      if (int err = ReadRedacted(fs, from, buf.size(), off_in, buf.data(), &got)) {
+        return (void)fuse_reply_err(req, err);
+      }
+    } else {
+      ssize_t r = pread(from->fd, buf.data(), buf.size(), off_in);
+      if (r < 0) return (void)fuse_reply_err(req, errno);
+      got = static_cast<size_t>(r);
     }
     ssize_t n = got == 0 ? 0 : pwrite(to->fd, buf.data(), got, off_out);
     if (n < 0) return (void)fuse_reply_err(req, errno);
     Written(fs, to);
-    return (void)fuse_reply_write(req, static_cast<size_t>(n));
+    fuse_reply_write(req, static_cast<size_t>(n));
+    return AfterRedactedWrite(fs, to);
   }
   loff_t in = off_in, out = off_out;
   ssize_t n = copy_file_range(from->fd, &in, to->fd, &out, len, static_cast<unsigned>(flags));

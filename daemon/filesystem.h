@@ -67,6 +67,9 @@ class Filesystem {
     policy::ContentFacts facts;
     std::optional<uint32_t> owner;
     std::shared_ptr<const policy::LocationScan> scan;
+    // False when a regular file's bytes could not be read (no format, no scan): nothing about its
+    // location can be vouched for.
+    bool content_read = true;
   };
 
   using FileVersion = daemon::FileVersion;
@@ -99,6 +102,13 @@ class Filesystem {
   void Unregister(OpenDir* dir) ABSL_LOCKS_EXCLUDED(handles_mu_);
 
   NodeTable& nodes() { return nodes_; }
+  // The namespace lock. A decision about a name and the lower operation it allows must see the
+  // same tree: renames, links and removals (which change what a path names, and which the node
+  // table records) hold it exclusively; creates hold it shared, so a directory cannot move
+  // between a create's check and the create. Taken before any other lock of the daemon.
+  absl::Mutex& namespace_mu() { return namespace_mu_; }
+  // When the daemon started: the timestamps apps see on directories (see DirectoryAsSeen).
+  const struct timespec& started() const { return started_; }
   FuseSession* session() { return session_; }
   const FilesystemOptions& options() const { return options_; }
 
@@ -110,6 +120,9 @@ class Filesystem {
   NodeTable nodes_;
   FuseSession* session_ = nullptr;
   Stats stats_;
+
+  absl::Mutex namespace_mu_;
+  struct timespec started_ = {};
 
   // libselinux label handles are not safe for concurrent lookups.
   absl::Mutex label_mu_;

@@ -97,19 +97,28 @@ bool NodeTable::PathOf(NodeId id, std::string* path) const {
   return true;
 }
 
-void NodeTable::Moved(NodeId id, NodeId new_parent, const std::string& new_name) {
+void NodeTable::Moved(dev_t dev, ino_t ino, NodeId old_parent, const std::string& old_name,
+                      NodeId new_parent, const std::string& new_name) {
   absl::MutexLock lock(&mu_);
-  auto it = entries_.find(id);
-  if (it == entries_.end() || id == kRootNodeId) return;
-  it->second.parent = new_parent;
-  it->second.name = new_name;
-  it->second.unlinked = false;
+  for (ViewMask view : {kRawView, kRedactedView}) {
+    auto key = by_key_.find(Key{dev, ino, view});
+    if (key == by_key_.end() || key->second == kRootNodeId) continue;
+    Entry& e = entries_[key->second];
+    if (e.parent != old_parent || e.name != old_name) continue;
+    e.parent = new_parent;
+    e.name = new_name;
+    e.unlinked = false;
+  }
 }
 
-void NodeTable::Unlinked(NodeId id) {
+void NodeTable::Unlinked(dev_t dev, ino_t ino, NodeId parent, const std::string& name) {
   absl::MutexLock lock(&mu_);
-  auto it = entries_.find(id);
-  if (it != entries_.end() && id != kRootNodeId) it->second.unlinked = true;
+  for (ViewMask view : {kRawView, kRedactedView}) {
+    auto key = by_key_.find(Key{dev, ino, view});
+    if (key == by_key_.end() || key->second == kRootNodeId) continue;
+    Entry& e = entries_[key->second];
+    if (e.parent == parent && e.name == name) e.unlinked = true;
+  }
 }
 
 size_t NodeTable::size() const {

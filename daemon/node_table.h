@@ -2,6 +2,9 @@
 // object, its parent and name (so the policy can be asked about a path), the kernel's lookup count,
 // and the passthrough backing id shared by all its opens.
 //
+// Paths are kept current: the filesystem reports every rename and unlink it makes (Moved,
+// Unlinked), under its namespace lock, so a decision about a node always uses its present name.
+//
 // Lock order: NodeTable::mu_ first, then a node's backing_mu. Never call into FUSE or the policy
 // engine while holding mu_.
 #ifndef SCOPEDFS_DAEMON_NODE_TABLE_H_
@@ -19,15 +22,16 @@
 
 namespace scopedfs::daemon {
 
-// What a node shows. 0 is the raw view: the lower file's bytes. Anything else is a redacted view:
-// a mask of (1 << Redaction) kinds the daemon fills in every byte it serves, plus
-// kViewFallback when the scan's fallback ranges are filled too (uncertain location under
-// REDACT_ALL). Each view of a lower file is its own kernel inode, so the page cache of a redacted
+// What a node shows. 0 is the raw view: the lower file's bytes. kRedactedView is the lower file
+// with every location range the parsers find filled (and the scan's fallback ranges when the file
+// cannot be vouched for). Each view of a lower file is its own kernel inode, so the page cache of a redacted
 // view only ever holds redacted bytes, and passthrough (raw view only) never shares an inode with
 // a mediated open.
 using ViewMask = uint32_t;
 inline constexpr ViewMask kRawView = 0;
-inline constexpr ViewMask kViewFallback = 1u << 31;
+// Every redacted reader gets the same bytes (all location the parsers find is filled, plus the
+// fallback ranges when the file cannot be vouched for), so one redacted view suffices.
+inline constexpr ViewMask kRedactedView = 1;
 
 // A version of a lower file's content: any write or truncate changes at least one field.
 struct FileVersion {
@@ -78,9 +82,14 @@ class NodeTable {
   // Storage path of a node relative to the root ("" for the root); false if the node or an
   // ancestor is gone (unlinked directory).
   bool PathOf(NodeId id, std::string* path) const;
-  // After a successful rename or unlink through the mount.
-  void Moved(NodeId id, NodeId new_parent, const std::string& new_name);
-  void Unlinked(NodeId id);
+  // After a successful rename through the mount: every view of lower object (dev, ino) that the
+  // table knows as (old_parent, old_name) is now (new_parent, new_name). A node known under
+  // another of its hard links keeps that name.
+  void Moved(dev_t dev, ino_t ino, NodeId old_parent, const std::string& old_name,
+             NodeId new_parent, const std::string& new_name);
+  // After a successful unlink, rmdir or rename over (parent, name): views of (dev, ino) known by
+  // that name can no longer be resolved to a path until a lookup names them again.
+  void Unlinked(dev_t dev, ino_t ino, NodeId parent, const std::string& name);
   size_t size() const;
 
  private:

@@ -90,6 +90,8 @@ class AppRegistry {
   const AppRecord* FindPackage(absl::string_view package) const;
 
   size_t app_count() const { return records_.size(); }
+  // Every registered app id, once each (a rename or link is checked against every app).
+  const std::vector<AppRecord>& records() const { return records_; }
 
  private:
   std::vector<AppRecord> records_;

@@ -46,7 +46,10 @@ class Validator {
     CheckPermissions(policy);
     PermissionIndex permissions(policy);
     std::optional<StorageLayout> layout = CheckLayout(policy.layout());
-    if (layout.has_value()) CheckRules(policy, permissions, *layout, config);
+    if (layout.has_value()) {
+      CheckRules(policy, permissions, *layout, config);
+      CheckLocationGuard(policy, permissions, *layout);
+    }
     CompileAction(policy.default_action(), /*outcome_required=*/false,
                   [&](std::vector<FieldStep> steps, std::string message) {
                     steps.insert(steps.begin(), FieldStep{"default_action"});
@@ -162,6 +165,31 @@ class Validator {
         }
       }
       compiled.emplace_back(i, *std::move(c));
+    }
+  }
+
+  // Each entitled AppMatch compiles like a rule's app section; `owner` has no meaning there (the
+  // guard never applies to owners).
+  void CheckLocationGuard(const Policy& policy, const PermissionIndex& permissions,
+                          const StorageLayout& layout) {
+    for (int i = 0; i < policy.location_guard().entitled_size(); ++i) {
+      const AppMatch& app = policy.location_guard().entitled(i);
+      std::vector<FieldStep> at = {{"location_guard"}, {"entitled", i}};
+      if (app.owner() != OWNERSHIP_UNSPECIFIED) {
+        std::vector<FieldStep> owner = at;
+        owner.push_back({"owner"});
+        PolicyProblem(owner, "location_guard: entitled callers cannot depend on ownership");
+      }
+      Rule rule;
+      rule.set_name("location-guard-entitled");
+      *rule.mutable_app() = app;
+      rule.mutable_action()->set_outcome(OUTCOME_ALLOW);
+      CompileRule(rule, permissions, layout, [&](std::vector<FieldStep> steps, std::string m) {
+        // Steps are relative to the synthetic rule: drop its "app" step.
+        if (!steps.empty() && steps.front().field == "app") steps.erase(steps.begin());
+        steps.insert(steps.begin(), at.begin(), at.end());
+        PolicyProblem(steps, absl::StrCat("location_guard: ", m));
+      }).IgnoreError();
     }
   }
 

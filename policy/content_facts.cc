@@ -245,7 +245,7 @@ constexpr ExtensionClass kExtensions[] = {
     {"mp3", MEDIA_CLASS_AUDIO},  {"m4a", MEDIA_CLASS_AUDIO},  {"aac", MEDIA_CLASS_AUDIO},
     {"flac", MEDIA_CLASS_AUDIO}, {"ogg", MEDIA_CLASS_AUDIO},  {"oga", MEDIA_CLASS_AUDIO},
     {"opus", MEDIA_CLASS_AUDIO}, {"wav", MEDIA_CLASS_AUDIO},  {"amr", MEDIA_CLASS_AUDIO},
-    {"mka", MEDIA_CLASS_AUDIO},
+    {"mka", MEDIA_CLASS_AUDIO},  {"tif", MEDIA_CLASS_IMAGE},  {"tiff", MEDIA_CLASS_IMAGE},
 };
 
 bool IsMediaClass(MediaClass media_class) {
@@ -305,6 +305,8 @@ absl::string_view FormatName(MediaFormat format) {
       return "pdf";
     case MediaFormat::kZip:
       return "zip";
+    case MediaFormat::kTiff:
+      return "tiff";
   }
   // A value cast from outside the enum (e.g. read from a corrupt cache) is still printable.
   return "unknown";
@@ -313,6 +315,9 @@ absl::string_view FormatName(MediaFormat format) {
 MediaFormat SniffFormat(Bytes head) {
   if (HasAt(head, 0, "\xFF\xD8\xFF")) return MediaFormat::kJpeg;
   if (HasAt(head, 0, "\x89PNG\r\n\x1A\n")) return MediaFormat::kPng;
+  if (HasAt(head, 0, absl::string_view("II*\0", 4)) || HasAt(head, 0, absl::string_view("MM\0*", 4))) {
+    return MediaFormat::kTiff;
+  }
   if (HasAt(head, 0, "GIF87a") || HasAt(head, 0, "GIF89a")) return MediaFormat::kGif;
   if (HasAt(head, 0, "RIFF") && HasAt(head, 8, "WEBP")) return MediaFormat::kWebp;
   // RF64 is the EBU's 64-bit-size WAVE for recordings over 4 GiB.
@@ -356,6 +361,7 @@ uint32_t ClassesOfFormat(MediaFormat format) {
     case MediaFormat::kWebp:
     case MediaFormat::kHeif:
     case MediaFormat::kAvif:
+    case MediaFormat::kTiff:
       return Bit(MEDIA_CLASS_IMAGE);
     // Containers that hold audio-only files as often as video (an .m4a may be an isom MP4, an
     // .ogg Vorbis file is the common case, .mka is Matroska).
@@ -399,8 +405,32 @@ ContentFacts FactsFromFormat(absl::string_view name, MediaFormat format) {
   facts.media_class = IsMediaClass(claimed) && (ClassesOfFormat(format) & Bit(claimed)) != 0
                           ? claimed
                           : MEDIA_CLASS_NONE;
-  facts.location = LocationFor(facts.media_class);
+  // A carrier's location is a property of its bytes, not of its name: a JPEG named x.txt still
+  // holds its GPS (Policy.location_guard).
+  facts.location = FormatMayCarryLocation(format) ? LocationPresence::kUnknown
+                                                  : LocationFor(facts.media_class);
   return facts;
+}
+
+bool FormatMayCarryLocation(MediaFormat format) {
+  switch (format) {
+    case MediaFormat::kJpeg:
+    case MediaFormat::kPng:
+    case MediaFormat::kGif:
+    case MediaFormat::kWebp:
+    case MediaFormat::kHeif:
+    case MediaFormat::kAvif:
+    case MediaFormat::kTiff:
+    case MediaFormat::kMp4:
+    case MediaFormat::kQuickTime:
+    case MediaFormat::k3gp:
+    case MediaFormat::kM4a:
+    case MediaFormat::kMatroska:
+    case MediaFormat::kWebm:
+      return true;
+    default:
+      return false;
+  }
 }
 
 ContentFacts FactsFromContent(absl::string_view name, Bytes head) {

@@ -34,6 +34,7 @@ enum class MediaFormat : uint8_t {
   kWav,        // RIFF....WAVE
   kPdf,        // "%PDF-"
   kZip,        // "PK\3\4" (also .docx/.xlsx/.pptx/.odt, .apk, .jar)
+  kTiff,       // "II*\0" / "MM\0*": TIFF and the raw formats built on it (DNG, CR2, NEF, ARW)
 };
 
 // Lower-case short name ("jpeg", "mp4", "unknown").
@@ -60,6 +61,12 @@ MediaClass ClassOfName(absl::string_view name);
 // MP4/Matroska/Ogg/3GP -> VIDEO|AUDIO (audio-only files use these containers too); PDF/ZIP/unknown
 // -> 0.
 uint32_t ClassesOfFormat(MediaFormat format);
+
+// Whether files of this format can hold location metadata that a common reader (exiftool,
+// ExifInterface, ffmpeg) reports: every image and video container, and ISO-BMFF audio (M4A holds
+// the same udta boxes as MP4). Formats with no location parser (GIF, Matroska, WebM, TIFF) are
+// carriers too: their location can never be vouched for. The daemon scans exactly these.
+bool FormatMayCarryLocation(MediaFormat format);
 
 // Whether location metadata may be present. Images and video are kUnknown until their content is
 // scanned (policy/location.h); rules treat everything but kAbsent as "may carry location" (fail

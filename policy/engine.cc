@@ -23,6 +23,19 @@ constexpr absl::string_view kUncertainRedactReason =
     "the rule grants a redacted copy; this file's location metadata could not be parsed, so "
     "everything that could hold location is filled (uncertain_location: REDACT_ALL)";
 
+constexpr absl::string_view kGuardReadRuleName = "<location-guard>";
+constexpr absl::string_view kGuardReadReason =
+    "the file may carry location metadata and the caller is neither its owner nor entitled to "
+    "location (location_guard), so every location range the parsers find is filled";
+constexpr absl::string_view kGuardWriteRuleName = "<location-guard>";
+constexpr absl::string_view kGuardWriteReason =
+    "the caller reads this file with location filled (location_guard), so it may not change it: "
+    "a writer could break the metadata's structure, read the file raw and restore it";
+
+// Every location kind: what a redacted read fills, whichever rule granted it.
+constexpr EnumMask kAllLocationKinds =
+    Bit(REDACTION_EXIF_GPS) | Bit(REDACTION_XMP_GPS) | Bit(REDACTION_ISOBMFF_LOCATION);
+
 }  // namespace
 
 absl::string_view OutcomeName(Outcome outcome) {
@@ -56,6 +69,18 @@ absl::StatusOr<std::unique_ptr<const Engine>> Engine::Create(const LoadedConfig&
   ASSIGN_OR_RETURN(engine->default_action_,
                    CompileAction(config.policy.default_action(), /*outcome_required=*/false));
   engine->policy_name_ = config.policy.name();
+  if (config.policy.has_location_guard()) {
+    engine->location_guard_ = true;
+    for (const AppMatch& app : config.policy.location_guard().entitled()) {
+      Rule rule;
+      rule.set_name("location-guard-entitled");
+      *rule.mutable_app() = app;
+      rule.mutable_action()->set_outcome(OUTCOME_ALLOW);
+      ASSIGN_OR_RETURN(CompiledRule compiled,
+                       CompileRule(rule, engine->permissions_, engine->layout_));
+      engine->location_entitled_.push_back(std::move(compiled));
+    }
+  }
   if (config.policy.uncertain_location() == UNCERTAIN_LOCATION_REDACT_ALL) {
     engine->uncertain_location_ = UNCERTAIN_LOCATION_REDACT_ALL;
   }
@@ -100,14 +125,55 @@ Decision Engine::Decide(const Request& request) const {
     decision.rule_index = static_cast<int>(i);
     decision.rule_name = rule.name;
     decision.reason = rule.description;
-    return Uncertain(decision, *in.content);
+    return Uncertain(GuardLocation(decision, in), *in.content);
   }
   decision.outcome = default_action_.outcome;
   decision.error = default_action_.error;
   decision.redact = default_action_.redact;
   decision.rule_name = kDefaultRuleName;
   decision.reason = kDefaultReason;
-  return Uncertain(decision, *in.content);
+  return Uncertain(GuardLocation(decision, in), *in.content);
+}
+
+bool Engine::EntitledToLocation(const MatchInput& in) const {
+  for (const CompiledRule& entitled : location_entitled_) {
+    if (entitled.Matches(in)) return true;
+  }
+  return false;
+}
+
+Decision Engine::GuardLocation(Decision decision, const MatchInput& in) const {
+  // What a redacted reader gets is decided by what the parsers found, never by the media class
+  // the rule was written for: a HEIF with an MP4 location box, or an MP4 with an Exif item.
+  if (decision.outcome == OUTCOME_ALLOW_REDACTED) {
+    decision.redact = kAllLocationKinds;
+    return decision;
+  }
+  if (!location_guard_ || decision.outcome != OUTCOME_ALLOW || in.node_type != NODE_TYPE_FILE ||
+      in.caller_owns) {
+    return decision;
+  }
+  const ContentFacts& content = *in.content;
+  if (in.op == OP_READ) {
+    if (!content.MayHaveLocation() || EntitledToLocation(in)) return decision;
+    decision.outcome = OUTCOME_ALLOW_REDACTED;
+    decision.redact = kAllLocationKinds;
+    decision.rule_index = -1;
+    decision.rule_name = kGuardReadRuleName;
+    decision.reason = kGuardReadReason;
+    return decision;
+  }
+  if (in.op == OP_WRITE) {
+    bool carrier = content.MayHaveLocation() || FormatMayCarryLocation(content.format);
+    if (!carrier || EntitledToLocation(in)) return decision;
+    decision.outcome = OUTCOME_DENY;
+    decision.error = ERRNO_EACCES;
+    decision.redact = 0;
+    decision.rule_index = -1;
+    decision.rule_name = kGuardWriteRuleName;
+    decision.reason = kGuardWriteReason;
+  }
+  return decision;
 }
 
 Decision Engine::Uncertain(Decision decision, const ContentFacts& content) const {

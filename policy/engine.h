@@ -68,6 +68,7 @@ class Engine {
   const std::string& rule_location(size_t i) const { return rule_locations_[i]; }
   const PermissionIndex& permissions() const { return permissions_; }
   const std::string& policy_name() const { return policy_name_; }
+  bool location_guard() const { return location_guard_; }
 
  private:
   Engine(PermissionIndex permissions, AppRegistry apps, StorageLayout layout)
@@ -75,6 +76,11 @@ class Engine {
 
   // Applies uncertain_location to an ALLOW_REDACTED decision about uncertain content.
   Decision Uncertain(Decision decision, const ContentFacts& content) const;
+  // Applies Policy.location_guard to a decision about a file (see policy.proto): every redacted
+  // read fills every location kind; reads by callers not entitled become redacted, their writes
+  // are refused.
+  Decision GuardLocation(Decision decision, const MatchInput& in) const;
+  bool EntitledToLocation(const MatchInput& in) const;
 
   PermissionIndex permissions_;
   AppRegistry apps_;
@@ -84,6 +90,8 @@ class Engine {
   CompiledAction default_action_;
   std::string policy_name_;
   UncertainLocation uncertain_location_ = UNCERTAIN_LOCATION_DENY;
+  bool location_guard_ = false;
+  std::vector<CompiledRule> location_entitled_;  // app sections of LocationGuard.entitled
 };
 
 absl::string_view OutcomeName(Outcome outcome);  // "ALLOW", "ALLOW_REDACTED", "DENY", "HIDE"
