@@ -1468,10 +1468,13 @@ int WriteAllowed(Filesystem* fs, fuse_req_t req, OpenFile* file) {
 
 // After a write through a redacted view: its page cache, which other redacted readers share,
 // may now hold bytes that a fill would cover; drop it. Sent after the reply, since the kernel
-// holds the written pages locked until then.
-void AfterRedactedWrite(Filesystem* fs, OpenFile* file) {
-  if (!file->redacted() || fs->session() == nullptr) return;
-  fuse_lowlevel_notify_inval_inode(fs->session()->session(), file->node->id, 0, 0);
+// holds the written pages locked until then. Takes the node id, not the handle: once the reply
+// is sent, a RELEASE may free the handle.
+NodeId RedactedNodeOf(const OpenFile* file) { return file->redacted() ? file->node->id : 0; }
+
+void AfterRedactedWrite(Filesystem* fs, NodeId redacted_node) {
+  if (redacted_node == 0 || fs->session() == nullptr) return;
+  fuse_lowlevel_notify_inval_inode(fs->session()->session(), redacted_node, 0, 0);
 }
 
 void sfs_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t off,
@@ -1484,8 +1487,9 @@ void sfs_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t o
   ssize_t n = pwrite(file->fd, buf, size, off);
   if (n < 0) return (void)fuse_reply_err(req, errno);
   Written(fs, file);
+  NodeId redacted = RedactedNodeOf(file);
   fuse_reply_write(req, static_cast<size_t>(n));
-  AfterRedactedWrite(fs, file);
+  AfterRedactedWrite(fs, redacted);
 }
 
 void sfs_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
@@ -1703,8 +1707,9 @@ void sfs_fallocate(fuse_req_t req, fuse_ino_t, int mode, off_t offset, off_t len
   if (int err = WriteAllowed(fs, req, file)) return (void)fuse_reply_err(req, err);
   int rc = fallocate(file->fd, mode, offset, length);
   if (rc == 0) Written(fs, file);
+  NodeId redacted = RedactedNodeOf(file);
   fuse_reply_err(req, rc == 0 ? 0 : errno);
-  AfterRedactedWrite(fs, file);
+  AfterRedactedWrite(fs, redacted);
 }
 
 void sfs_lseek(fuse_req_t req, fuse_ino_t, off_t off, int whence, fuse_file_info* fi) {
@@ -1741,8 +1746,9 @@ void sfs_copy_file_range(fuse_req_t req, fuse_ino_t, off_t off_in, fuse_file_inf
     ssize_t n = got == 0 ? 0 : pwrite(to->fd, buf.data(), got, off_out);
     if (n < 0) return (void)fuse_reply_err(req, errno);
     Written(fs, to);
+    NodeId redacted = RedactedNodeOf(to);
     fuse_reply_write(req, static_cast<size_t>(n));
-    return AfterRedactedWrite(fs, to);
+    return AfterRedactedWrite(fs, redacted);
   }
   loff_t in = off_in, out = off_out;
   ssize_t n = copy_file_range(from->fd, &in, to->fd, &out, len, static_cast<unsigned>(flags));

@@ -593,11 +593,21 @@ TEST(FactsFromContentTest, PdfNamedJpgIsNotMedia) {
   EXPECT_EQ(facts.location, LocationPresence::kAbsent);
 }
 
-TEST(FactsFromContentTest, JpegNamedTxtIsNotMedia) {
+// Not media, but its bytes still carry whatever location they hold (Policy.location_guard).
+TEST(FactsFromContentTest, JpegNamedTxtIsNotMediaButMayCarryLocation) {
   const ContentFacts facts = Facts("x.txt", Jpeg());
   EXPECT_EQ(facts.format, MediaFormat::kJpeg);
   EXPECT_EQ(facts.media_class, MEDIA_CLASS_NONE);
-  EXPECT_EQ(facts.location, LocationPresence::kAbsent);
+  EXPECT_EQ(facts.location, LocationPresence::kUnknown);
+}
+
+TEST(FactsFromContentTest, TiffIsAnImageThatMayCarryLocation) {
+  const Bytes tiff = {'I', 'I', '*', 0, 8, 0, 0, 0};
+  const ContentFacts facts = Facts("raw.dng", tiff);
+  EXPECT_EQ(facts.format, MediaFormat::kTiff);
+  EXPECT_EQ(facts.media_class, MEDIA_CLASS_IMAGE);
+  EXPECT_TRUE(FormatMayCarryLocation(facts.format));
+  EXPECT_EQ(Facts("raw.tif", Bytes{'M', 'M', 0, '*', 0, 0, 0, 8}).format, MediaFormat::kTiff);
 }
 
 TEST(FactsFromContentTest, JpegNamedUpperCaseJpgIsImageWithUnknownLocation) {
@@ -612,10 +622,11 @@ TEST(FactsFromContentTest, AudioOnlyBrandNamedMp4IsNotMedia) {
   EXPECT_EQ(Facts("x.mp4", M4a()).media_class, MEDIA_CLASS_NONE);
 }
 
-TEST(FactsFromContentTest, IsomMp4NamedM4aIsAudioWithoutLocation) {
+// ISO-BMFF audio holds the same udta location boxes as video.
+TEST(FactsFromContentTest, IsomMp4NamedM4aIsAudioThatMayCarryLocation) {
   const ContentFacts facts = Facts("song.m4a", Mp4());
   EXPECT_EQ(facts.media_class, MEDIA_CLASS_AUDIO);
-  EXPECT_EQ(facts.location, LocationPresence::kAbsent);
+  EXPECT_EQ(facts.location, LocationPresence::kUnknown);
 }
 
 TEST(FactsFromContentTest, Mp4NamedMp4IsVideoWithUnknownLocation) {

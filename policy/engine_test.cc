@@ -204,10 +204,14 @@ TEST_F(EngineTest, LocationRedactedWithoutAccessMediaLocation) {
   Decision d = Decide({"redaction set", kSocial, OP_READ, "DCIM/a.jpg", Bytes::kJpeg, kCamera,
                        OUTCOME_ALLOW_REDACTED, {}, "", NODE_TYPE_FILE, Loc::kPresent});
   EXPECT_FALSE(d.redact_fallback);
-  EXPECT_EQ(d.redact, Bit(REDACTION_EXIF_GPS) | Bit(REDACTION_XMP_GPS));
+  // Every kind is filled, whichever class the rule was written for (a HEIF may hold an MP4
+  // location box, an MP4 an Exif item).
+  constexpr EnumMask kAll =
+      Bit(REDACTION_EXIF_GPS) | Bit(REDACTION_XMP_GPS) | Bit(REDACTION_ISOBMFF_LOCATION);
+  EXPECT_EQ(d.redact, kAll);
   d = Decide({"video redaction set", kSocial, OP_READ, "DCIM/v.mp4", Bytes::kMp4, kCamera,
               OUTCOME_ALLOW_REDACTED, {}, "", NODE_TYPE_FILE, Loc::kPresent});
-  EXPECT_EQ(d.redact, Bit(REDACTION_ISOBMFF_LOCATION) | Bit(REDACTION_XMP_GPS));
+  EXPECT_EQ(d.redact, kAll);
 }
 
 // UNCERTAIN_LOCATION_REDACT_ALL turns the uncertain denial into a redacted copy that also fills

@@ -1,22 +1,41 @@
-// Exif GPS finder (see exif_gps.h): follows GPSInfo pointers from the IFD0 chain and the Exif and
-// Interoperability sub-IFDs, and reports the GPS IFD's entries and their out-of-line values. All
-// offsets are checked against the TIFF's bounds before use; anything inconsistent fails closed.
+// Exif GPS finder (see exif_gps.h): follows GPSInfo pointers from every IFD a reader walks (the
+// IFD0 chain, the Exif, Interoperability, SubIFDs and GlobalParameters IFDs and their chains), and
+// reports the GPS IFD's entries and their out-of-line values, plus the GPS properties of XMP kept
+// in an ApplicationNotes tag. All offsets are checked against the TIFF's bounds before use;
+// anything inconsistent fails closed.
 #include "policy/exif_gps.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "policy/xmp_gps.h"
 
 namespace scopedfs::policy {
 namespace {
 
+constexpr uint16_t kTagSubIfds = 0x014A;
+constexpr uint16_t kTagGlobalParametersIfd = 0x0190;
+constexpr uint16_t kTagApplicationNotes = 0x02BC;  // XMP packet (TIFF/EP, Adobe XMP part 3)
 constexpr uint16_t kTagExifIfd = 0x8769;
 constexpr uint16_t kTagGpsIfd = 0x8825;
 constexpr uint16_t kTagInteropIfd = 0xA005;
-constexpr uint16_t kTypeLong = 4;
-constexpr uint16_t kTypeIfd = 13;
+
+// Tags whose values point at IFDs that readers parse with the IFD0 tag table, so a GPSInfo tag in
+// them is honoured: ExifTool follows all five, Android's ExifInterface the Exif, Interop and
+// SubIFDs pointers.
+bool IsSubIfdPointer(uint16_t tag) {
+  return tag == kTagExifIfd || tag == kTagInteropIfd || tag == kTagSubIfds ||
+         tag == kTagGlobalParametersIfd;
+}
+
+// The XMP depth limit for ApplicationNotes packets. ScanReader does not expose the scan's own
+// limit; a deeper packet only fails the XMP parse, which then redacts the packet whole.
+constexpr int kXmpMaxDepth = ScanLimits().max_depth;
 
 constexpr uint64_t kEntrySize = 12;
 
@@ -70,17 +89,8 @@ class TiffWalker {
     } else {
       return r_.Fail(begin_, "bad TIFF header");
     }
-    uint32_t ifd = U32(header + 4);
-    // The IFD chain is walked iteratively (it is a list, not a tree); `visited_` ends loops and
-    // the structure budget bounds its length. A zero link ends it, except that IFD0 must exist.
-    do {
-      std::vector<Entry> entries;
-      uint32_t next = 0;
-      if (!ReadIfd(ifd, /*need_next=*/true, &entries, &next)) return false;
-      if (!FollowPointers(entries)) return false;
-      ifd = next;
-    } while (ifd != 0);
-    return true;
+    // IFD0 must exist, and so must every link of its chain.
+    return WalkChain(U32(header + 4), /*strict=*/true);
   }
 
  private:
@@ -101,9 +111,10 @@ class TiffWalker {
     return offset <= length_ && size <= length_ - offset;
   }
 
-  // Reads the IFD at TIFF-relative `ifd`: its entries and, if `need_next`, the next-IFD link
-  // (the GPS IFD's link is never followed, so it need not even be present).
-  bool ReadIfd(uint32_t ifd, bool need_next, std::vector<Entry>* entries, uint32_t* next) {
+  // Reads the IFD at TIFF-relative `ifd`: its entries and the next-IFD link, which must be
+  // present if `need_next` and otherwise is reported (*has_next) only if it lies inside the TIFF.
+  bool ReadIfd(uint32_t ifd, bool need_next, std::vector<Entry>* entries, uint32_t* next,
+               bool* has_next) {
     uint64_t at = begin_ + ifd;
     // Offsets below 8 would overlap the header; real writers never produce them.
     if (ifd < 8) return r_.Fail(at, absl::StrCat("IFD offset ", ifd, " overlaps the header"));
@@ -118,7 +129,8 @@ class TiffWalker {
     uint8_t count_bytes[2];
     if (!r_.Read(at, 2, count_bytes)) return false;
     uint64_t count = U16(count_bytes);
-    uint64_t body = kEntrySize * count + (need_next ? 4 : 0);
+    *has_next = need_next || Inside(ifd + uint64_t{2}, kEntrySize * count + 4);
+    uint64_t body = kEntrySize * count + (*has_next ? 4 : 0);
     if (!Inside(ifd + uint64_t{2}, body)) {
       return r_.Fail(at, absl::StrCat("IFD with ", count, " entries runs past the TIFF"));
     }
@@ -132,46 +144,142 @@ class TiffWalker {
       if (!r_.Visit(entry_at)) return false;
       entries->push_back({entry_at, U16(p), U16(p + 2), U32(p + 4), U32(p + 8)});
     }
-    if (need_next) *next = U32(raw.data() + kEntrySize * count);
+    if (*has_next) *next = U32(raw.data() + kEntrySize * count);
     return true;
   }
 
-  // An IFD pointer entry must hold exactly one offset; anything else means we misunderstand the
-  // file, and a reader might still follow it.
-  bool PointerTarget(const Entry& e, uint32_t* target) {
-    if ((e.type != kTypeLong && e.type != kTypeIfd) || e.count != 1) {
-      return r_.Fail(e.at, absl::StrCat("tag 0x", absl::Hex(e.tag), " is not a single IFD offset"));
+  // Walks the IFD at `ifd` and the chain its next-IFD links make, following the pointers in each.
+  // The chain is walked iteratively (it is a list, not a tree); `visited_` ends loops and the
+  // structure budget bounds its length. In a `strict` chain (IFD0's) every link must be a valid
+  // IFD. Other IFDs' links are not defined by the standard, and writers often leave garbage or
+  // nothing there; but ExifTool follows SubIFD chains and ExifInterface reads the link after any
+  // IFD as a further IFD. So a link there is followed when it is nonzero, new and lands on an IFD
+  // that lies wholly inside the TIFF, which is what those readers check before using one.
+  bool WalkChain(uint32_t ifd, bool strict) {
+    bool first = true;
+    while (true) {
+      if (!first && !strict && !PlausibleIfd(ifd)) return true;
+      first = false;
+      std::vector<Entry> entries;
+      uint32_t next = 0;
+      bool has_next = false;
+      if (!ReadIfd(ifd, strict, &entries, &next, &has_next)) return false;
+      if (!FollowPointers(entries)) return false;
+      if (!has_next || next == 0) return true;
+      ifd = next;
     }
-    *target = e.value;
+  }
+
+  // Whether a non-strict next-IFD link leads somewhere a reader could parse as a new IFD.
+  bool PlausibleIfd(uint32_t ifd) {
+    if (ifd < 8 || !Inside(ifd, 2) || visited_.contains(ifd)) return false;
+    uint8_t count_bytes[2];
+    if (!r_.Read(begin_ + ifd, 2, count_bytes)) return false;
+    return Inside(ifd + uint64_t{2}, kEntrySize * U16(count_bytes));
+  }
+
+  // The integer values of a pointer entry (`max` at most). Readers take an IFD offset from any
+  // integer type (ExifTool uses whatever number the value decodes to; ExifInterface accepts
+  // SHORT, SSHORT, LONG and SLONG), so all integer types are accepted. Any other type, or no
+  // value, means we misunderstand the file while a reader might still follow it: malformed.
+  bool PointerTargets(const Entry& e, uint32_t max, std::vector<uint32_t>* targets) {
+    uint64_t unit = 0;
+    switch (e.type) {
+      case 1:  // BYTE
+      case 6:  // SBYTE
+        unit = 1;
+        break;
+      case 3:  // SHORT
+      case 8:  // SSHORT
+        unit = 2;
+        break;
+      case 4:   // LONG
+      case 9:   // SLONG
+      case 13:  // IFD
+        unit = 4;
+        break;
+      default:
+        break;
+    }
+    if (unit == 0 || e.count == 0) {
+      return r_.Fail(e.at, absl::StrCat("tag 0x", absl::Hex(e.tag), " is not an IFD offset"));
+    }
+    uint64_t n = std::min<uint64_t>(e.count, max);
+    uint64_t size = unit * e.count;
+    std::vector<uint8_t> raw(unit * n);
+    if (size <= 4) {
+      // Inline: the value field, in the file's byte order, left-justified.
+      uint8_t field[4];
+      if (!r_.Read(e.at + 8, 4, field)) return false;
+      std::copy(field, field + raw.size(), raw.begin());
+    } else {
+      if (!Inside(e.value, size)) {
+        return r_.Fail(e.at, absl::StrCat("tag 0x", absl::Hex(e.tag), " offsets at ", e.value,
+                                          " outside the TIFF"));
+      }
+      if (!r_.Read(begin_ + e.value, raw.size(), raw.data())) return false;
+    }
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint8_t* p = raw.data() + unit * i;
+      targets->push_back(unit == 1 ? p[0] : unit == 2 ? U16(p) : U32(p));
+    }
     return true;
   }
 
   // GPSInfo is defined for IFD0, but readers (ExifTool, Android's ExifInterface) follow it from
-  // any IFD, so a pointer in IFD1, the Exif IFD or the Interoperability IFD is honoured too.
+  // any IFD they parse with the IFD0 table, so a pointer in IFD1, the Exif IFD, the
+  // Interoperability IFD, a SubIFD or the GlobalParameters IFD is honoured too.
   bool FollowPointers(const std::vector<Entry>& entries) {
     for (const Entry& e : entries) {
-      uint32_t target = 0;
+      std::vector<uint32_t> targets;
       if (e.tag == kTagGpsIfd) {
-        if (!PointerTarget(e, &target)) return false;
+        // Readers take the first offset only (ExifTool: MaxSubdirs 1).
+        if (!PointerTargets(e, 1, &targets)) return false;
         ScanReader::DepthGuard guard(r_, e.at);
-        if (!guard.ok() || !ScanGpsIfd(target)) return false;
-      } else if (e.tag == kTagExifIfd || e.tag == kTagInteropIfd) {
-        if (!PointerTarget(e, &target)) return false;
+        if (!guard.ok() || !ScanGpsIfd(targets[0])) return false;
+      } else if (IsSubIfdPointer(e.tag)) {
+        // SubIFDs may list several IFDs; the structure budget bounds how many.
+        if (!PointerTargets(e, e.count, &targets)) return false;
         ScanReader::DepthGuard guard(r_, e.at);
         if (!guard.ok()) return false;
-        std::vector<Entry> sub;
-        uint32_t unused_next = 0;
-        if (!ReadIfd(target, /*need_next=*/false, &sub, &unused_next)) return false;
-        if (!FollowPointers(sub)) return false;
+        for (uint32_t target : targets) {
+          if (!WalkChain(target, /*strict=*/false)) return false;
+        }
+      } else if (e.tag == kTagApplicationNotes) {
+        if (!ScanApplicationNotes(e)) return false;
       }
     }
     return true;
   }
 
+  // XMP stored in the TIFF itself (TIFF/EP's XMLPacket tag, which ExifTool reads from Exif too).
+  // Its GPS properties are reported as XMP ranges; XML the XMP finder cannot vouch for is
+  // reported whole.
+  bool ScanApplicationNotes(const Entry& e) {
+    uint64_t unit = TypeSize(e.type);
+    if (unit != 1) {
+      return r_.Fail(e.at, absl::StrCat("ApplicationNotes of type ", e.type));
+    }
+    uint64_t size = e.count;
+    uint64_t at = e.at + 8;  // inline
+    if (size > 4) {
+      if (!Inside(e.value, size)) {
+        return r_.Fail(e.at, absl::StrCat("ApplicationNotes of ", size, " bytes at ", e.value,
+                                          " outside the TIFF"));
+      }
+      at = begin_ + e.value;
+    }
+    std::string packet;
+    if (!r_.ReadString(at, size, &packet)) return false;
+    FindXmpGps(packet, at, kXmpMaxDepth, out_);
+    return true;
+  }
+
   bool ScanGpsIfd(uint32_t ifd) {
     std::vector<Entry> entries;
-    uint32_t unused_next = 0;
-    if (!ReadIfd(ifd, /*need_next=*/false, &entries, &unused_next)) return false;
+    uint32_t next = 0;
+    bool has_next = false;
+    if (!ReadIfd(ifd, /*need_next=*/false, &entries, &next, &has_next)) return false;
     // The count and the entries, not the next-IFD link: zeroing the count alone already empties
     // the IFD for a reader, and the entries go too so that nothing is left for a lenient one.
     uint64_t at = begin_ + ifd;
@@ -190,6 +298,9 @@ class TiffWalker {
       }
       AddRange(out_, begin_ + e.value, begin_ + e.value + size, REDACTION_EXIF_GPS);
     }
+    // ExifInterface reads the IFD a GPS IFD links to as one more IFD (with pointers of its own);
+    // ExifTool ignores it. The link itself stays, so it is walked like any non-strict link.
+    if (has_next && next != 0 && PlausibleIfd(next)) return WalkChain(next, /*strict=*/false);
     return true;
   }
 

@@ -4,6 +4,7 @@
 #include "policy/exif_gps.h"
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -386,14 +387,192 @@ TEST(FindTiffGpsTest, UnknownTypeOnlyMattersInTheGpsIfd) {
   }
 }
 
-TEST(FindTiffGpsTest, GpsPointerOfTheWrongShapeFails) {
-  for (Entry bad : {Entry{0x8825, 3, 1, kGps, ""}, Entry{0x8825, 4, 2, kGps, ""}}) {
+TEST(FindTiffGpsTest, GpsPointerOfANonIntegerTypeOrWithoutValueFails) {
+  // ExifTool would even follow a RATIONAL 56/1 or an ASCII "56"; we cannot vouch for that.
+  for (Entry bad : {Entry{0x8825, 5, 1, kGps, ""}, Entry{0x8825, 2, 4, kGps, ""},
+                    Entry{0x8825, 4, 0, kGps, ""}}) {
     TiffBuilder t = StandardTiff(false);
     t.Ifd(kIfd0, {bad}, 0);
     Result res = Find(t.bytes);
-    EXPECT_FALSE(res.ok);
-    EXPECT_NE(res.error.find("single IFD offset"), std::string::npos) << res.error;
+    EXPECT_FALSE(res.ok) << bad.type;
+    EXPECT_NE(res.error.find("not an IFD offset"), std::string::npos) << res.error;
   }
+}
+
+// A TIFF whose only route to a GPS IFD is IFD0 -> `via` (of `type`) -> IFD at 26 -> GPSInfo ->
+// GPS IFD at 44 holding one GPSAltitude whose value is at 62. IFDs of one entry take 18 bytes.
+TiffBuilder ViaIfd(bool big_endian, uint16_t via, uint16_t type) {
+  TiffBuilder t(big_endian);
+  t.Ifd0At(kIfd0);
+  std::string inline_value;
+  if (type == 1 || type == 6) inline_value = std::string("\x1a\0\0\0", 4);
+  if (type == 3 || type == 8) inline_value = t.InlineShort(26);
+  t.Ifd(kIfd0, {{via, type, 1, 26, inline_value}}, 0);
+  t.Ifd(26, {{0x8825, 4, 1, 44, ""}}, 0);
+  t.Ifd(44, {{0x0006, 5, 1, 62, ""}}, 0);  // GPSAltitude
+  t.Rationals(62, {125, 10});
+  return t;
+}
+
+const std::vector<LocationRange>& ViaIfdRanges() {
+  static const auto* ranges = new std::vector<LocationRange>{{44, 44 + 14, kExif}, {62, 70, kExif}};
+  return *ranges;
+}
+
+TEST(FindTiffGpsTest, PointersOfEveryIntegerTypeAreFollowed) {
+  // ExifTool takes an offset from any integer type, ExifInterface from SHORT, SSHORT, LONG and
+  // SLONG; the Exif IFD pointer (and through it the GPS pointer) may be any of them.
+  for (bool be : {false, true}) {
+    for (uint16_t type : {1, 3, 4, 6, 8, 9, 13}) {
+      Result res = Find(ViaIfd(be, 0x8769, type).bytes);
+      ASSERT_TRUE(res.ok) << type << ": " << res.error;
+      EXPECT_EQ(res.ranges, ViaIfdRanges()) << type;
+    }
+  }
+  // A SHORT GPS pointer straight from IFD0.
+  TiffBuilder t = StandardTiff(true);
+  t.Ifd(kIfd0, {{0x8825, 3, 1, 0, t.InlineShort(kGps)}}, kIfd1);
+  Result res = Find(t.bytes);
+  ASSERT_TRUE(res.ok) << res.error;
+  EXPECT_EQ(res.ranges.front(), (LocationRange{kGps, kGpsEntriesEnd, kExif}));
+}
+
+TEST(FindTiffGpsTest, GpsPointerWithSeveralOffsetsUsesTheFirst) {
+  // As ExifTool does (MaxSubdirs 1): the offsets are out of line, at 200.
+  TiffBuilder t = StandardTiff(false);
+  t.Ifd(kIfd0, {{0x8825, 4, 2, 200, ""}}, kIfd1);
+  t.Put(200, t.U32(kGps) + t.U32(0xFFFFFFF0));
+  Result res = Find(t.bytes);
+  ASSERT_TRUE(res.ok) << res.error;
+  std::vector<LocationRange> want = {
+      {kGps, kGpsEntriesEnd, kExif}, {kLat, kLon, kExif}, {kLon, kValuesEnd, kExif}};
+  EXPECT_EQ(res.ranges, want);
+  // Offsets outside the TIFF fail closed.
+  t.Ifd(kIfd0, {{0x8825, 4, 2, 0xFFFFFFF0, ""}}, kIfd1);
+  EXPECT_FALSE(Find(t.bytes).ok);
+}
+
+TEST(FindTiffGpsTest, SubIfdsAndGlobalParametersLeadToGps) {
+  for (bool be : {false, true}) {
+    for (uint16_t via : {0x014A, 0x0190, 0xA005}) {
+      Result res = Find(ViaIfd(be, via, 4).bytes);
+      ASSERT_TRUE(res.ok) << via << ": " << res.error;
+      EXPECT_EQ(res.ranges, ViaIfdRanges()) << via;
+    }
+  }
+}
+
+TEST(FindTiffGpsTest, EverySubIfdIsWalked) {
+  // SubIFDs lists two IFDs (out of line, at 100); the GPS pointer is in the second.
+  TiffBuilder t(false);
+  t.Ifd0At(kIfd0);
+  t.Ifd(kIfd0, {{0x014A, 13, 2, 100, ""}}, 0);
+  t.Put(100, t.U32(26) + t.U32(120));
+  t.Ifd(26, {{0x00FE, 4, 1, 1, ""}}, 0);
+  t.Ifd(120, {{0x8825, 4, 1, 44, ""}}, 0);
+  t.Ifd(44, {{0x0006, 5, 1, 62, ""}}, 0);
+  t.Rationals(62, {125, 10});
+  Result res = Find(t.bytes);
+  ASSERT_TRUE(res.ok) << res.error;
+  EXPECT_EQ(res.ranges, ViaIfdRanges());
+}
+
+TEST(FindTiffGpsTest, SubIfdInsideTheExifIfdIsWalked) {
+  TiffBuilder t(true);
+  t.Ifd0At(kIfd0);
+  t.Ifd(kIfd0, {{0x8769, 4, 1, 100, ""}}, 0);
+  t.Ifd(100, {{0x014A, 4, 1, 26, ""}}, 0);
+  t.Ifd(26, {{0x8825, 4, 1, 44, ""}}, 0);
+  t.Ifd(44, {{0x0006, 5, 1, 62, ""}}, 0);
+  t.Rationals(62, {125, 10});
+  Result res = Find(t.bytes);
+  ASSERT_TRUE(res.ok) << res.error;
+  EXPECT_EQ(res.ranges, ViaIfdRanges());
+}
+
+TEST(FindTiffGpsTest, LinksAfterSubIfdsAreFollowedWhenTheyLandOnAnIfd) {
+  // The Exif IFD at 26 links to an IFD at 100 holding the GPS pointer: ExifInterface reads it.
+  TiffBuilder t(false);
+  t.Ifd0At(kIfd0);
+  t.Ifd(kIfd0, {{0x8769, 4, 1, 26, ""}}, 0);
+  t.Ifd(26, {{0x9000, 7, 4, 0, "0232"}}, 100);
+  t.Ifd(100, {{0x8825, 4, 1, 44, ""}}, 0);
+  t.Ifd(44, {{0x0006, 5, 1, 62, ""}}, 0);
+  t.Rationals(62, {125, 10});
+  Result res = Find(t.bytes);
+  ASSERT_TRUE(res.ok) << res.error;
+  EXPECT_EQ(res.ranges, ViaIfdRanges());
+
+  // Links no reader could follow are not followed, and do not make the TIFF malformed: past the
+  // end, onto an IFD running past the end, back to an IFD already walked, or missing entirely
+  // (the sub-IFD ends where the TIFF does).
+  for (uint32_t link : {0xFFFFFFF0u, 4u, 26u, kIfd0}) {
+    TiffBuilder u = t;
+    u.Ifd(26, {{0x9000, 7, 4, 0, "0232"}}, link);
+    u.Ifd(100, {}, 0);  // the GPS IFD is now reachable only through the link
+    Result bad = Find(u.bytes);
+    EXPECT_TRUE(bad.ok) << link << ": " << bad.error;
+    EXPECT_TRUE(bad.ranges.empty()) << link;
+  }
+  TiffBuilder v(false);
+  v.Ifd0At(kIfd0);
+  v.Ifd(kIfd0, {{0x8769, 4, 1, 26, ""}}, 0);
+  v.Ifd(26, {{0x9000, 7, 4, 0, "0232"}}, 0);
+  v.bytes.resize(26 + 2 + 12);  // no room for the Exif IFD's link
+  Result none = Find(v.bytes);
+  EXPECT_TRUE(none.ok) << none.error;
+  EXPECT_TRUE(none.ranges.empty());
+}
+
+TEST(FindTiffGpsTest, LinkAfterTheGpsIfdIsFollowed) {
+  // ExifInterface reads the IFD after the GPS IFD as one more IFD: a GPS pointer there counts.
+  TiffBuilder t(true);
+  t.Ifd0At(kIfd0);
+  t.Ifd(kIfd0, {{0x8825, 4, 1, 44, ""}}, 0);
+  t.Ifd(44, {{0x0006, 5, 1, 62, ""}}, 80);
+  t.Rationals(62, {125, 10});
+  t.Ifd(80, {{0x8825, 4, 1, 100, ""}}, 0);
+  t.Ifd(100, {{0x0006, 5, 1, 118, ""}}, 0);
+  t.Rationals(118, {7, 1});
+  Result res = Find(t.bytes);
+  ASSERT_TRUE(res.ok) << res.error;
+  std::vector<LocationRange> want = {
+      {44, 58, kExif}, {62, 70, kExif}, {100, 114, kExif}, {118, 126, kExif}};
+  EXPECT_EQ(res.ranges, want);
+}
+
+TEST(FindTiffGpsTest, ApplicationNotesXmpGpsIsReported) {
+  const std::string xmp =
+      "<x:xmpmeta xmlns:x='adobe:ns:meta/'><rdf:RDF><rdf:Description exif:GPSLatitude='37,46N' "
+      "xmp:Rating='1'/></rdf:RDF></x:xmpmeta>";
+  const size_t lat = xmp.find("exif:GPSLatitude");
+  const size_t lat_size = strlen("exif:GPSLatitude='37,46N'");
+  for (bool be : {false, true}) {
+    for (uint16_t type : {1, 7}) {
+      TiffBuilder t(be);
+      t.Ifd0At(kIfd0);
+      t.Ifd(kIfd0, {{0x02BC, type, static_cast<uint32_t>(xmp.size()), 26, ""}}, 0);
+      t.Put(26, xmp);
+      Result res = Find(t.bytes, 5);
+      ASSERT_TRUE(res.ok) << res.error;
+      std::vector<LocationRange> want = {
+          {5 + 26 + lat, 5 + 26 + lat + lat_size, REDACTION_XMP_GPS}};
+      EXPECT_EQ(res.ranges, want);
+    }
+  }
+  // Broken XML is reported whole; a value outside the TIFF or of a multi-byte type fails.
+  TiffBuilder t(false);
+  t.Ifd0At(kIfd0);
+  t.Ifd(kIfd0, {{0x02BC, 7, 10, 26, ""}}, 0);
+  t.Put(26, "<a><b></a>");
+  Result res = Find(t.bytes);
+  ASSERT_TRUE(res.ok) << res.error;
+  std::vector<LocationRange> whole = {{26, 36, REDACTION_XMP_GPS}};
+  EXPECT_EQ(res.ranges, whole);
+  t.Ifd(kIfd0, {{0x02BC, 7, 100, 26, ""}}, 0);
+  EXPECT_FALSE(Find(t.bytes).ok);
+  t.Ifd(kIfd0, {{0x02BC, 3, 5, 26, ""}}, 0);
+  EXPECT_FALSE(Find(t.bytes).ok);
 }
 
 TEST(FindTiffGpsTest, IfdOverlappingTheHeaderFails) {

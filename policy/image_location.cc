@@ -1,11 +1,17 @@
-// Location finders for still-image containers: JPEG (APP1 Exif, XMP and ExtendedXMP), PNG (eXIf,
-// XMP text chunks, ImageMagick's raw profiles) and WebP (EXIF and XMP chunks). They delimit the
-// metadata blocks and hand them to the Exif and XMP finders.
+// Location finders for still-image containers: JPEG (APP1 Exif, XMP and ExtendedXMP, APP13
+// Photoshop resources), PNG (eXIf, XMP text chunks, ImageMagick's raw profiles) and WebP (EXIF and
+// XMP chunks). They delimit the metadata blocks and hand them to the Exif and XMP finders.
 //
-// Not covered (location there survives redaction): JPEG APP13 Photoshop resources (which can
-// embed Exif and XMP), APP1 segments with garbage before "Exif", anything after SOS (MPF
-// secondary images, appended motion-photo video), maker notes; PNG "Raw profile type 8bim" and
-// "iptc"; data past the RIFF size in WebP. Multi-segment Exif fails closed (malformed).
+// What counts as a metadata block is what the most liberal common reader takes as one (ExifTool;
+// Android's ExifInterface is stricter everywhere here): Exif identifiers in any case and after up
+// to 4 bytes of garbage, XMP in APP1 segments with non-standard headers, Photoshop resources,
+// PNG chunks after IEND and WebP chunks past the RIFF size. A block that could be one and cannot
+// be delimited makes the scan malformed, never clean.
+//
+// Not covered (location there survives redaction): anything after SOS (MPF secondary images,
+// appended motion-photo video, trailers such as Samsung's or MIE), maker notes, Photoshop
+// resources inside TIFF (0x8649), non-image RIFF chunks some readers decode (BikeBro GPS
+// tracks). Multi-segment Exif and Photoshop data that spans segments fail closed (malformed).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -28,14 +34,23 @@ constexpr Redaction kExif = REDACTION_EXIF_GPS;
 constexpr Redaction kXmp = REDACTION_XMP_GPS;
 
 // The sixth byte of the Exif identifier is padding that some cameras leave non-zero, and
-// readers accept that, so only the first five are matched.
+// readers accept that, so only the first five are matched. ExifTool also matches them in any case
+// and after up to 4 bytes of garbage (/^(.{0,4})Exif\0/is), which some encoders write.
 constexpr absl::string_view kExifId("Exif\0", 5);
 constexpr uint64_t kExifIdSize = 6;
+constexpr size_t kExifIdMaxGarbage = 4;
 constexpr absl::string_view kStrictExifId("Exif\0\0", 6);
 constexpr absl::string_view kXmpId("http://ns.adobe.com/xap/1.0/\0", 29);
 constexpr absl::string_view kExtendedXmpId("http://ns.adobe.com/xmp/extension/\0", 35);
 // Identifier, GUID (32 hex digits), full length (4), offset of this chunk (4).
 constexpr uint64_t kExtendedXmpHeaderSize = 35 + 32 + 4 + 4;
+// APP13 identifiers of Photoshop image resource blocks, current and old.
+constexpr absl::string_view kPhotoshopId("Photoshop 3.0\0", 14);
+constexpr absl::string_view kOldPhotoshopId("Adobe_Photoshop2.5:", 19);
+constexpr size_t kOldPhotoshopHeaderSize = 27;
+// Photoshop resource IDs that hold location: Exif (a TIFF structure) and XMP.
+constexpr uint16_t kPhotoshopExif = 0x0422;
+constexpr uint16_t kPhotoshopXmp = 0x0424;
 
 absl::string_view View(const uint8_t* p, size_t n) {
   return absl::string_view(reinterpret_cast<const char*>(p), n);
@@ -85,6 +100,46 @@ bool ScanExifBlock(ScanReader& r, uint64_t begin, uint64_t end, LocationScan* sc
   return FindTiffGps(r, tiff, end, &scan->ranges);
 }
 
+// Photoshop image resource blocks in [begin, end): "8BIM", a 16-bit ID, a Pascal name padded to
+// an even size, a 32-bit size and the data, padded to an even size. The Exif (0x0422) and XMP
+// (0x0424) resources are scanned. Like ExifTool, the walk ends at a block of another signature.
+// A block that runs past `end` ends it too, unless `strict`: in JPEG, resources may continue in
+// the next APP13 segment (ExifTool joins them), which we do not, so that is malformed.
+bool ScanPhotoshopResources(ScanReader& r, const ScanLimits& limits, uint64_t begin,
+                            uint64_t end, bool strict, LocationScan* scan) {
+  uint64_t pos = begin;
+  while (end - pos > 8) {
+    if (!r.Visit(pos)) return false;
+    uint8_t head[7];
+    if (!r.Read(pos, sizeof(head), head)) return false;
+    absl::string_view type = View(head, 4);
+    if (type != "8BIM" && type != "PHUT" && type != "DCSR" && type != "AgHg" && type != "MeSa") {
+      return true;
+    }
+    uint16_t id = static_cast<uint16_t>((head[4] << 8) | head[5]);
+    uint64_t name_size = head[6];
+    uint64_t size_at = pos + 7 + name_size + ((name_size & 1) ? 0 : 1);
+    uint32_t size = 0;
+    if (size_at + 4 > end || !r.Be32(size_at, &size)) {
+      return strict ? r.Fail(pos, "Photoshop resource header runs past its segment") : r.ok();
+    }
+    uint64_t data = size_at + 4;
+    if (size > end - data) {
+      return strict ? r.Fail(pos, "Photoshop resource runs past its segment") : true;
+    }
+    if (type == "8BIM" && id == kPhotoshopExif) {
+      AddRange(&scan->fallback, data, data + size, kExif);
+      if (!FindTiffGps(r, data, data + size, &scan->ranges)) return false;
+    } else if (type == "8BIM" && id == kPhotoshopXmp) {
+      AddRange(&scan->fallback, data, data + size, kXmp);
+      if (!ScanXmpPacket(r, limits, data, data + size, scan)) return false;
+    }
+    pos = data + size + (size & 1);
+    if (pos > end) break;
+  }
+  return true;
+}
+
 LocationScan Done(ScanReader& r, LocationScan scan) {
   NormalizeRanges(&scan.ranges);
   NormalizeRanges(&scan.fallback);
@@ -94,14 +149,24 @@ LocationScan Done(ScanReader& r, LocationScan scan) {
 
 // ---- JPEG ----
 
+// Where an APP1 segment's Exif identifier starts, as ExifTool matches it: "Exif\0" in any case,
+// after at most kExifIdMaxGarbage bytes. npos if there is none.
+size_t FindExifId(absl::string_view head) {
+  for (size_t at = 0; at <= kExifIdMaxGarbage && at + kExifId.size() <= head.size(); ++at) {
+    if (absl::EqualsIgnoreCase(head.substr(at, kExifId.size()), kExifId)) return at;
+  }
+  return absl::string_view::npos;
+}
+
 bool JpegApp1(ScanReader& r, const ScanLimits& limits, uint64_t data, uint64_t end,
               LocationScan* scan) {
   std::string head;
   if (!Peek(r, data, end, kExtendedXmpId.size(), &head)) return false;
-  if (absl::StartsWith(head, kExifId)) {
+  size_t exif_at = FindExifId(head);
+  if (exif_at != absl::string_view::npos) {
     AddRange(&scan->fallback, data, end, kExif);
     // If the segment is shorter than the identifier, FindTiffGps sees begin > end and fails.
-    return FindTiffGps(r, data + kExifIdSize, end, &scan->ranges);
+    return FindTiffGps(r, data + exif_at + kExifIdSize, end, &scan->ranges);
   }
   if (absl::StartsWith(head, kXmpId)) {
     AddRange(&scan->fallback, data, end, kXmp);
@@ -117,8 +182,37 @@ bool JpegApp1(ScanReader& r, const ScanLimits& limits, uint64_t data, uint64_t e
     AddRange(&scan->fallback, data, end, kXmp);
     if (end - data < kExtendedXmpHeaderSize) return r.Fail(data, "ExtendedXMP header truncated");
     AddRange(&scan->ranges, data + kExtendedXmpHeaderSize, end, kXmp);
+    return true;
+  }
+  // ExifTool also parses as XMP any other APP1 segment that starts with "http" or "XMP\0" or
+  // holds "<exif:" or "<?xpacket" anywhere, from its first byte: non-standard headers some
+  // writers use. The whole segment goes to the XMP finder, which ignores text outside tags.
+  std::string segment;
+  if (!ReadWhole(r, limits, data, end, &segment)) return false;
+  if (absl::StartsWith(segment, "http") ||
+      absl::StartsWith(segment, absl::string_view("XMP\0", 4)) ||
+      absl::StrContains(segment, "<exif:") || absl::StrContains(segment, "<?xpacket")) {
+    AddRange(&scan->fallback, data, end, kXmp);
+    FindXmpGps(segment, data, limits.max_depth, &scan->ranges);
   }
   return true;
+}
+
+// APP13: Photoshop image resources, which may carry a whole Exif TIFF and an XMP packet.
+bool JpegApp13(ScanReader& r, const ScanLimits& limits, uint64_t data, uint64_t end,
+               LocationScan* scan) {
+  std::string head;
+  if (!Peek(r, data, end, kOldPhotoshopHeaderSize, &head)) return false;
+  uint64_t resources;
+  if (absl::StartsWith(head, kPhotoshopId)) {
+    resources = data + kPhotoshopId.size();
+  } else if (absl::StartsWith(head, kOldPhotoshopId)) {
+    if (end - data < kOldPhotoshopHeaderSize) return r.Fail(data, "Photoshop header truncated");
+    resources = data + kOldPhotoshopHeaderSize;
+  } else {
+    return true;
+  }
+  return ScanPhotoshopResources(r, limits, resources, end, /*strict=*/true, scan);
 }
 
 bool JpegSegments(ScanReader& r, const ScanLimits& limits, LocationScan* scan) {
@@ -153,6 +247,7 @@ bool JpegSegments(ScanReader& r, const ScanLimits& limits, LocationScan* scan) {
     uint64_t end = pos + length;
     if (end > r.size()) return r.Fail(marker_at, "segment runs past the end of the file");
     if (marker == 0xE1 && !JpegApp1(r, limits, data, end, scan)) return false;
+    if (marker == 0xED && !JpegApp13(r, limits, data, end, scan)) return false;
     pos = end;
   }
 }
@@ -185,6 +280,10 @@ PngTextKinds KindsForKeyword(absl::string_view keyword) {
     k.exif = k.xmp = true;
   } else if (keyword == "Raw profile type xmp") {
     k.xmp = true;
+  } else if (keyword == "Raw profile type iptc" || keyword == "Raw profile type 8bim") {
+    // Photoshop resource blocks (the "iptc" profile may also be bare IPTC), which can hold an
+    // Exif TIFF (0x0422) and an XMP packet (0x0424); ExifTool decodes both.
+    k.exif = k.xmp = true;
   } else {
     // ImageMagick also copies each Exif and XMP property into its own text chunk, keyed
     // "exif:GPSLatitude", "xmp:GPSLongitude" and so on; their values are the coordinates.
@@ -259,6 +358,45 @@ bool PngTextChunk(ScanReader& r, const ScanLimits& limits, absl::string_view typ
   return true;
 }
 
+// One chunk's location, if its type can carry any.
+bool PngMetadataChunk(ScanReader& r, const ScanLimits& limits, absl::string_view type,
+                      uint64_t data, uint64_t end, LocationScan* scan) {
+  // ExifTool reads Exif chunks whatever the case of their name, and also the compressed forms
+  // it once proposed (zxIf, and eXIf starting with a NUL); those are blanked whole.
+  std::string lower = absl::AsciiStrToLower(type);
+  if (lower == "exif" || lower == "zxif") {
+    std::string head;
+    if (!Peek(r, data, end, 1, &head)) return false;
+    if (lower == "zxif" || (!head.empty() && head[0] == '\0')) {
+      AddRange(&scan->fallback, data, end, kExif);
+      AddRange(&scan->ranges, data, end, kExif);
+      return true;
+    }
+    return ScanExifBlock(r, data, end, scan);
+  }
+  if (type == "tEXt" || type == "zTXt" || type == "iTXt") {
+    return PngTextChunk(r, limits, type, data, end, scan);
+  }
+  return true;
+}
+
+// Data after IEND, read as ExifTool does: chunk after chunk until the file ends or what follows
+// is not a whole chunk (ExifTool then stops reading, so nothing past that point reaches it).
+bool PngTrailer(ScanReader& r, const ScanLimits& limits, uint64_t pos, LocationScan* scan) {
+  while (r.size() - pos >= 12) {
+    if (!r.Visit(pos)) return false;
+    uint8_t header[8];
+    if (!r.Read(pos, sizeof(header), header)) return false;
+    uint32_t length = Be32At(header);
+    uint64_t data = pos + 8;
+    uint64_t end = data + length;
+    if (length > 0x7FFFFFFFu || end + 4 > r.size()) return true;
+    if (!PngMetadataChunk(r, limits, View(header + 4, 4), data, end, scan)) return false;
+    pos = end + 4;
+  }
+  return true;
+}
+
 bool PngChunks(ScanReader& r, const ScanLimits& limits, LocationScan* scan) {
   uint8_t sig[sizeof(kPngSignature)];
   if (!r.Read(0, sizeof(sig), sig)) return false;
@@ -274,22 +412,12 @@ bool PngChunks(ScanReader& r, const ScanLimits& limits, LocationScan* scan) {
     uint64_t end = data + length;
     if (end + 4 > r.size()) return r.Fail(pos, "chunk runs past the end of the file");
     absl::string_view type = View(header + 4, 4);
-    if (type == "IEND") return true;
-    // ExifTool reads Exif chunks whatever the case of their name, and also the compressed forms
-    // it once proposed (zxIf, and eXIf starting with a NUL); those are blanked whole.
-    std::string lower = absl::AsciiStrToLower(type);
-    if (lower == "exif" || lower == "zxif") {
-      std::string head;
-      if (!Peek(r, data, end, 1, &head)) return false;
-      if (lower == "zxif" || (!head.empty() && head[0] == '\0')) {
-        AddRange(&scan->fallback, data, end, kExif);
-        AddRange(&scan->ranges, data, end, kExif);
-      } else if (!ScanExifBlock(r, data, end, scan)) {
-        return false;
-      }
-    } else if (type == "tEXt" || type == "zTXt" || type == "iTXt") {
-      if (!PngTextChunk(r, limits, type, data, end, scan)) return false;
+    if (type == "IEND") {
+      // ExifTool reads whatever follows IEND as more chunks, metadata included, for as long as
+      // they are whole (chunk data and CRC present); so do we.
+      return PngTrailer(r, limits, end + 4, scan);
     }
+    if (!PngMetadataChunk(r, limits, type, data, end, scan)) return false;
     pos = end + 4;  // CRC, deliberately not checked: it does not protect us from anything
   }
 }
@@ -302,25 +430,38 @@ bool WebpChunks(ScanReader& r, const ScanLimits& limits, LocationScan* scan) {
   if (View(header, 4) != "RIFF" || View(header + 8, 4) != "WEBP") {
     return r.Fail(0, "not a WebP (bad RIFF header)");
   }
-  // The RIFF size is the writer's claim; the file may be shorter (truncated) or longer
-  // (trailing data, which readers ignore).
+  // The RIFF size is the writer's claim; the file may be shorter (truncated) or longer. ExifTool
+  // reads chunks to the end of the file whatever the RIFF size says, metadata past it included,
+  // so chunks are bounded by the file, not by the RIFF size. Inside the claimed RIFF a chunk cut
+  // short by the end of the file is malformed; past it (trailing data) ExifTool stops reading at
+  // the first incomplete chunk, and so do we.
   uint64_t riff_end = std::min<uint64_t>(r.size(), 8 + uint64_t{Le32At(header + 4)});
   uint64_t pos = sizeof(header);
-  while (pos < riff_end) {
+  while (pos < r.size()) {
     if (!r.Visit(pos)) return false;
-    if (riff_end - pos < 8) return r.Fail(pos, "chunk header runs past the RIFF end");
+    bool trailing = pos >= riff_end;
+    if (r.size() - pos < 8) {
+      return trailing || r.Fail(pos, "chunk header runs past the RIFF end");
+    }
     uint8_t chunk[8];
     if (!r.Read(pos, sizeof(chunk), chunk)) return false;
     uint64_t data = pos + 8;
     uint64_t size = Le32At(chunk + 4);
-    if (size > riff_end - data) return r.Fail(pos, "chunk runs past the RIFF end");
+    if (size > r.size() - data) {
+      return trailing || r.Fail(pos, "chunk runs past the RIFF end");
+    }
     uint64_t end = data + size;
     absl::string_view fourcc = View(chunk, 4);
     if (fourcc == "EXIF") {
       if (!ScanExifBlock(r, data, end, scan)) return false;
-    } else if (fourcc == "XMP ") {
+    } else if (fourcc == "XMP " || fourcc == "_PMX") {
+      // "_PMX" is where Adobe Bridge puts XMP in RIFF files; ExifTool reads it in WebP too.
       AddRange(&scan->fallback, data, end, kXmp);
       if (!ScanXmpPacket(r, limits, data, end, scan)) return false;
+    } else if (fourcc == "RIFF" && size >= 4) {
+      // A RIFF inside (a concatenated file): ExifTool goes on reading the chunks in it.
+      pos = data + 4;
+      continue;
     }
     // Odd sizes are followed by a pad byte; a missing one at the very end is tolerated.
     pos = end + (size & 1);

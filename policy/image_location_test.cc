@@ -298,6 +298,103 @@ TEST(ScanJpegTest, ExifIdentifierWithNonZeroPadIsStillExif) {
   EXPECT_EQ(scan.ranges, TiffRanges(data + 6));
 }
 
+TEST(ScanJpegTest, ExifIdentifierInAnyCaseAndAfterGarbageIsExif) {
+  // ExifTool matches /^(.{0,4})Exif\0/is and takes the TIFF 6 bytes after the match.
+  for (absl::string_view head :
+       {absl::string_view("EXIF\0\0", 6), absl::string_view("exif\0\0", 6),
+        absl::string_view("eXiF\0X", 6), absl::string_view("ab" "Exif\0\0", 8),
+        absl::string_view("abcd" "EXIF\0\0", 10)}) {
+    Jpeg j;
+    uint64_t data = j.Segment(0xE1, absl::StrCat(head, Tiff(false)));
+    j.EndWithScan();
+    LocationScan scan = Scan(ScanJpeg, j.bytes);
+    ASSERT_FALSE(scan.malformed) << absl::CEscape(head) << ": " << scan.error;
+    EXPECT_EQ(scan.ranges, TiffRanges(data + head.size())) << absl::CEscape(head);
+  }
+  // Five bytes of garbage is past what ExifTool accepts: not Exif, and the TIFF is not read.
+  Jpeg j;
+  j.Segment(0xE1, absl::StrCat("abcde", kExifId, Tiff(false)));
+  j.EndWithScan();
+  LocationScan scan = Scan(ScanJpeg, j.bytes);
+  EXPECT_FALSE(scan.malformed) << scan.error;
+  EXPECT_TRUE(scan.ranges.empty());
+}
+
+TEST(ScanJpegTest, XmpWithNonStandardHeadersIsScanned) {
+  // ExifTool parses an APP1 segment as XMP from its first byte if it starts with "http" or
+  // "XMP\0", or holds "<exif:" or "<?xpacket" anywhere.
+  for (absl::string_view head :
+       {absl::string_view("XMP\0", 4), absl::string_view("http://ns.adobe.com/xap/1.0/ ", 29),
+        absl::string_view("http://example.com/\0", 20), absl::string_view(""),
+        absl::string_view("junk\0", 5)}) {
+    Jpeg j;
+    uint64_t data = j.Segment(0xE1, absl::StrCat(head, Xmp()));
+    j.EndWithScan();
+    LocationScan scan = Scan(ScanJpeg, j.bytes);
+    ASSERT_FALSE(scan.malformed) << scan.error;
+    EXPECT_EQ(scan.ranges, XmpRanges(data + head.size())) << absl::CEscape(head);
+  }
+  // Broken XML there is blanked whole, header included; a segment with none of those markers
+  // is left alone.
+  Jpeg j;
+  uint64_t data = j.Segment(0xE1, absl::StrCat(absl::string_view("XMP\0", 4), "<a><exif:GPSLatitude>1</a>"));
+  uint64_t end = j.bytes.size();
+  j.Segment(0xE1, "some other <app> data");
+  j.EndWithScan();
+  LocationScan scan = Scan(ScanJpeg, j.bytes);
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  std::vector<LocationRange> want = {{data, end, kXmp}};
+  EXPECT_EQ(scan.ranges, want);
+}
+
+std::string PhotoshopResource(uint16_t id, absl::string_view name, absl::string_view data) {
+  std::string r = absl::StrCat("8BIM", Be16(id), std::string(1, static_cast<char>(name.size())),
+                               name);
+  if (name.size() % 2 == 0) r += '\0';  // the Pascal name is padded to an even size
+  r += absl::StrCat(Be32(static_cast<uint32_t>(data.size())), data);
+  if (data.size() % 2) r += '\0';
+  return r;
+}
+
+TEST(ScanJpegTest, PhotoshopResourcesInApp13AreScanned) {
+  constexpr absl::string_view kPs("Photoshop 3.0\0", 14);
+  std::string iptc = PhotoshopResource(0x0404, "", "\x1c\x02\x00\x00\x02\x00\x04");
+  std::string exif = PhotoshopResource(0x0422, "ex", Tiff(true));
+  std::string xmp = PhotoshopResource(0x0424, "x", Xmp());
+  Jpeg j;
+  uint64_t data = j.Segment(0xED, absl::StrCat(kPs, iptc, exif, xmp));
+  j.EndWithScan();
+  LocationScan scan = Scan(ScanJpeg, j.bytes);
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  uint64_t exif_data = data + kPs.size() + iptc.size() + 4 + 2 + 1 + 2 + 1 + 4;
+  uint64_t xmp_data = data + kPs.size() + iptc.size() + exif.size() + 4 + 2 + 1 + 1 + 4;
+  EXPECT_EQ(scan.ranges, Sorted(Concat(TiffRanges(exif_data), XmpRanges(xmp_data))));
+  std::string out = ExpectRedaction(
+      ScanJpeg, j.bytes, scan,
+      {{exif_data + kGpsIfd, exif_data + kGpsIfd + 2, kExif}});
+  EXPECT_EQ(out.find("GPS"), std::string::npos);
+
+  // The old identifier works too; a resource running past its segment (ExifTool would join the
+  // next APP13 segment to it) is malformed, with the segment in the fallback.
+  Jpeg old;
+  uint64_t old_data = old.Segment(
+      0xED, absl::StrCat("Adobe_Photoshop2.5:", std::string(8, '\0'), exif));
+  old.EndWithScan();
+  scan = Scan(ScanJpeg, old.bytes);
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  EXPECT_EQ(scan.ranges, TiffRanges(old_data + 27 + 4 + 2 + 1 + 2 + 1 + 4));
+
+  Jpeg split;
+  std::string cut = exif.substr(0, 100);
+  uint64_t split_data = split.Segment(0xED, absl::StrCat(kPs, cut));
+  split.Segment(0xED, absl::StrCat(kPs, exif.substr(100)));
+  split.EndWithScan();
+  scan = Scan(ScanJpeg, split.bytes);
+  EXPECT_TRUE(scan.malformed);
+  EXPECT_NE(scan.error.find("past its segment"), std::string::npos) << scan.error;
+  EXPECT_TRUE(Covered(scan.fallback, split_data + 50, kExif));
+}
+
 TEST(ScanJpegTest, TooShortExifAndExtendedXmpSegmentsAreMalformed) {
   for (std::string data : {std::string(kExifId), std::string("Exif\0", 5),
                            absl::StrCat(kExtId, std::string(39, 'A'))}) {
@@ -475,6 +572,40 @@ TEST(ScanPngTest, StructuralErrors) {
   }
 }
 
+TEST(ScanPngTest, ChunksAfterIendAreScanned) {
+  // ExifTool reads data after IEND as more chunks for as long as they are whole.
+  Png p;
+  p.Chunk("IHDR", std::string(13, '\x01'));
+  p.Chunk("IEND", "");
+  uint64_t exif = p.Chunk("eXIf", Tiff(false));
+  std::string itxt_head = std::string("XML:com.adobe.xmp\0\0\0\0\0", 22);
+  uint64_t xmp = p.Chunk("iTXt", itxt_head + Xmp());
+  std::string file = p.bytes;
+  LocationScan scan = Scan(ScanPng, file);
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  EXPECT_EQ(scan.ranges, Sorted(Concat(TiffRanges(exif), XmpRanges(xmp + itxt_head.size()))));
+  // A trailer that stops being whole chunks ends the walk, as it ends ExifTool's.
+  for (std::string tail : {std::string("garbage"), std::string("\0\0\0\x40" "eXIfII*\0", 12)}) {
+    LocationScan t = Scan(ScanPng, file + tail);
+    EXPECT_FALSE(t.malformed) << t.error;
+    EXPECT_EQ(t.ranges, scan.ranges);
+  }
+}
+
+TEST(ScanPngTest, PhotoshopRawProfilesAreBlanked) {
+  for (absl::string_view keyword : {absl::string_view("Raw profile type 8bim\0", 22),
+                                    absl::string_view("Raw profile type iptc\0", 22)}) {
+    Png p;
+    uint64_t data = p.Chunk("tEXt", absl::StrCat(keyword, "\n8bim\n 4\n3842494d\n"));
+    p.Chunk("IEND", "");
+    LocationScan scan = Scan(ScanPng, p.bytes);
+    ASSERT_FALSE(scan.malformed) << scan.error;
+    uint64_t text = data + keyword.size();
+    std::vector<LocationRange> want = {{text, text + 18, kExif}, {text, text + 18, kXmp}};
+    EXPECT_EQ(scan.ranges, want) << keyword;
+  }
+}
+
 TEST(ScanPngTest, TextChunksWithoutKeywordTerminatorAreIgnored) {
   Png p;
   p.Chunk("tEXt", std::string(100, 'k'));
@@ -538,20 +669,44 @@ TEST(ScanWebpTest, EveryTruncationFailsClosed) {
   });
 }
 
-TEST(ScanWebpTest, RiffSizeBoundsTheChunks) {
+TEST(ScanWebpTest, ChunksPastTheRiffSizeAreScanned) {
+  // ExifTool reads chunks to the end of the file whatever the RIFF size says.
   Webp w;
   w.Chunk("VP8 ", "frame!");
   size_t riff_end = 12 + w.body.size();
-  w.Chunk("EXIF", Tiff(false));
-  // The RIFF size stops before the EXIF chunk: it is trailing data, which readers ignore.
+  uint64_t exif = w.Chunk("EXIF", Tiff(false));
+  uint64_t xmp = w.Chunk("XMP ", Xmp());
   std::string file = w.File(-static_cast<int64_t>(w.body.size() - (riff_end - 12)));
   LocationScan scan = Scan(ScanWebp, file);
-  EXPECT_FALSE(scan.malformed) << scan.error;
-  EXPECT_TRUE(scan.ranges.empty());
-  // A RIFF size that ends inside a chunk makes that chunk run past it.
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  EXPECT_EQ(scan.ranges, Sorted(Concat(TiffRanges(exif), XmpRanges(xmp))));
+  // A RIFF size that ends inside a chunk does not end that chunk either.
   scan = Scan(ScanWebp, w.File(-10));
-  EXPECT_TRUE(scan.malformed);
-  EXPECT_NE(scan.error.find("past the RIFF end"), std::string::npos) << scan.error;
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  EXPECT_EQ(scan.ranges, Sorted(Concat(TiffRanges(exif), XmpRanges(xmp))));
+  // Past the RIFF size, an incomplete chunk ends the walk (as it ends ExifTool's); inside it,
+  // one cut short by the end of the file is malformed.
+  LocationScan t = Scan(ScanWebp, file + "EXIF\xFF\0\0\0II*");
+  EXPECT_FALSE(t.malformed) << t.error;
+  t = Scan(ScanWebp, file.substr(0, file.size() - 3) + "XYZ");
+  EXPECT_FALSE(t.malformed) << t.error;
+  t = Scan(ScanWebp, w.File().substr(0, exif + 20));
+  EXPECT_TRUE(t.malformed);
+  EXPECT_NE(t.error.find("past the RIFF end"), std::string::npos) << t.error;
+}
+
+TEST(ScanWebpTest, AdobeXmpChunkAndNestedRiff) {
+  Webp inner;
+  uint64_t exif_in_inner = inner.Chunk("EXIF", Tiff(true));
+  Webp w;
+  w.Chunk("VP8 ", "frame!");
+  uint64_t pmx = w.Chunk("_PMX", Xmp());
+  // A concatenated RIFF: ExifTool reads on into its chunks.
+  uint64_t riff = w.Chunk("RIFF", absl::StrCat("WEBP", inner.body));
+  LocationScan scan = Scan(ScanWebp, w.File());
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  EXPECT_EQ(scan.ranges,
+            Sorted(Concat(XmpRanges(pmx), TiffRanges(riff + 4 + exif_in_inner - 12))));
 }
 
 TEST(ScanWebpTest, StructuralErrors) {

@@ -1,0 +1,476 @@
+// Attacks by hostile apps against a real mount under the default Android policy (security issue,
+// findings 1-10): each test is the attack as an app would run it, as its own uid, with real
+// syscalls, plus at least one variant the report did not spell out. A test passes only if the
+// attack gains nothing: no location byte, no write into another app's file, no set-uid file, no
+// hint of a hidden name, no dead daemon.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/mount_harness.h"
+
+namespace scopedfs::tests {
+namespace {
+
+constexpr char kSocialDir[] = "Android/data/com.example.social";
+
+std::string ReadFileOrDie(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_FALSE(ss.str().empty()) << path;
+  return ss.str();
+}
+
+// The GPS rationals exiftool wrote into tests/media/gps.jpg (37°46'29.64", 122°25'9.84"), big
+// endian: found independently of the parsers.
+std::string BigEndian(std::vector<uint32_t> values) {
+  std::string out;
+  for (uint32_t v : values) {
+    for (int shift : {24, 16, 8, 0}) out.push_back(static_cast<char>((v >> shift) & 0xff));
+  }
+  return out;
+}
+const std::string kLat = BigEndian({37, 1, 46, 1, 741, 25});
+const std::string kLon = BigEndian({122, 1, 25, 1, 246, 25});
+bool HasGps(const std::string& data) {
+  return data.find(kLat) != std::string::npos || data.find(kLon) != std::string::npos;
+}
+
+AppResult Fail(int err, std::string what) {
+  AppResult r;
+  r.err = err;
+  r.what = std::move(what);
+  return r;
+}
+
+std::string ReadFd(int fd) {
+  std::string data;
+  char buf[65536];
+  off_t off = 0;
+  ssize_t n;
+  while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
+    data.append(buf, static_cast<size_t>(n));
+    off += n;
+  }
+  return data;
+}
+
+class SecurityMountTest : public MountTest {
+ protected:
+  void SetUp() override {
+    MountTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    gps_ = ReadFileOrDie("tests/media/gps.jpg");
+    clean_ = ReadFileOrDie("tests/media/clean.jpg");
+    ASSERT_TRUE(HasGps(gps_));
+    ASSERT_FALSE(HasGps(clean_));
+    SCOPEDFS_ASSERT_OK(storage_.WriteLower("DCIM/Camera/IMG_0001.jpg", gps_, kCamera));
+    SCOPEDFS_ASSERT_OK(storage_.MkdirLower(kSocialDir, kSocial));
+  }
+  std::string gps_;
+  std::string clean_;
+};
+
+// --- Finding 1: decisions follow the object's current name ----------------------------------
+
+// The reported attack: a directory fd held across a rename into the app's own area, then a link
+// through it. Whatever the daemon allows, the app must not read the photo raw or write into it.
+TEST_F(SecurityMountTest, LinkThroughDirFdHeldAcrossRenameGainsNothing) {
+  AppResult r = As(kSocial).Run("link via renamed dir fd", [&] {
+    if (mkdir("DCIM/d", 0755) != 0) return Fail(errno, "mkdir");
+    int dfd = open("DCIM/d", O_RDONLY | O_DIRECTORY);
+    if (dfd < 0) return Fail(errno, "open dir");
+    std::string moved = std::string(kSocialDir) + "/d";
+    if (rename("DCIM/d", moved.c_str()) != 0) return Fail(errno, "rename");
+    AppResult out;
+    if (linkat(AT_FDCWD, "DCIM/Camera/IMG_0001.jpg", dfd, "x.jpg", 0) != 0) {
+      out.value = errno;  // refused: nothing gained
+      close(dfd);
+      return out;
+    }
+    // Through the name the link has now, walked afresh.
+    std::string now = moved + "/x.jpg";
+    int fd = open(now.c_str(), O_RDONLY);
+    if (fd >= 0) {
+      out.data = ReadFd(fd);
+      close(fd);
+    }
+    int rw = open(now.c_str(), O_RDWR);
+    if (rw >= 0) {
+      out.err = EEXIST;  // opened for writing: a failure of the test
+      out.what = "opened another app's photo read-write";
+      if (pwrite(rw, "XXXX", 4, 0) != 4) out.what += " (write failed)";
+      close(rw);
+    }
+    close(dfd);
+    return out;
+  });
+  ASSERT_TRUE(Succeeds(r));
+  EXPECT_FALSE(HasGps(r.data)) << "raw GPS read through the link";
+  absl::StatusOr<std::string> lower = storage_.ReadLower("DCIM/Camera/IMG_0001.jpg");
+  ASSERT_TRUE(lower.ok());
+  EXPECT_EQ(*lower, gps_) << "the camera's photo was changed";
+}
+
+// Variant: a directory moved from the app's own area into DCIM keeps its fd, and a create through
+// it is judged where the directory is now (DCIM accepts no text files: EPERM), not where it was.
+TEST_F(SecurityMountTest, CreateThroughDirFdIsJudgedAtTheDirectorysNewName) {
+  AppResult r = As(kSocial).Run("create via moved dir fd", [&] {
+    std::string own = std::string(kSocialDir) + "/d";
+    if (mkdir(own.c_str(), 0755) != 0) return Fail(errno, "mkdir");
+    int dfd = open(own.c_str(), O_RDONLY | O_DIRECTORY);
+    if (dfd < 0) return Fail(errno, "open dir");
+    if (rename(own.c_str(), "DCIM/d") != 0) return Fail(errno, "rename");
+    int fd = openat(dfd, "notes.txt", O_CREAT | O_EXCL | O_WRONLY, 0644);
+    AppResult out;
+    out.value = fd >= 0 ? 0 : errno;
+    if (fd >= 0) close(fd);
+    close(dfd);
+    return out;
+  });
+  ASSERT_TRUE(Succeeds(r));
+  EXPECT_EQ(r.value, EPERM) << ErrnoName(static_cast<int>(r.value));
+  EXPECT_FALSE(storage_.LowerExists("DCIM/d/notes.txt"));
+}
+
+// Variant: the reverse direction works too (the create is allowed where the directory now is),
+// and a directory removed under a held fd accepts nothing.
+TEST_F(SecurityMountTest, HeldDirFdFollowsRenameAndRemoval) {
+  AppResult r = As(kSocial).Run("held dir fds", [&] {
+    if (mkdir("DCIM/e", 0755) != 0) return Fail(errno, "mkdir");
+    int dfd = open("DCIM/e", O_RDONLY | O_DIRECTORY);
+    std::string own = std::string(kSocialDir) + "/e";
+    if (dfd < 0 || rename("DCIM/e", own.c_str()) != 0) return Fail(errno, "rename");
+    AppResult out;
+    int fd = openat(dfd, "notes.txt", O_CREAT | O_EXCL | O_WRONLY, 0644);
+    if (fd < 0) return Fail(errno, "create in own area through moved fd");
+    close(fd);
+    if (unlinkat(dfd, "notes.txt", 0) != 0 || rmdir(own.c_str()) != 0) return Fail(errno, "rm");
+    fd = openat(dfd, "late.txt", O_CREAT | O_EXCL | O_WRONLY, 0644);
+    out.value = fd >= 0 ? 0 : errno;
+    if (fd >= 0) close(fd);
+    close(dfd);
+    return out;
+  });
+  ASSERT_TRUE(Succeeds(r));
+  EXPECT_NE(r.value, 0) << "created a file in a removed directory";
+}
+
+// --- Finding 3: no set-uid, set-gid or executable files from apps ------------------------------
+
+TEST_F(SecurityMountTest, AppsNeverMakeSetuidSetgidOrExecutableFiles) {
+  AppResult r = As(kNotes).Run("modes", [&] {
+    int fd = open("Download/x", O_CREAT | O_EXCL | O_WRONLY, 06777);
+    if (fd < 0) return Fail(errno, "create");
+    if (fchmod(fd, 04755) != 0) return Fail(errno, "fchmod");
+    close(fd);
+    if (chmod("Download/x", 06755) != 0) return Fail(errno, "chmod");
+    if (mkdir("Download/d", 02777 | S_ISVTX) != 0) return Fail(errno, "mkdir");
+    if (chmod("Download/d", 06777) != 0) return Fail(errno, "chmod dir");
+    return AppResult{};
+  });
+  ASSERT_TRUE(Succeeds(r));
+  struct stat st;
+  ASSERT_EQ(lstat(storage_.Lower("Download/x").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & (S_ISUID | S_ISGID | 0111), 0u) << std::oct << st.st_mode;
+  ASSERT_EQ(lstat(storage_.Lower("Download/d").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & (S_ISUID | S_ISGID | S_ISVTX), 0u) << std::oct << st.st_mode;
+  // Root keeps what it asks for.
+  ASSERT_TRUE(Succeeds(As(kRoot).Chmod("Download/x", 04755)));
+  ASSERT_EQ(lstat(storage_.Lower("Download/x").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 04755u);
+}
+
+// --- Findings 4, 6 and 7: location is the file's, whatever name, class, rule or writes ---------
+
+// A JPEG named .txt is not media, so all-files access reads it; it still carries its GPS.
+TEST_F(SecurityMountTest, PhotoUnderANonMediaNameStaysRedacted) {
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/trip.txt", gps_, kNotes));
+  AppResult files = As(kFiles).Read("Download/trip.txt");
+  ASSERT_TRUE(Succeeds(files));
+  EXPECT_EQ(files.data.size(), gps_.size());
+  EXPECT_FALSE(HasGps(files.data));
+  AppResult owner = As(kNotes).Read("Download/trip.txt");
+  ASSERT_TRUE(Succeeds(owner));
+  EXPECT_EQ(owner.data, gps_);
+}
+
+// The unredaction attack: an app that may write but reads redacted breaks the Exif marker, reads
+// the "clean" file raw and writes the bytes back. Every write path is refused.
+TEST_F(SecurityMountTest, RedactedReaderCannotWriteToUnredact) {
+  const std::string path = "DCIM/Camera/IMG_0001.jpg";
+  EXPECT_TRUE(FailsWith(As(kFiles).Open(path, O_WRONLY), EACCES));
+  EXPECT_TRUE(FailsWith(As(kFiles).Open(path, O_RDWR), EACCES));
+  EXPECT_TRUE(FailsWith(As(kFiles).Open(path, O_WRONLY | O_TRUNC), EACCES));
+  EXPECT_TRUE(FailsWith(As(kFiles).Truncate(path, 10), EACCES));
+  // Variant: a clean photo cannot be written either (it could hold location tomorrow).
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("DCIM/Camera/clean.jpg", clean_, kCamera));
+  EXPECT_TRUE(FailsWith(As(kFiles).Open("DCIM/Camera/clean.jpg", O_WRONLY), EACCES));
+  AppResult read = As(kFiles).Read(path);
+  ASSERT_TRUE(Succeeds(read));
+  EXPECT_FALSE(HasGps(read.data));
+  absl::StatusOr<std::string> lower = storage_.ReadLower(path);
+  ASSERT_TRUE(lower.ok());
+  EXPECT_EQ(*lower, gps_);
+  // The entitled and the owner still write.
+  EXPECT_TRUE(Succeeds(As(kCamera).Open(path, O_RDWR)));
+}
+
+// An fd on a clean photo, held while the owner writes location into it, never shows it: not by
+// pread, not by a shared mapping made before or after.
+TEST_F(SecurityMountTest, HeldFdOnCleanPhotoNeverShowsLocationWrittenLater) {
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("DCIM/Camera/late.jpg", clean_, kCamera));
+  int ready[2], go[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(go), 0);
+  size_t size = gps_.size();
+  pid_t reader = StartAs(kSocial, [&] {
+    close(ready[0]);
+    close(go[1]);
+    int fd = open("DCIM/Camera/late.jpg", O_RDONLY);
+    if (fd < 0) return 2;
+    std::string before = ReadFd(fd);
+    void* early = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+    char c = 1;
+    if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1) return 3;
+    std::string after = ReadFd(fd);
+    if (HasGps(after)) return 10;
+    if (early != MAP_FAILED) {
+      struct stat st;
+      if (fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) >= size) {
+        if (HasGps(std::string(static_cast<const char*>(early), size))) return 11;
+      }
+    }
+    void* late = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+    if (late != MAP_FAILED && HasGps(std::string(static_cast<const char*>(late), size))) {
+      return 12;
+    }
+    return 0;
+  }, storage_.mountpoint());
+  close(ready[1]);
+  close(go[0]);
+  char c;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  ASSERT_TRUE(Succeeds(As(kCamera).Write("DCIM/Camera/late.jpg", gps_)));
+  ASSERT_EQ(write(go[1], &c, 1), 1);
+  EXPECT_EQ(WaitChild(reader), 0)
+      << "10: pread, 11: earlier shared mapping, 12: later shared mapping showed the new GPS";
+  close(ready[0]);
+  close(go[1]);
+}
+
+// --- Finding 5: a link under another class's name raises nobody's read -------------------------
+
+TEST_F(SecurityMountTest, LinkOrRenameUnderAnotherClassRaisesNoThirdAppsRead) {
+  std::string video = ReadFileOrDie("tests/media/loc.mov");
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Movies/v.mov", video, kCamera));
+  ASSERT_TRUE(FailsWith(As(kMusic).Read("Movies/v.mov"), ENOENT));
+  // social reads videos redacted and holds no audio permission: for itself the link loses
+  // everything, so only the check for every other reader stands in its way.
+  AppResult link = As(kSocial).Link("Movies/v.mov", "Music/leak.m4a");
+  EXPECT_TRUE(FailsWith(link, EXDEV)) << link;
+  AppResult rename = As(kFiles).Rename("Movies/v.mov", "Music/leak.m4a");
+  EXPECT_FALSE(rename.ok()) << rename;
+  AppResult music = As(kMusic).Read("Music/leak.m4a");
+  EXPECT_FALSE(music.ok() && music.data == video) << "the audio app read the video raw";
+  // Variants: a new name of another class in the same directory, and a directory moved whole
+  // with such a name inside.
+  EXPECT_FALSE(As(kSocial).Link("Movies/v.mov", "Movies/v.m4a").ok());
+  EXPECT_TRUE(FailsWith(As(kFiles).Link("Movies/v.mov", "Movies/v.m4a"), EXDEV));
+  ASSERT_TRUE(Succeeds(As(kFiles).Mkdir("Movies/trip")));
+  ASSERT_TRUE(Succeeds(As(kFiles).Link("Movies/v.mov", "Movies/trip/v.mov")));
+  ASSERT_TRUE(Succeeds(As(kFiles).Rename("Movies/trip", "Music/trip")));
+  EXPECT_TRUE(FailsWith(As(kMusic).Read("Music/trip/v.mov"), ENOENT));
+}
+
+// --- Finding 8: directories do not count what the caller cannot see ---------------------------
+
+TEST_F(SecurityMountTest, DirectoryAttributesDoNotCountHiddenEntries) {
+  AppResult data1 = As(kSocial).Run("stat", [&] {
+    AppResult out;
+    struct stat a, d;
+    if (stat("Android/data", &a) != 0 || stat("Documents", &d) != 0) return Fail(errno, "stat");
+    out.value = a.st_nlink;
+    out.data = absl::StrCat(a.st_nlink, " ", d.st_nlink, " ", d.st_size, " ", d.st_mtim.tv_sec,
+                            ".", d.st_mtim.tv_nsec, " ", d.st_ctim.tv_sec);
+    return out;
+  });
+  ASSERT_TRUE(Succeeds(data1));
+  // Another app's private directory and a hidden file appear; to this app nothing changed.
+  SCOPEDFS_ASSERT_OK(storage_.MkdirLower("Android/data/com.example.notes", kNotes));
+  sleep(1);
+  ASSERT_TRUE(Succeeds(As(kNotes).Create("Documents/secret.txt", "x")));
+  AppResult data2 = As(kSocial).Run("stat", [&] {
+    AppResult out;
+    struct stat a, d;
+    if (stat("Android/data", &a) != 0 || stat("Documents", &d) != 0) return Fail(errno, "stat");
+    out.data = absl::StrCat(a.st_nlink, " ", d.st_nlink, " ", d.st_size, " ", d.st_mtim.tv_sec,
+                            ".", d.st_mtim.tv_nsec, " ", d.st_ctim.tv_sec);
+    return out;
+  });
+  ASSERT_TRUE(Succeeds(data2));
+  EXPECT_EQ(data1.data, data2.data);
+  // Root sees the lower directory as it is.
+  struct stat lower;
+  ASSERT_EQ(stat(storage_.Lower("Android/data").c_str(), &lower), 0);
+  AppResult root = As(kRoot).Stat("Android/data");
+  ASSERT_TRUE(Succeeds(root));
+  // Creating the hidden name fails without EEXIST (the chosen answer: EACCES, as for any create
+  // the policy refuses), and the hidden file is untouched.
+  EXPECT_TRUE(FailsWith(As(kSocial).Create("Documents/secret.txt", "y"), EACCES));
+  EXPECT_TRUE(FailsWith(As(kSocial).Mkdir("Documents/secret.txt"), EACCES));
+  absl::StatusOr<std::string> secret = storage_.ReadLower("Documents/secret.txt");
+  ASSERT_TRUE(secret.ok());
+  EXPECT_EQ(*secret, "x");
+}
+
+// --- Finding 10: no case-only twins of the names the policy matches on -------------------------
+
+TEST_F(SecurityMountTest, CaseVariantsOfStandardDirectoriesAreRefused) {
+  EXPECT_TRUE(FailsWith(As(kCamera).Mkdir("dcim"), EEXIST));
+  EXPECT_TRUE(FailsWith(As(kCamera).Mkdir("ANDROID"), EEXIST));
+  EXPECT_TRUE(FailsWith(As(kCamera).Mkdir("Android/DATA"), EEXIST));
+  // Variant: a rename onto a case twin, and a twin of a package directory.
+  ASSERT_TRUE(Succeeds(As(kSocial).Mkdir("Download/tmp")));
+  AppResult r = As(kSocial).Rename("Download/tmp", "DOWNLOAD");
+  EXPECT_FALSE(r.ok()) << r;
+  EXPECT_FALSE(As(kSocial).Mkdir("Android/data/COM.EXAMPLE.SOCIAL").ok());
+  EXPECT_FALSE(storage_.LowerExists("dcim"));
+  EXPECT_FALSE(storage_.LowerExists("ANDROID"));
+  EXPECT_FALSE(storage_.LowerExists("DOWNLOAD"));
+  EXPECT_FALSE(storage_.LowerExists("Android/data/COM.EXAMPLE.SOCIAL"));
+  // Lookups stay case-sensitive: "dcim" does not name DCIM.
+  EXPECT_TRUE(FailsWith(As(kSocial).Stat("dcim"), ENOENT));
+}
+
+// --- Finding 2: a hostile HEIF cannot take the daemon down -------------------------------------
+
+void Be16(std::string* s, uint32_t v) {
+  s->push_back(static_cast<char>(v >> 8));
+  s->push_back(static_cast<char>(v));
+}
+void Be32(std::string* s, uint32_t v) {
+  Be16(s, v >> 16);
+  Be16(s, v & 0xffff);
+}
+std::string Box(const std::string& type, const std::string& body) {
+  std::string out;
+  Be32(&out, static_cast<uint32_t>(8 + body.size()));
+  return out + type + body;
+}
+std::string FullBox(const std::string& type, uint8_t version, const std::string& body) {
+  return Box(type, std::string(1, static_cast<char>(version)) + std::string(3, '\0') + body);
+}
+
+// 10,000 Exif items and 10,000 iloc entries, all with item id 1, each pointing at a small Exif
+// payload in mdat: a parser that pairs every item with every entry does 10^8 units of work and
+// memory.
+std::string HostileHeif() {
+  std::string infes;
+  for (int i = 0; i < 10000; ++i) {
+    std::string body;
+    Be16(&body, 1);  // item_ID
+    Be16(&body, 0);  // protection index
+    body += "Exif";
+    body.push_back('\0');
+    infes += FullBox("infe", 2, body);
+  }
+  std::string iinf_body;
+  Be16(&iinf_body, 10000);
+  // Exif item: a 4-byte offset to the TIFF header, then a big-endian TIFF with an empty IFD0.
+  const std::string payload("\0\0\0\0MM\0*\0\0\0\x08\0\0\0\0\0\0", 18);
+  // Sizes are fixed, so the payload's file offset is known before the boxes are built.
+  const size_t ftyp_size = 8 + 16;
+  const size_t hdlr_size = 12 + 4 + 4 + 13;
+  const size_t iinf_size = 12 + 2 + 10000 * (12 + 9);
+  const size_t iloc_size = 12 + 4 + 10000 * 16;
+  const uint32_t data_at =
+      static_cast<uint32_t>(ftyp_size + 12 + hdlr_size + iinf_size + iloc_size + 8);
+  std::string iloc_body;
+  iloc_body.push_back(0x44);  // offset_size 4, length_size 4
+  iloc_body.push_back(0x00);  // base_offset_size 0, index_size 0
+  Be16(&iloc_body, 10000);
+  for (int i = 0; i < 10000; ++i) {
+    Be16(&iloc_body, 1);  // item_ID
+    Be16(&iloc_body, 0);  // construction method 0
+    Be16(&iloc_body, 0);  // data reference index
+    Be16(&iloc_body, 1);  // extent count
+    Be32(&iloc_body, data_at);
+    Be32(&iloc_body, static_cast<uint32_t>(payload.size()));
+  }
+  std::string hdlr_body(4, '\0');
+  hdlr_body += "pict";
+  hdlr_body += std::string(13, '\0');
+  std::string meta = FullBox("meta", 0,
+                             FullBox("hdlr", 0, hdlr_body) + FullBox("iinf", 0, iinf_body + infes) +
+                                 FullBox("iloc", 1, iloc_body));
+  std::string ftyp_body = "heic";
+  Be32(&ftyp_body, 0);
+  ftyp_body += "mif1heic";
+  std::string file = Box("ftyp", ftyp_body) + meta;
+  EXPECT_EQ(file.size() + 8, data_at) << "payload offset computed wrong";
+  return file + Box("mdat", payload);
+}
+
+class HostileMediaMountTest : public SecurityMountTest {
+ protected:
+  void SetUp() override {
+#if !defined(__SANITIZE_ADDRESS__)
+    // The daemon inherits a 1 GiB address-space limit (the soft limit: no capability is needed
+    // to restore it). Sanitizer builds reserve terabytes of shadow memory and run without it.
+    ASSERT_EQ(getrlimit(RLIMIT_AS, &saved_), 0);
+    struct rlimit limited = saved_;
+    limited.rlim_cur = 1ull << 30;
+    ASSERT_EQ(setrlimit(RLIMIT_AS, &limited), 0);
+    limited_ = true;
+#endif
+    SecurityMountTest::SetUp();
+    if (limited_) setrlimit(RLIMIT_AS, &saved_);
+    limited_ = false;
+  }
+  struct rlimit saved_ = {};
+  bool limited_ = false;
+};
+
+TEST_F(HostileMediaMountTest, ProductOfItemsAndExtentsDoesNotStopTheDaemon) {
+  std::string evil = HostileHeif();
+  ASSERT_LT(evil.size(), 512u * 1024);
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/evil.heic", evil, kNotes));
+  // A reader who would be redacted makes the daemon scan it; any answer is fine, a dead daemon
+  // is not. Meanwhile another app's requests keep being answered.
+  pid_t scanner = StartAs(kFiles, [] {
+    struct stat st;
+    stat("Download/evil.heic", &st);
+    int fd = open("Download/evil.heic", O_RDONLY);
+    if (fd >= 0) close(fd);
+    return 0;
+  }, storage_.mountpoint());
+  for (int i = 0; i < 20; ++i) {
+    AppResult r = As(kCamera).Read("DCIM/Camera/IMG_0001.jpg");
+    ASSERT_TRUE(Succeeds(r)) << "request " << i << " while the hostile file was scanned";
+    ASSERT_EQ(r.data, gps_);
+  }
+  EXPECT_EQ(WaitChild(scanner), 0);
+  EXPECT_TRUE(storage_.daemon_running());
+  EXPECT_TRUE(Succeeds(As(kFiles).Stat("Download/evil.heic")) ||
+              FailsWith(As(kFiles).Stat("Download/evil.heic"), EACCES));
+  AppResult read = As(kFiles).Read("Download/evil.heic");
+  EXPECT_TRUE(read.ok() || read.err == EACCES) << read;
+  EXPECT_TRUE(Succeeds(As(kCamera).Stat("DCIM/Camera/IMG_0001.jpg")));
+}
+
+}  // namespace
+}  // namespace scopedfs::tests
