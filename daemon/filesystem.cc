@@ -710,8 +710,8 @@ int CheckFileNoReadGain(Filesystem* fs, const std::vector<uid_t>& readers, pid_t
                         const std::string& from, const Filesystem::FileInfo& info,
                         const std::string& to, absl::string_view to_name) {
   Filesystem::FileInfo after = info;
-  after.facts = FactsFromFormat(to_name, info.facts.format);
-  if (info.scan != nullptr || !info.content_read) after.facts.location = info.facts.location;
+  after.facts = policy::FactsOfContent(to_name, info.facts.format, info.scan.get());
+  if (!info.content_read) after.facts.location = info.facts.location;
   for (uid_t uid : readers) {
     Filesystem::Ctx reader{uid, pid};
     if (JudgeRead(fs, reader, to, after).Rank() > JudgeRead(fs, reader, from, info).Rank()) {
@@ -812,9 +812,55 @@ int CheckPlace(Filesystem* fs, const Filesystem::Ctx& ctx, const Resolved& paren
                          directory ? nullptr : &placed));
 }
 
+// Scans the content of every file a directory rename will check (at most the check's budget),
+// before the namespace lock is taken: the check under the lock then finds the facts cached, so a
+// tree of slow-to-scan files does not hold every other app's creates and renames back.
+void WarmTreeFacts(Filesystem* fs, int dir_fd, int depth, int* budget) {
+  if (depth > 64) return;
+  int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  DIR* d = fdopendir(fd);
+  if (d == nullptr) {
+    close(fd);
+    return;
+  }
+  while (dirent* ent = readdir(d)) {
+    if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) continue;
+    if (--*budget < 0) break;
+    int child = openat(dirfd(d), ent->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (child < 0) continue;
+    struct stat st;
+    if (fstatat(child, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0) {
+      if (S_ISDIR(st.st_mode)) {
+        WarmTreeFacts(fs, child, depth + 1, budget);
+      } else if (S_ISREG(st.st_mode)) {
+        fs->InfoOf(child, st, ent->d_name);
+      }
+    }
+    close(child);
+  }
+  closedir(d);
+}
+
+void WarmRenameFacts(Filesystem* fs, fuse_ino_t parent, const char* name) {
+  Resolved p;
+  if (Resolve(fs, parent, &p) != 0 || NameError(name, EINVAL) != 0) return;
+  int fd = openat(p.node->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  struct stat st;
+  if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0) {
+    int budget = kMaxRenameCheckEntries;
+    if (S_ISDIR(st.st_mode)) WarmTreeFacts(fs, fd, 0, &budget);
+    if (S_ISREG(st.st_mode)) fs->InfoOf(fd, st, name);
+  }
+  close(fd);
+}
+
 int DoRename(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t parent, const char* name,
              fuse_ino_t newparent, const char* newname, unsigned int flags) {
   if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) return EINVAL;
+  WarmRenameFacts(fs, parent, name);
+  if (flags & RENAME_EXCHANGE) WarmRenameFacts(fs, newparent, newname);
   absl::MutexLock ns(&fs->namespace_mu());
   Resolved p, np;
   if (int err = Resolve(fs, parent, &p)) return err;
@@ -1148,12 +1194,7 @@ Filesystem::FileInfo Filesystem::InfoOf(int fd, const struct stat& st, absl::str
   info.owner = facts.owner;
   info.scan = facts.scan;
   if (S_ISDIR(st.st_mode)) return info;
-  info.facts = FactsFromFormat(name, facts.format);
-  if (facts.scan != nullptr) {
-    info.facts.location = facts.scan->malformed        ? policy::LocationPresence::kMalformed
-                          : facts.scan->ranges.empty() ? policy::LocationPresence::kAbsent
-                                                       : policy::LocationPresence::kPresent;
-  }
+  info.facts = policy::FactsOfContent(name, facts.format, facts.scan.get());
   return info;
 }
 

@@ -204,8 +204,16 @@ class TiffWalker {
     if (unit == 0 || e.count == 0) {
       return r_.Fail(e.at, absl::StrCat("tag 0x", absl::Hex(e.tag), " is not an IFD offset"));
     }
+    // A count comes from the file: more pointers than any reader follows is refused (fail
+    // closed), and what is kept is charged to the scan's memory budget before it is allocated.
+    constexpr uint32_t kMaxPointers = 256;
+    if (e.count > kMaxPointers && max > 1) {
+      return r_.Fail(e.at, absl::StrCat("tag 0x", absl::Hex(e.tag), " lists ", e.count,
+                                        " IFD offsets (at most ", kMaxPointers, ")"));
+    }
     uint64_t n = std::min<uint64_t>(e.count, max);
-    uint64_t size = unit * e.count;
+    uint64_t size = unit * static_cast<uint64_t>(e.count);
+    if (!r_.Charge(e.at, unit * n + sizeof(uint32_t) * n)) return false;
     std::vector<uint8_t> raw(unit * n);
     if (size <= 4) {
       // Inline: the value field, in the file's byte order, left-justified.

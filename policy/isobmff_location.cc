@@ -1,6 +1,8 @@
-// Location finders for the ISO base media file format family: HEIF/AVIF (the Exif and XMP items
-// of the file-level meta box) and MP4/MOV/3GP/M4A (©xyz, loci and gps boxes, location tags of
-// iTunes and QuickTime metadata, XMP boxes). Only box headers and small metadata boxes are read.
+// Location finder for the ISO base media file format family (HEIF, AVIF, MP4, MOV, 3GP, M4A): one
+// walk finds every kind wherever a common reader (exiftool, ffmpeg) would: Exif and XMP items of
+// any meta box, ©xyz/loci/gps boxes and keys/ilst location tags in any user data or meta box, XMP
+// and Exif in uuid boxes. It also learns the content class from track handlers and image items.
+// Only box headers and small metadata boxes are read, and no table grows with a product of counts.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -50,12 +52,30 @@ constexpr uint32_t kIinf = FourCc("iinf");
 constexpr uint32_t kInfe = FourCc("infe");
 constexpr uint32_t kIloc = FourCc("iloc");
 constexpr uint32_t kIdat = FourCc("idat");
+constexpr uint32_t kHdlr = FourCc("hdlr");
+constexpr uint32_t kMdia = FourCc("mdia");
+constexpr uint32_t kMinf = FourCc("minf");
+constexpr uint32_t kMoof = FourCc("moof");
+constexpr uint32_t kTraf = FourCc("traf");
+constexpr uint32_t kMeco = FourCc("meco");
+constexpr uint32_t kXml = FourCc("xml ");
+constexpr uint32_t kAtXyz = FourCc("@xyz");  // ©xyz as some writers spell it in ASCII
+constexpr uint32_t kCmt4 = FourCc("CMT4");   // Canon: a TIFF whose IFD0 is the GPS IFD
+constexpr uint32_t kVide = FourCc("vide");
+constexpr uint32_t kSoun = FourCc("soun");
+constexpr uint32_t kPict = FourCc("pict");
+// Pseudo parent type for the children of Canon's metadata uuid box.
+constexpr uint32_t kCanonParent = FourCc("CNuu");
 constexpr uint32_t kExifItem = FourCc("Exif");
 constexpr uint32_t kMimeItem = FourCc("mime");
 
 // The extended type under which XMP is stored in a uuid box.
 constexpr uint8_t kXmpUuid[16] = {0xBE, 0x7A, 0xCF, 0xCB, 0x97, 0xA9, 0x42, 0xE8,
                                   0x9C, 0x71, 0x99, 0x94, 0x91, 0xE3, 0xAF, 0xAC};
+
+// Canon's metadata box (CR3 and Canon MP4): CMT1..CMT4 TIFF structures, CMT4 holding GPS.
+constexpr uint8_t kCanonUuid[16] = {0x85, 0xC0, 0xB6, 0x87, 0x82, 0x0F, 0x11, 0xE0,
+                                    0x81, 0x11, 0xF4, 0xCE, 0x46, 0x2B, 0x6A, 0x48};
 
 constexpr Redaction kExif = REDACTION_EXIF_GPS;
 constexpr Redaction kXmp = REDACTION_XMP_GPS;
@@ -75,8 +95,42 @@ bool IsMetaChildType(uint32_t type) {
   return std::find(std::begin(kTypes), std::end(kTypes), type) != std::end(kTypes);
 }
 
+// Whether a keys or freeform name is a location tag. Liberal on purpose: exiftool prints tags it
+// does not know under their own names, so any name that says where is treated as location.
 bool NamesLocation(absl::string_view key) {
-  return absl::StrContains(absl::AsciiStrToLower(key), "location");
+  const std::string lower = absl::AsciiStrToLower(key);
+  for (absl::string_view word :
+       {"location", "gps", "coordinate", "latitude", "longitude", "iso6709", "xyz", "geo"}) {
+    if (absl::StrContains(lower, word)) return true;
+  }
+  return false;
+}
+
+// A four-character code compared case-insensitively, so that 'LOCI' or 'Xmp_' count too.
+bool SameType(uint32_t type, uint32_t want) {
+  return (type | 0x20202020u) == (want | 0x20202020u);
+}
+
+// Item types of coded images (HEIF, AVIF and their derived images): items a reader shows.
+bool IsImageItemType(uint32_t type) {
+  constexpr uint32_t kTypes[] = {FourCc("hvc1"), FourCc("hev1"), FourCc("av01"), FourCc("avc1"),
+                                 FourCc("grid"), FourCc("iovl"), FourCc("iden"), FourCc("jpeg"),
+                                 FourCc("j2k1"), FourCc("unci"), FourCc("vvc1"), FourCc("tmap")};
+  return std::find(std::begin(kTypes), std::end(kTypes), type) != std::end(kTypes);
+}
+
+// Brands of HEIF/AVIF image files, whose items may sit before their meta box (see ItemPlace).
+bool IsImageBrand(uint32_t brand) {
+  constexpr uint32_t kBrands[] = {FourCc("mif1"), FourCc("mif2"), FourCc("msf1"), FourCc("heic"),
+                                  FourCc("heix"), FourCc("hevc"), FourCc("hevx"), FourCc("heim"),
+                                  FourCc("heis"), FourCc("avif"), FourCc("avis"), FourCc("miaf"),
+                                  FourCc("avci"), FourCc("jpeg"), FourCc("MiHE"), FourCc("MiHB")};
+  return std::find(std::begin(kBrands), std::end(kBrands), brand) != std::end(kBrands);
+}
+
+bool IsTiff(absl::string_view b) {
+  return absl::StartsWith(b, absl::string_view("MM\0*", 4)) ||
+         absl::StartsWith(b, absl::string_view("II*\0", 4));
 }
 
 struct Box {
@@ -107,6 +161,7 @@ enum class ItemKind { kExif, kXmp };
 struct Item {
   uint32_t id = 0;
   ItemKind kind = ItemKind::kExif;
+  bool located = false;  // an iloc entry for it was seen
 };
 
 // An Exif or XMP item and where its bytes are in the file.
@@ -227,23 +282,25 @@ class Cursor {
 
 class Scanner {
  public:
-  Scanner(ByteSource& source, const ScanLimits& limits, bool heif)
-      : r_(source, limits), limits_(limits), heif_(heif) {}
+  // `image_format`: the file was sniffed as HEIF or AVIF, so it must start with ftyp, and its
+  // items may lie before their meta box (as do files whose ftyp names an image brand).
+  Scanner(ByteSource& source, const ScanLimits& limits, bool image_format)
+      : r_(source, limits), limits_(limits), needs_ftyp_(image_format), heif_(image_format) {}
 
   LocationScan Run() {
     bool first = true;
     ForEachBox(0, r_.size(), /*top_level=*/true, [&](const Box& box) {
-      if (heif_ && first && box.type != kFtyp) {
+      if (first && box.type == kFtyp && !Ftyp(box)) return false;
+      if (needs_ftyp_ && first && box.type != kFtyp) {
         return r_.Fail(box.begin, "HEIF file does not start with an ftyp box");
       }
       first = false;
-      if (heif_) {
-        (box.type == kFtyp || box.type == kMeta ? structural_top_level_ : other_top_level_)
-            .push_back(box);
-      }
-      return HandleBox(box);
+      if (!r_.Charge(box.begin, sizeof(Box))) return false;
+      (box.type == kFtyp || box.type == kMeta ? structural_top_level_ : other_top_level_)
+          .push_back(box);
+      return HandleBox(box, /*parent=*/0);
     });
-    if (heif_ && first && r_.ok()) r_.Fail(0, "empty HEIF file");
+    if (needs_ftyp_ && first && r_.ok()) r_.Fail(0, "empty HEIF file");
     // Item data can sit anywhere in the file, after boxes the walk has yet to reach as well as
     // before. Parsed during the walk, a failure in it (a read budget spent, say) would end the
     // scan at the item, past boxes never walked, which then neither the ranges nor the fallback
@@ -260,8 +317,8 @@ class Scanner {
     if (!r_.ok() && heif_ && !items_resolved_) {
       // No meta box's item locations were learnt, and HEIF lets item data sit in any box (an mdat
       // before the meta box, say): what lies before the failure point can hold Exif or XMP too,
-      // except for ftyp and meta boxes, which ItemPlace refuses as item data. (MP4 item data,
-      // rare and so not worth the cost, may only follow its meta box: see ItemPlace.)
+      // except for ftyp and meta boxes, which ItemPlace refuses as item data. (In other files
+      // item data, rare and so not worth the cost, may only follow its meta box: see ItemPlace.)
       for (const Box& box : other_top_level_) {
         AddRange(&fallback_, box.begin, box.end, kExif);
         AddRange(&fallback_, box.begin, box.end, kXmp);
@@ -272,6 +329,7 @@ class Scanner {
     NormalizeRanges(&fallback_);
     scan.ranges = std::move(ranges_);
     scan.fallback = std::move(fallback_);
+    scan.content_class = ContentClass();
     r_.Finish(&scan);
     return scan;
   }
@@ -342,46 +400,99 @@ class Scanner {
     return r_.ReadString(begin, static_cast<size_t>(n), out);
   }
 
-  // Boxes anywhere in the walked tree (the top level and inside moov, trak, udta and meta).
-  bool HandleBox(const Box& box) {
+  // ftyp: major brand, minor version, compatible brands. An image brand anywhere makes the file
+  // a HEIF for item placement, whatever the sniffer (or the name) called it.
+  bool Ftyp(const Box& box) {
+    const uint64_t n = std::min<uint64_t>(box.end - box.payload, 4096);
+    std::string body;
+    if (!ReadAll(box.payload, box.payload + n, &body)) return false;
+    for (size_t at = 0; at + 4 <= body.size(); at += 4) {
+      if (at == 4) continue;  // the minor version
+      if (IsImageBrand(LoadBe32(reinterpret_cast<const uint8_t*>(body.data() + at)))) {
+        heif_ = true;
+      }
+    }
+    return true;
+  }
+
+  // Boxes anywhere in the walked tree. `parent` is the type of the enclosing box (0 at the top).
+  bool HandleBox(const Box& box, uint32_t parent) {
     switch (box.type) {
       case kMoov:
       case kTrak:
       case kUdta:
-        return Container(box);
+      case kMdia:
+      case kMinf:
+      case kMoof:
+      case kTraf:
+      case kMeco:
+        return Container(box, box.type);
       case kMeta:
         return Meta(box);
-      case kXyz:
-      case kGps:
-      case kGps0:
-        // ©xyz here is a QuickTime user-data text (length, language, ISO 6709 string); gps
-        // boxes are vendor formats. Emptying the payload keeps the box walkable.
-        AddRange(&ranges_, box.payload, box.end, kBox);
-        return true;
-      case kLoci:
-        // Keep version and flags; language, name, coordinates, body and notes all go.
-        if (box.end - box.payload < 4) return r_.Fail(box.begin, "loci box too small");
-        AddRange(&ranges_, box.payload + 4, box.end, kBox);
-        return true;
-      case kXmpBox:
-        return Xmp(box.payload, box.end);
+      case kIlst:
+        // An ilst outside a meta box: no keys can name its items, but ©xyz and freeform ones can.
+        AddRange(&fallback_, box.payload, box.end, kBox);
+        return Ilst(box, {});
+      case kHdlr:
+        return parent == kMdia ? TrackHandler(box) : true;
       case kUuid:
-        if (memcmp(box.extended_type, kXmpUuid, sizeof(kXmpUuid)) == 0) {
-          return Xmp(box.payload, box.end);
-        }
-        return true;
+        return Uuid(box);
       default:
-        return true;
+        break;
     }
+    if (box.type == kXyz || box.type == kAtXyz || SameType(box.type, kGps) ||
+        SameType(box.type, kGps0)) {
+      // ©xyz here is a QuickTime user-data text (length, language, ISO 6709 string); gps
+      // boxes are vendor formats. Emptying the payload keeps the box walkable.
+      AddRange(&ranges_, box.payload, box.end, kBox);
+      return true;
+    }
+    if (SameType(box.type, kLoci)) {
+      // Keep version and flags; language, name, coordinates, body and notes all go.
+      if (box.end - box.payload < 4) return r_.Fail(box.begin, "loci box too small");
+      AddRange(&ranges_, box.payload + 4, box.end, kBox);
+      return true;
+    }
+    if (SameType(box.type, kXmpBox)) return Xmp(box.payload, box.end);
+    // Any other box of user data, or of Canon's metadata uuid, is metadata of a kind this walk
+    // does not name; what a liberal reader could find in it, this must find too.
+    if (parent == kUdta || parent == kCanonParent) return Opaque(box);
+    return true;
   }
 
-  bool Container(const Box& box) {
+  bool Container(const Box& box, uint32_t as) {
     // A failure later on cannot tell which user data was location, so all of it falls back.
-    if (box.type == kUdta) AddRange(&fallback_, box.payload, box.end, kBox);
+    if (box.type == kUdta || as == kCanonParent) AddRange(&fallback_, box.payload, box.end, kBox);
     ScanReader::DepthGuard guard(r_, box.begin);
     if (!guard.ok()) return false;
-    return ForEachBox(box.payload, box.end, false,
-                      [&](const Box& child) { return HandleBox(child); });
+    const uint32_t saved_handler = track_handler_;
+    if (box.type == kTrak) track_handler_ = 0;
+    const bool ok = ForEachBox(box.payload, box.end, false,
+                               [&](const Box& child) { return HandleBox(child, as); });
+    if (box.type == kTrak) {
+      ++tracks_;
+      if (track_handler_ == kVide) saw_video_track_ = true;
+      if (track_handler_ == kSoun) ++sound_tracks_;
+      if (track_handler_ == kPict) ++picture_tracks_;
+      track_handler_ = saved_handler;
+    }
+    return ok;
+  }
+
+  // hdlr (FullBox) of a track's mdia: pre_defined, then the handler type.
+  bool TrackHandler(const Box& box) {
+    if (box.end - box.payload < 12) return r_.Fail(box.begin, "hdlr box too small");
+    return r_.Be32(box.payload + 8, &track_handler_);
+  }
+
+  bool Uuid(const Box& box) {
+    if (memcmp(box.extended_type, kXmpUuid, sizeof(kXmpUuid)) == 0) {
+      return Xmp(box.payload, box.end);
+    }
+    if (memcmp(box.extended_type, kCanonUuid, sizeof(kCanonUuid)) == 0) {
+      return Container(box, kCanonParent);
+    }
+    return Opaque(box);
   }
 
   bool Xmp(uint64_t begin, uint64_t end) {
@@ -391,6 +502,62 @@ class Scanner {
     // An unparsable packet comes back whole in ranges_, which already covers it: no need to
     // fail the file over it.
     FindXmpGps(packet, begin, limits_.max_depth, &ranges_);
+    return true;
+  }
+
+  // A metadata box of a type the walk does not know (a user-data atom, a vendor uuid, a meta
+  // box's xml): exiftool reads Exif and XMP out of several such vendor boxes, so this looks at
+  // the bytes. Exif or TIFF at the start is walked for GPS, an XMP packet anywhere is parsed, and
+  // a TIFF header elsewhere (Exif in a layout not understood here) makes the file uncertain.
+  bool Opaque(const Box& box) {
+    if (box.end == box.payload) return true;
+    std::string body;
+    if (!ReadAll(box.payload, box.end, &body)) return false;
+    const absl::string_view b(body);
+    const absl::string_view exif_header("Exif\0\0", 6);
+    if (box.type == kCmt4 && IsTiff(b) && b.size() > 8) {
+      // The TIFF's IFD0 is the GPS IFD itself: empty it all, so it reads as no entries.
+      AddRange(&fallback_, box.payload, box.end, kExif);
+      AddRange(&ranges_, box.payload + 8, box.end, kExif);
+      return true;
+    }
+    if (absl::StartsWith(b, exif_header) && IsTiff(b.substr(6))) {
+      AddRange(&fallback_, box.payload, box.end, kExif);
+      return FindTiffGps(r_, box.payload + 6, box.end, &ranges_);
+    }
+    if (IsTiff(b)) {
+      AddRange(&fallback_, box.payload, box.end, kExif);
+      return FindTiffGps(r_, box.payload, box.end, &ranges_);
+    }
+    size_t start = absl::string_view::npos;
+    for (absl::string_view marker : {"<?xpacket", "<x:xmpmeta", "<rdf:RDF"}) {
+      start = std::min(start, b.find(marker));
+    }
+    if (start != absl::string_view::npos) {
+      // The packet runs to its trailer if there is one, else to the end of the box.
+      size_t end = b.size();
+      for (absl::string_view trailer : {"</x:xmpmeta>", "</rdf:RDF>"}) {
+        const size_t at = b.rfind(trailer);
+        if (at != absl::string_view::npos && at > start) {
+          end = at + trailer.size();
+          break;
+        }
+      }
+      const size_t pi = b.find("<?xpacket end", end);
+      if (pi != absl::string_view::npos) {
+        const size_t close = b.find("?>", pi);
+        if (close != absl::string_view::npos) end = close + 2;
+      }
+      AddRange(&fallback_, box.payload + start, box.payload + end, kXmp);
+      FindXmpGps(b.substr(start, end - start), box.payload + start, limits_.max_depth, &ranges_);
+      return true;
+    }
+    if (b.find(exif_header) != absl::string_view::npos ||
+        b.find(absl::string_view("MM\0*", 4)) != absl::string_view::npos ||
+        b.find(absl::string_view("II*\0", 4)) != absl::string_view::npos) {
+      AddRange(&fallback_, box.payload, box.end, kExif);
+      return r_.Fail(box.begin, "metadata box holds Exif in a layout not understood");
+    }
     return true;
   }
 
@@ -423,12 +590,15 @@ class Scanner {
               return Keys(child, &location_keys);
             case kIlst:
               AddRange(&fallback_, child.payload, child.end, kBox);
+              if (!r_.Charge(child.begin, sizeof(Box))) return false;
               ilst.push_back(child);
               return true;
             case kIinf:
+              if (!r_.Charge(child.begin, sizeof(Box))) return false;
               iinf.push_back(child);
               return true;
             case kIloc:
+              if (!r_.Charge(child.begin, sizeof(Box))) return false;
               iloc.push_back(child);
               return true;
             case kIdat:
@@ -439,13 +609,17 @@ class Scanner {
               if (idat.has_value()) return r_.Fail(child.begin, "second idat box in a meta box");
               idat = child;
               return true;
+            case kXml:
+              // ISO meta may carry its metadata as XML (FullBox): XMP there is still XMP.
+              return Opaque(child);
             default:
-              return HandleBox(child);
+              return HandleBox(child, kMeta);
           }
         })) {
       return false;
     }
     // keys name the ilst items of QuickTime metadata, wherever the two sit in the meta box.
+    std::sort(location_keys.begin(), location_keys.end());
     for (const Box& child : ilst) {
       if (!Ilst(child, location_keys)) return false;
     }
@@ -473,26 +647,35 @@ class Scanner {
       }
       std::string name;
       if (!ReadAll(at + 8, at + key_size, &name)) return false;
-      if (NamesLocation(name)) location_keys->push_back(static_cast<uint32_t>(index));
+      if (NamesLocation(name)) {
+        if (!r_.Charge(at, sizeof(uint32_t))) return false;
+        location_keys->push_back(static_cast<uint32_t>(index));
+      }
       at += key_size;
     }
     return true;
   }
 
   // ilst: one box per tag, named by a 4cc (iTunes), a keys index (QuickTime) or "----" with a
-  // name child (freeform); each holds data boxes of type, locale and value.
+  // name child (freeform); each holds data boxes of type, locale and value. `location_keys` is
+  // sorted, so that a lookup per item costs a logarithm, not the number of keys.
   bool Ilst(const Box& box, const std::vector<uint32_t>& location_keys) {
     ScanReader::DepthGuard guard(r_, box.begin);
     if (!guard.ok()) return false;
     return ForEachBox(box.payload, box.end, false, [&](const Box& item) {
-      bool location = item.type == kXyz || std::find(location_keys.begin(), location_keys.end(),
-                                                     item.type) != location_keys.end();
+      bool location =
+          item.type == kXyz || item.type == kAtXyz ||
+          std::binary_search(location_keys.begin(), location_keys.end(), item.type);
       if (!location && item.type != kFreeform) return true;
       ScanReader::DepthGuard item_guard(r_, item.begin);
       if (!item_guard.ok()) return false;
+      // Values are few per item; each is charged, so a hostile item cannot grow this unbounded.
       std::vector<Box> values;
       if (!ForEachBox(item.payload, item.end, false, [&](const Box& child) {
-            if (child.type == kData) values.push_back(child);
+            if (child.type == kData) {
+              if (!r_.Charge(child.begin, sizeof(Box))) return false;
+              values.push_back(child);
+            }
             if (child.type == kName) {
               // FullBox: version and flags, then the name up to the end of the box.
               std::string name;
@@ -572,6 +755,7 @@ class Scanner {
         return false;
       }
       exif = type == kExifItem;
+      if (IsImageItemType(type)) image_items_ = true;
       if (type == kMimeItem) {
         if (!c.String(false, &name) || !c.String(true, &content_type) ||
             (!c.AtEnd() && !c.String(true, &encoding))) {
@@ -586,13 +770,15 @@ class Scanner {
     if (!exif && !xmp) return true;
     if (protection != 0) return r_.Fail(box.begin, "protected Exif or XMP item");
     if (!encoding.empty()) return r_.Fail(box.begin, "content-encoded XMP item");
+    if (!r_.Charge(box.begin, sizeof(Item))) return false;
     items->push_back({id, exif ? ItemKind::kExif : ItemKind::kXmp});
     return true;
   }
 
   // iloc (FullBox, versions 0-2). Parses every entry (the layout is sequential) and keeps those
-  // of the items in `wanted`.
-  bool Iloc(const Box& box, const std::vector<Item>& wanted, std::vector<ItemLocation>* out) {
+  // of the items in `items` (sorted by id, ids unique), each at most once: an Exif or XMP item
+  // located twice is malformed, so that no list grows with entries times items.
+  bool Iloc(const Box& box, std::vector<Item>* items, std::vector<ItemLocation>* out) {
     if (box.end - box.payload < 4) return r_.Fail(box.begin, "iloc box too small");
     std::string body;
     if (!ReadAll(box.payload, box.end, &body)) return false;
@@ -611,10 +797,13 @@ class Scanner {
         return r_.Fail(box.begin, absl::StrCat("iloc field size ", size, " not 0, 4 or 8"));
       }
     }
+    // The declared count is never trusted for an allocation: entries are parsed one by one, and
+    // a count larger than the box holds fails at the first missing field.
     uint32_t count = 0;
     if (!c.Uint(version < 2 ? 2 : 4, &count)) return false;
     for (uint64_t i = 0; i < count; ++i) {
       if (!r_.Visit(c.offset())) return false;
+      const uint64_t entry_at = c.offset();
       ItemLocation loc;
       uint16_t method = 0, extent_count = 0;
       if (!c.Uint(version < 2 ? 2 : 4, &loc.id) || (version >= 1 && !c.Uint(2, &method)) ||
@@ -623,6 +812,16 @@ class Scanner {
         return false;
       }
       loc.construction_method = method & 0xF;
+      auto it = std::lower_bound(items->begin(), items->end(), loc.id,
+                                 [](const Item& item, uint32_t id) { return item.id < id; });
+      const bool keep = it != items->end() && it->id == loc.id;
+      if (keep) {
+        // Readers disagree on which of two entries wins: neither can be vouched for.
+        if (it->located) {
+          return r_.Fail(entry_at, absl::StrCat("Exif or XMP item ", loc.id, " located twice"));
+        }
+        it->located = true;
+      }
       for (uint16_t e = 0; e < extent_count; ++e) {
         if (!r_.Visit(c.offset())) return false;
         uint64_t index = 0;
@@ -631,11 +830,14 @@ class Scanner {
             !c.Uint(length_size, &extent.length)) {
           return false;
         }
+        if (!keep) continue;
+        if (!r_.Charge(entry_at, sizeof(Extent))) return false;
         loc.extents.push_back(extent);
       }
-      bool keep = std::any_of(wanted.begin(), wanted.end(),
-                              [&](const Item& item) { return item.id == loc.id; });
-      if (keep) out->push_back(std::move(loc));
+      if (keep) {
+        if (!r_.Charge(entry_at, sizeof(ItemLocation))) return false;
+        out->push_back(std::move(loc));
+      }
     }
     return true;
   }
@@ -645,14 +847,19 @@ class Scanner {
   // holds [failure point, end of file), plus in HEIF, until the items of a first meta box are
   // located, the top-level boxes before the failure point other than ftyp and meta boxes (see
   // Run). So in HEIF item data may not sit inside a top-level ftyp or meta box, nor, for any meta
-  // box after the first to locate items, before the end of that meta box; in MP4, nor before the
-  // end of any meta box. The refused data falls back, as `kind`.
+  // box after the first to locate items, before the end of that meta box; in other files, nor
+  // before the end of any meta box. The refused data falls back, as `kind`.
   bool ItemPlace(const Box& meta, uint64_t begin, uint64_t length, Redaction kind, uint64_t where) {
     if (length == 0) return true;
     const Box* inside = nullptr;
     if (heif_) {
-      for (const Box& box : structural_top_level_) {
-        if (begin < box.end && box.begin < begin + length) inside = &box;
+      // Top-level boxes are in file order and disjoint: the only candidate is the last one
+      // beginning before the data ends (a binary search, not a loop per extent).
+      auto it = std::lower_bound(
+          structural_top_level_.begin(), structural_top_level_.end(), begin + length,
+          [](const Box& box, uint64_t at) { return box.begin < at; });
+      if (it != structural_top_level_.begin() && begin < std::prev(it)->end) {
+        inside = &*std::prev(it);
       }
     }
     const bool before = (!heif_ || items_resolved_) && begin < meta.end;
@@ -706,11 +913,14 @@ class Scanner {
       }
       if (length > UINT64_MAX - total) return r_.Fail(where, "item extents too long");
       total += length;
+      if (!r_.Charge(where, sizeof(Extent))) return false;
       out->push_back({begin, length});
     }
     return true;
   }
 
+  // Resolves the Exif and XMP items of one meta box. Each item is resolved once, through the
+  // single iloc entry carrying its id: the work and memory are linear in items plus entries.
   bool Items(const Box& meta, const std::vector<Box>& iinf, const std::vector<Box>& iloc,
              const Box* idat) {
     if (iinf.empty()) return r_.Fail(meta.begin, "meta box locates items but has no iinf");
@@ -719,22 +929,33 @@ class Scanner {
       if (!Iinf(box, &items)) return false;
     }
     if (items.empty()) return true;
-    // Several iloc boxes are invalid, but a reader may pick any of them: take every entry.
+    // Two Exif or XMP entries with one id: readers disagree on which one counts (one map keeps
+    // the first, another the last), so neither can be vouched for.
+    std::sort(items.begin(), items.end(),
+              [](const Item& a, const Item& b) { return a.id < b.id; });
+    for (size_t i = 1; i < items.size(); ++i) {
+      if (items[i].id == items[i - 1].id) {
+        return r_.Fail(iinf.front().begin,
+                       absl::StrCat("Exif or XMP item id ", items[i].id, " listed twice"));
+      }
+    }
+    // Several iloc boxes are invalid, but a reader may pick any of them: take every entry (an
+    // item located in two of them is malformed, as above).
     std::vector<std::pair<ItemLocation, uint64_t>> locations;
     for (const Box& box : iloc) {
       std::vector<ItemLocation> found;
-      if (!Iloc(box, items, &found)) return false;
+      if (!Iloc(box, &items, &found)) return false;
       for (ItemLocation& loc : found) locations.push_back({std::move(loc), box.begin});
     }
     std::vector<ResolvedItem> resolved;
-    for (const Item& item : items) {
-      for (const auto& [loc, where] : locations) {
-        if (loc.id != item.id) continue;
-        ResolvedItem res{item.kind, {}};
-        const Redaction kind = item.kind == ItemKind::kExif ? kExif : kXmp;
-        if (!Resolve(meta, loc, idat, kind, where, &res.extents)) return false;
-        resolved.push_back(std::move(res));
-      }
+    for (const auto& [loc, where] : locations) {
+      auto it = std::lower_bound(items.begin(), items.end(), loc.id,
+                                 [](const Item& item, uint32_t id) { return item.id < id; });
+      ResolvedItem res{it->kind, {}};
+      const Redaction kind = it->kind == ItemKind::kExif ? kExif : kXmp;
+      if (!Resolve(meta, loc, idat, kind, where, &res.extents)) return false;
+      if (!r_.Charge(where, sizeof(ResolvedItem))) return false;
+      resolved.push_back(std::move(res));
     }
     // Every extent falls back now; Run parses the items once the walk is over.
     for (ResolvedItem& res : resolved) {
@@ -792,9 +1013,25 @@ class Scanner {
     return true;
   }
 
+  MediaClass ContentClass() const {
+    // One video track proves video even if the walk failed later; the other answers need the
+    // whole file, since a later track could be video.
+    if (saw_video_track_) return MEDIA_CLASS_VIDEO;
+    if (!r_.ok()) return MEDIA_CLASS_UNSPECIFIED;
+    if (image_items_) return MEDIA_CLASS_IMAGE;
+    if (tracks_ > 0 && sound_tracks_ == tracks_) return MEDIA_CLASS_AUDIO;
+    if (tracks_ > 0 && picture_tracks_ == tracks_) return MEDIA_CLASS_IMAGE;
+    return MEDIA_CLASS_UNSPECIFIED;
+  }
+
   ScanReader r_;
   const ScanLimits limits_;
-  const bool heif_;
+  const bool needs_ftyp_;
+  bool heif_;                              // items may precede their meta box (see ItemPlace)
+  uint32_t track_handler_ = 0;             // the handler of the track being walked
+  uint32_t tracks_ = 0, sound_tracks_ = 0, picture_tracks_ = 0;
+  bool saw_video_track_ = false;
+  bool image_items_ = false;               // an infe of a coded image item
   bool items_resolved_ = false;            // some meta box's items are located
   std::vector<ResolvedItem> items_;        // parsed after the walk
   std::vector<Box> structural_top_level_;  // HEIF: ftyp and meta boxes at the top level
@@ -806,11 +1043,11 @@ class Scanner {
 }  // namespace
 
 LocationScan ScanHeif(ByteSource& source, const ScanLimits& limits) {
-  return Scanner(source, limits, /*heif=*/true).Run();
+  return Scanner(source, limits, /*image_format=*/true).Run();
 }
 
 LocationScan ScanMp4(ByteSource& source, const ScanLimits& limits) {
-  return Scanner(source, limits, /*heif=*/false).Run();
+  return Scanner(source, limits, /*image_format=*/false).Run();
 }
 
 }  // namespace scopedfs::policy

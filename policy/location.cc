@@ -45,6 +45,21 @@ bool HasLocationParser(MediaFormat format) {
   }
 }
 
+ContentFacts FactsOfContent(absl::string_view name, MediaFormat format, const LocationScan* scan) {
+  ContentFacts facts = FactsFromFormat(name, format);
+  if (scan == nullptr) return facts;
+  facts.location = scan->malformed        ? LocationPresence::kMalformed
+                   : scan->ranges.empty() ? LocationPresence::kAbsent
+                                          : LocationPresence::kPresent;
+  MediaClass proven = scan->content_class;
+  if (proven != MEDIA_CLASS_UNSPECIFIED && facts.media_class != MEDIA_CLASS_NONE &&
+      proven != facts.media_class &&
+      !(facts.media_class == MEDIA_CLASS_VIDEO && proven == MEDIA_CLASS_AUDIO)) {
+    facts.media_class = MEDIA_CLASS_NONE;
+  }
+  return facts;
+}
+
 LocationScan ScanLocation(MediaFormat format, ByteSource& source, const ScanLimits& limits) {
   switch (format) {
     case MediaFormat::kJpeg:
@@ -53,6 +68,8 @@ LocationScan ScanLocation(MediaFormat format, ByteSource& source, const ScanLimi
       return ScanPng(source, limits);
     case MediaFormat::kWebp:
       return ScanWebp(source, limits);
+    // One walk for the whole family: a HEIF with a moov, or an MP4 with a file-level meta box,
+    // holds what either kind of file can, and the brands (or the name) prove nothing.
     case MediaFormat::kHeif:
     case MediaFormat::kAvif:
       return ScanHeif(source, limits);
@@ -62,6 +79,7 @@ LocationScan ScanLocation(MediaFormat format, ByteSource& source, const ScanLimi
     case MediaFormat::kM4a:
       return ScanMp4(source, limits);
     case MediaFormat::kGif:
+    case MediaFormat::kTiff:
     case MediaFormat::kMatroska:
     case MediaFormat::kWebm: {
       // These can carry location (XMP application extensions, Matroska tags) but have no parser:

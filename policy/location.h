@@ -57,6 +57,10 @@ struct ScanLimits {
   uint64_t max_bytes_read = 16u << 20;  // total bytes fetched from the source
   int max_depth = 16;                   // nested boxes / IFD pointers / XML elements
   uint32_t max_structures = 100000;     // segments + chunks + boxes + IFD entries visited
+  // What the scan may keep in memory while it runs (item tables, extent lists, box lists),
+  // charged as it grows. Transient buffers are bounded by max_bytes_read instead. Without this a
+  // small file declaring many small structures could make the daemon allocate without bound.
+  uint64_t max_alloc_bytes = 8u << 20;
 };
 
 // One range of location metadata, half-open [begin, end), in file offsets.
@@ -84,6 +88,13 @@ struct LocationScan {
   // What the scan cost (for explain output and the limits' tests).
   uint32_t structures_visited = 0;
   uint64_t bytes_read = 0;
+  uint64_t bytes_allocated = 0;  // charged against ScanLimits::max_alloc_bytes
+  // The class the content itself proves, whatever the file's name says (set by the ISO-BMFF
+  // walk): VIDEO if any track has handler 'vide'; else IMAGE for HEIF/AVIF image items (or
+  // tracks that are all 'pict' image sequences); else AUDIO if every track is 'soun'.
+  // UNSPECIFIED when it cannot tell: no tracks or items, other handlers, other formats, or a
+  // malformed scan that had not yet seen a video track.
+  MediaClass content_class = MEDIA_CLASS_UNSPECIFIED;
 };
 
 // Whether `format` has a location parser. Formats without one that can still carry location
@@ -91,11 +102,21 @@ struct LocationScan {
 // carry location (audio-only, PDF, ZIP, unknown) scan clean.
 bool HasLocationParser(MediaFormat format);
 
+// The content facts of an existing file as the engine sees them, once its format is sniffed and,
+// for a location carrier, its location scanned (null: not scanned). The daemon and
+// `scopedfsctl explain` both use this, so explain cannot drift from what the daemon decides:
+// - location is the scan's verdict (present, absent, or malformed);
+// - the class the content proves (ISO-BMFF track handlers) overrides what the name claims: a
+//   file with a video track is video or nothing, so a video named .m4a is not audio. Only an
+//   audio-only file named as video keeps the video class, as media stores list it.
+ContentFacts FactsOfContent(absl::string_view name, MediaFormat format, const LocationScan* scan);
+
 // Finds the location metadata of a file of the given (sniffed) format.
 LocationScan ScanLocation(MediaFormat format, ByteSource& source, const ScanLimits& limits = {});
 
-// Per-format entry points (ScanLocation dispatches to these); each expects the file's format to
-// be the one named and reports malformed otherwise.
+// Per-format entry points. ScanLocation sends every ISO-BMFF format (HEIF, AVIF, MP4, MOV, 3GP,
+// M4A) through one walk that looks for every kind of ISO-BMFF location, whatever the brands
+// claim: ScanHeif is that walk requiring a leading ftyp, ScanMp4 the same walk without it.
 LocationScan ScanJpeg(ByteSource& source, const ScanLimits& limits = {});
 LocationScan ScanPng(ByteSource& source, const ScanLimits& limits = {});
 LocationScan ScanWebp(ByteSource& source, const ScanLimits& limits = {});

@@ -1,6 +1,8 @@
 // Bounded reads for the location parsers (see scan_reader.h).
 #include "policy/scan_reader.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace scopedfs::policy {
@@ -72,6 +74,16 @@ bool ScanReader::Visit(uint64_t offset) {
   return true;
 }
 
+bool ScanReader::Charge(uint64_t offset, uint64_t bytes) {
+  if (!ok()) return false;
+  if (bytes > limits_.max_alloc_bytes - std::min(limits_.max_alloc_bytes, allocated_)) {
+    allocated_ = limits_.max_alloc_bytes;
+    return Fail(offset, absl::StrCat("memory cap of ", limits_.max_alloc_bytes, " bytes reached"));
+  }
+  allocated_ += bytes;
+  return true;
+}
+
 bool ScanReader::Fail(uint64_t offset, absl::string_view what) {
   if (ok()) {
     error_ = absl::StrCat("at byte ", offset, ": ", what);
@@ -84,6 +96,7 @@ bool ScanReader::Fail(uint64_t offset, absl::string_view what) {
 void ScanReader::Finish(LocationScan* scan) const {
   scan->bytes_read = bytes_read_;
   scan->structures_visited = structures_;
+  scan->bytes_allocated = allocated_;
   if (ok()) return;
   scan->malformed = true;
   scan->error = error_;

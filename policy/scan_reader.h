@@ -24,6 +24,7 @@ class ScanReader {
   uint64_t failed_at() const { return failed_at_; }
   uint64_t bytes_read() const { return bytes_read_; }
   uint32_t structures() const { return structures_; }
+  uint64_t allocated() const { return allocated_; }
 
   // Reads [offset, offset + n) into out; on failure (outside the source, budget spent, I/O)
   // records a failure at `offset` and returns false.
@@ -37,6 +38,10 @@ class ScanReader {
 
   // Counts one more structure (segment, chunk, box, IFD entry); false once over budget.
   bool Visit(uint64_t offset);
+
+  // Charges `bytes` the parser is about to keep in memory against max_alloc_bytes, before it
+  // allocates them; false (a failure at `offset`) once over the cap.
+  bool Charge(uint64_t offset, uint64_t bytes);
 
   // Records a failure (the first one wins) and returns false, for `return r.Fail(...)`.
   bool Fail(uint64_t offset, absl::string_view what);
@@ -64,6 +69,7 @@ class ScanReader {
   ScanLimits limits_;
   uint64_t bytes_read_ = 0;
   uint32_t structures_ = 0;
+  uint64_t allocated_ = 0;
   int depth_ = 0;
   std::string error_;
   uint64_t failed_at_ = 0;

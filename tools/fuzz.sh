@@ -7,6 +7,7 @@
 #   TARGET: jpeg png webp heif mp4 xmp
 #   FUZZ_OUT   build and work dir (default /tmp/scopedfs-fuzz; $TEST_TMPDIR/fuzz under bazel test)
 #   FUZZ_JOBS  targets run at once (default 2)
+# Every run passes -timeout=5 and -rss_limit_mb=512: a slow or memory-hungry input is a finding.
 # Each target's corpus grows in $FUZZ_OUT/corpus/<target>, seeded from policy/fuzz/corpus/<target>,
 # the media samples (tests/media, or made with tests/media/make_samples.sh) and tiny hand-made
 # inputs. Crash inputs land in $FUZZ_OUT/crashes/<target>/, logs in $FUZZ_OUT/logs/.
@@ -39,6 +40,9 @@ else
 fi
 OUT=${FUZZ_OUT:-$DEFAULT_OUT}
 JOBS=${FUZZ_JOBS:-2}
+# Per-input limits; a parser must stay far below both (its own caps are 16 MiB read, 8 MiB kept).
+FUZZ_TIMEOUT=5
+FUZZ_RSS_MB=512
 mkdir -p "$OUT"/{gen,obj,bin,corpus,seeds,crashes,logs}
 
 for tool in clang++ protoc pkg-config; do
@@ -233,10 +237,13 @@ run_target() {  # run_target <target>: one libFuzzer run, output in logs/<target
   sample_seeds "$t" "$seeds"
   local dirs=("$OUT/corpus/$t" "$seeds")
   [[ -d $ROOT/policy/fuzz/corpus/$t ]] && dirs+=("$ROOT/policy/fuzz/corpus/$t")
-  # -timeout: an input that takes seconds is a denial of service, reported like a crash.
+  # -timeout and -rss_limit_mb (which also caps single mallocs): an input that takes seconds or
+  # hundreds of megabytes is a denial of service, reported like a crash. Every run has them, the
+  # CI smoke run included, since this is the only place the fuzzers are started.
   local rc=0
   "$OUT/bin/${t}_fuzzer" -max_total_time="$SECONDS_PER_TARGET" -print_final_stats=1 \
-    -max_len=32768 -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$OUT/crashes/$t/" \
+    -max_len=32768 -timeout="$FUZZ_TIMEOUT" -rss_limit_mb="$FUZZ_RSS_MB" \
+    -artifact_prefix="$OUT/crashes/$t/" \
     "${extra[@]}" "${dirs[@]}" >"$OUT/logs/$t.log" 2>&1 || rc=$?
   echo "$rc" >"$OUT/logs/$t.rc"
 }

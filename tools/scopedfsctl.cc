@@ -154,13 +154,6 @@ struct ScannedFile {
   std::optional<LocationScan> scan;
 };
 
-// Mirrors the daemon: formats with a parser are parsed; formats that can carry location but have
-// no parser still go through ScanLocation, which reports them malformed; the rest are not read.
-bool MayCarryLocation(MediaFormat format) {
-  return HasLocationParser(format) || format == MediaFormat::kGif ||
-         format == MediaFormat::kMatroska || format == MediaFormat::kWebm;
-}
-
 absl::StatusOr<ScannedFile> ScanInput(const InputFile& in, const std::string& path) {
   std::vector<uint8_t> head(kSniffBytes);
   ssize_t n = pread(in.fd(), head.data(), head.size(), 0);
@@ -168,18 +161,15 @@ absl::StatusOr<ScannedFile> ScanInput(const InputFile& in, const std::string& pa
   head.resize(static_cast<size_t>(n));
   ScannedFile scanned;
   scanned.format = SniffFormat(head);
-  if (MayCarryLocation(scanned.format)) {
+  // The daemon scans exactly the formats that may carry location (a format without a parser
+  // scans malformed), so explain sees what the engine would see.
+  if (FormatMayCarryLocation(scanned.format)) {
     FdSource source(in.fd(), in.size());
     scanned.scan = ScanLocation(scanned.format, source);
   }
   return scanned;
 }
 
-// The same mapping as the daemon's, so explain sees what the engine would see.
-LocationPresence PresenceOf(const LocationScan& scan) {
-  if (scan.malformed) return LocationPresence::kMalformed;
-  return scan.ranges.empty() ? LocationPresence::kAbsent : LocationPresence::kPresent;
-}
 
 // "exif_gps" for REDACTION_EXIF_GPS: the spelling --kinds takes.
 std::string KindName(Redaction kind) {
@@ -302,8 +292,8 @@ int Explain() {
       }
       scanned = *std::move(result);
       content_size = in.size();
-      facts = FactsFromFormat(name, scanned->format);
-      if (scanned->scan.has_value()) facts.location = PresenceOf(*scanned->scan);
+      facts = FactsOfContent(name, scanned->format,
+                             scanned->scan.has_value() ? &*scanned->scan : nullptr);
       content_note = absl::StrCat("sniffed from ", content, ": format ", FormatName(facts.format));
     } else {
       facts = FactsFromName(name);

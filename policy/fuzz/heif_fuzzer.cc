@@ -1,13 +1,37 @@
-// libFuzzer target for ScanHeif: HEIF and AVIF files (Exif and XMP items of the meta box).
-// Every input must scan without a crash or sanitizer report and keep the promises
-// scan_invariants.h checks. Built and run by tools/fuzz.sh.
+// libFuzzer target for the ISO-BMFF walk as HEIF and AVIF files reach it (ScanLocation with
+// kHeif: ftyp first, items anywhere). Every input must scan without a crash or sanitizer report,
+// keep the promises scan_invariants.h checks and stay within the memory cap. Built by tools/fuzz.sh.
 #include <cstddef>
 #include <cstdint>
 
+#include "absl/types/span.h"
 #include "policy/fuzz/scan_invariants.h"
 #include "policy/location.h"
 
+namespace {
+
+using scopedfs::policy::ByteSource;
+using scopedfs::policy::LocationScan;
+using scopedfs::policy::MediaFormat;
+using scopedfs::policy::ScanLimits;
+
+LocationScan ScanAsHeif(ByteSource& source, const ScanLimits& limits) {
+  return scopedfs::policy::ScanLocation(MediaFormat::kHeif, source, limits);
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  scopedfs::policy::fuzz::CheckScan(data, size, &scopedfs::policy::ScanHeif);
+  scopedfs::policy::fuzz::CheckScan(data, size, &ScanAsHeif);
+  // What the scan kept in memory is charged before it is allocated, so never exceeds the cap.
+  ScanLimits small;
+  small.max_alloc_bytes = 1024;
+  scopedfs::policy::MemorySource source(absl::MakeConstSpan(data, size));
+  LocationScan scan = ScanAsHeif(source, small);
+  if (scan.bytes_allocated > small.max_alloc_bytes) {
+    scopedfs::policy::fuzz::Violated("allocated %llu bytes, over the cap of %llu",
+                                     (unsigned long long)scan.bytes_allocated,
+                                     (unsigned long long)small.max_alloc_bytes);
+  }
   return 0;
 }
