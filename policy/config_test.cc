@@ -47,7 +47,7 @@ INSTANTIATE_TEST_SUITE_P(Configs, GoldenErrorTest,
                          testing::Values("syntax_error", "unknown_field", "unknown_permission",
                                          "duplicate_uid", "conflicting_package", "bad_glob",
                                          "never_match", "unreachable", "packages_list_conflict", "numeric_enums",
-                                         "many_problems"),
+                                         "many_problems", "bad_location_guard"),
                          [](const testing::TestParamInfo<std::string>& info) { return info.param; });
 
 TEST(ConfigTest, ValidCaseLoads) {

@@ -488,3 +488,46 @@ TEST_F(EngineTest, DecisionsExplainThemselves) {
 
 }  // namespace
 }  // namespace scopedfs::policy
+
+namespace scopedfs::policy {
+namespace {
+
+// Policy.location_guard: location belongs to the file, whatever rule lets the caller read it.
+TEST_F(EngineTest, LocationGuardRedactsWhateverRuleAllowsTheRead) {
+  Check({
+      {"a JPEG named .txt, all-files access", kFiles, OP_READ, "Download/trip.txt", Bytes::kJpeg,
+       kNotes, OUTCOME_ALLOW_REDACTED, {}, "<location-guard>", NODE_TYPE_FILE, Loc::kPresent},
+      {"another app's photo in the caller's own area", kSocial, OP_READ,
+       "Android/data/com.example.social/x.jpg", Bytes::kJpeg, kCamera, OUTCOME_ALLOW_REDACTED, {},
+       "<location-guard>", NODE_TYPE_FILE, Loc::kPresent},
+      {"entitled", kGallery, OP_READ, "Android/data/com.example.gallery/x.jpg", Bytes::kJpeg,
+       kCamera, OUTCOME_ALLOW, {}, "own-app-dirs", NODE_TYPE_FILE, Loc::kPresent},
+      {"owner", kNotes, OP_READ, "Download/trip.txt", Bytes::kJpeg, kNotes, OUTCOME_ALLOW, {},
+       "owner-full-access", NODE_TYPE_FILE, Loc::kPresent},
+      {"system", kSystem, OP_READ, "Download/trip.txt", Bytes::kJpeg, kNotes, OUTCOME_ALLOW, {},
+       "privileged-uids-bypass", NODE_TYPE_FILE, Loc::kPresent},
+      {"a PDF carries none", kFiles, OP_READ, "Download/a.pdf", Bytes::kPdf, kNotes,
+       OUTCOME_ALLOW, {}, "all-files-access", NODE_TYPE_FILE},
+      {"a photo scanned clean", kFiles, OP_READ, "Download/trip.txt", Bytes::kJpeg, kNotes,
+       OUTCOME_ALLOW, {}, "all-files-access", NODE_TYPE_FILE, Loc::kNone},
+  });
+}
+
+TEST_F(EngineTest, LocationGuardRefusesWritesByRedactedReaders) {
+  Check({
+      {"photo with location", kFiles, OP_WRITE, "DCIM/Camera/a.jpg", Bytes::kJpeg, kCamera,
+       OUTCOME_DENY, ERRNO_EACCES, "<location-guard>", NODE_TYPE_FILE, Loc::kPresent},
+      {"photo scanned clean: may hold location tomorrow", kFiles, OP_WRITE, "DCIM/Camera/a.jpg",
+       Bytes::kJpeg, kCamera, OUTCOME_DENY, ERRNO_EACCES, "<location-guard>", NODE_TYPE_FILE,
+       Loc::kNone},
+      {"video", kFiles, OP_WRITE, "Movies/v.mp4", Bytes::kMp4, kCamera, OUTCOME_DENY,
+       ERRNO_EACCES, "<location-guard>", NODE_TYPE_FILE, Loc::kNone},
+      {"a PDF", kFiles, OP_WRITE, "Download/a.pdf", Bytes::kPdf, kNotes, OUTCOME_ALLOW, {},
+       "all-files-access"},
+      {"owner", kCamera, OP_WRITE, "DCIM/Camera/a.jpg", Bytes::kJpeg, kCamera, OUTCOME_ALLOW, {},
+       "owner-full-access", NODE_TYPE_FILE, Loc::kPresent},
+  });
+}
+
+}  // namespace
+}  // namespace scopedfs::policy
