@@ -713,7 +713,8 @@ int CheckFileNoReadGain(Filesystem* fs, const std::vector<uid_t>& readers, pid_t
   after.facts = policy::FactsOfContent(to_name, info.facts.format, info.scan.get());
   if (!info.content_read) after.facts.location = info.facts.location;
   for (uid_t uid : readers) {
-    Filesystem::Ctx reader{uid, pid};
+    // The first reader is the caller itself; the others are judged in their configured domains.
+    Filesystem::Ctx reader{uid, pid, uid != readers.front()};
     if (JudgeRead(fs, reader, to, after).Rank() > JudgeRead(fs, reader, from, info).Rank()) {
       return EXDEV;
     }
@@ -1035,7 +1036,14 @@ int LoadDir(Filesystem* fs, const Filesystem::Ctx& ctx, fuse_ino_t ino, OpenDir*
       continue;
     }
     Child child;
-    if (OpenChild(fs, r, ent->d_name, &child) != 0) continue;  // raced away
+    // An entry removed since the listing was read is gone; any other failure (out of fds, an
+    // I/O error) fails the listing rather than leave the entry out in silence.
+    if (int err = OpenChild(fs, r, ent->d_name, &child)) {
+      if (err == ENOENT) continue;
+      closedir(d);
+      dir->entries.clear();
+      return err;
+    }
     Decision seen = fs->Ask(ctx, OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
     if (seen.outcome == OUTCOME_HIDE || seen.outcome == OUTCOME_DENY) continue;
     dir->entries.push_back({ent->d_name, ent->d_ino, ent->d_type});
@@ -1224,7 +1232,7 @@ Decision Filesystem::Ask(const Ctx& ctx, scopedfs::Op op, const std::string& pat
   if (info != nullptr) request.owner_uid = info->owner;
   request.storage_user_id = options_.user_id;
   std::string domain;
-  if (options_.contexts != nullptr && options_.contexts->Enabled()) {
+  if (options_.contexts != nullptr && options_.contexts->Enabled() && !ctx.configured_domain) {
     absl::StatusOr<std::string> resolved =
         policy::CallerDomainResolver(options_.contexts).Resolve(ctx.pid, "");
     if (!resolved.ok()) {
@@ -1599,8 +1607,13 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
       // The kernel makes no dentry for these (nodeid 0); only the name and type matter.
       e.attr.st_ino = entry.ino;
       e.attr.st_mode = static_cast<mode_t>(DTTOIF(entry.type));
-    } else if (DoLookup(fs, ctx, ino, entry.name.c_str(), &e) != 0) {
-      continue;  // gone or hidden since the listing was taken
+    } else if (int err = DoLookup(fs, ctx, ino, entry.name.c_str(), &e)) {
+      // Gone or hidden since the listing was taken: not an entry any more. Anything else (out of
+      // fds, an I/O error) must not drop the entry in silence: what is in the buffer is sent
+      // and the kernel asks again from this entry, or the error is the answer.
+      if (err == ENOENT || err == EACCES || err == EPERM) continue;
+      if (used == 0) return (void)fuse_reply_err(req, err);
+      break;
     }
     need = fuse_add_direntry_plus(req, buf.data() + used, size - used, entry.name.c_str(), &e,
                                   next);
@@ -1649,7 +1662,11 @@ void sfs_access(fuse_req_t req, fuse_ino_t ino, int mask) {
   Visible v;
   if (int err = ResolveVisible(fs, ctx, ino, &v)) return (void)fuse_reply_err(req, err);
   int err = 0;
-  if ((mask & R_OK) && err == 0) err = Verdict(fs->Ask(ctx, OP_READ, v.r.path, v.dir, &v.info));
+  // A redacted read is still a read: access(R_OK) answers what open(O_RDONLY) would.
+  if ((mask & R_OK) && err == 0) {
+    Decision d = fs->Ask(ctx, OP_READ, v.r.path, v.dir, &v.info);
+    err = d.Permits() ? 0 : ErrnoOf(d);
+  }
   if ((mask & W_OK) && err == 0) err = Verdict(fs->Ask(ctx, OP_WRITE, v.r.path, v.dir, &v.info));
   if ((mask & X_OK) && err == 0 && !v.dir && (v.st.st_mode & 0111) == 0) err = EACCES;
   fuse_reply_err(req, err);

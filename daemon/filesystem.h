@@ -80,6 +80,9 @@ class Filesystem {
   struct Ctx {
     uid_t uid;
     pid_t pid;
+    // A caller that is not making this request (the other readers a rename is checked for):
+    // judged in its configured SELinux domain, since it has no process to ask the kernel about.
+    bool configured_domain = false;
   };
   // Facts of the lower object `fd` (O_PATH) as stat'ed in `st`, judged under `name`. Cached per
   // (dev, ino) and file version; media that can carry location are scanned once per version.
