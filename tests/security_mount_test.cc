@@ -272,6 +272,63 @@ TEST_F(SecurityMountTest, HeldFdOnCleanPhotoNeverShowsLocationWrittenLater) {
   close(go[1]);
 }
 
+// Variant: a file that is empty when opened (a photo still being written, no format yet) and
+// held by an app with all-files access while its owner writes a geotagged JPEG into it.
+TEST_F(SecurityMountTest, HeldFdOnEmptyFileNeverShowsLocationWrittenLater) {
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/pending.jpg", "", kCamera));
+  int ready[2], go[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(go), 0);
+  pid_t reader = StartAs(kFiles, [&] {
+    close(ready[0]);
+    close(go[1]);
+    int fd = open("Download/pending.jpg", O_RDONLY);
+    if (fd < 0) return 2;
+    char c = 1;
+    if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1) return 3;
+    // The kernel caches a file's attributes for a second: past that, the new size shows.
+    usleep(1200 * 1000);
+    std::string after = ReadFd(fd);
+    if (after.empty()) return 4;  // the rewrite must be visible, filled
+    return HasGps(after) ? 10 : 0;
+  }, storage_.mountpoint());
+  close(ready[1]);
+  close(go[0]);
+  char c;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  ASSERT_TRUE(Succeeds(As(kCamera).Write("Download/pending.jpg", gps_)));
+  ASSERT_EQ(write(go[1], &c, 1), 1);
+  EXPECT_EQ(WaitChild(reader), 0) << "10: the held fd showed the GPS written after its open";
+  close(ready[0]);
+  close(go[1]);
+}
+
+// Variant of finding 4: a HEIF whose brands say mp42, named .mp4. Its content is an image, so
+// it is no video for the video apps, and whoever may read it gets its Exif GPS filled.
+TEST_F(SecurityMountTest, HeifBrandedAsMp4KeepsNoExifGps) {
+  std::string heif = ReadFileOrDie("tests/media/gps.heic");
+  ASSERT_TRUE(HasGps(heif));
+  uint32_t ftyp_size = (static_cast<uint8_t>(heif[0]) << 24) |
+                       (static_cast<uint8_t>(heif[1]) << 16) |
+                       (static_cast<uint8_t>(heif[2]) << 8) | static_cast<uint8_t>(heif[3]);
+  ASSERT_EQ(heif.substr(4, 4), "ftyp");
+  for (size_t at = 8; at + 4 <= ftyp_size; at += 4) {
+    if (at == 12) continue;  // minor version
+    heif.replace(at, 4, at == 8 ? "mp42" : "isom");
+  }
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("DCIM/Camera/VID_9.mp4", heif, kCamera));
+  for (uid_t uid : {kSocial, kFiles}) {
+    AppResult r = As(uid).Read("DCIM/Camera/VID_9.mp4");
+    if (!r.ok()) continue;  // not media to this app, or uncertain and refused: nothing leaked
+    EXPECT_FALSE(HasGps(r.data)) << r.what;
+  }
+  AppResult files = As(kFiles).Read("DCIM/Camera/VID_9.mp4");
+  ASSERT_TRUE(Succeeds(files)) << "all-files access reads it (redacted)";
+  AppResult owner = As(kCamera).Read("DCIM/Camera/VID_9.mp4");
+  ASSERT_TRUE(Succeeds(owner));
+  EXPECT_EQ(owner.data, heif);
+}
+
 // --- Finding 5: a link under another class's name raises nobody's read -------------------------
 
 TEST_F(SecurityMountTest, LinkOrRenameUnderAnotherClassRaisesNoThirdAppsRead) {
