@@ -1,35 +1,36 @@
-// The scopedfs filesystem: every FUSE operation resolves its node, asks the policy engine on behalf
-// of the calling uid, does the work on the lower tree through directory fds (never following a
-// symlink), and replies once. Cleared opens of raw views get kernel passthrough.
+// The scopedfs filesystem: the state every FUSE op shares (the node table, the content-facts cache,
+// the passthrough backing files, the live policy, the open handles) and the ops table. The ops
+// themselves live one family per file (ops_lookup.cc, ops_namespace.cc, ops_file.cc, ops_dir.cc,
+// ops_xattr.cc); each builds its request's context once (Context), resolves its node, asks the
+// policy through that context, does the work on the lower tree through directory fds (never
+// following a symlink), and replies once.
 #ifndef SCOPEDFS_DAEMON_FILESYSTEM_H_
 #define SCOPEDFS_DAEMON_FILESYSTEM_H_
 
 #include <sys/types.h>
+#include <time.h>
 
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "daemon/backing_files.h"
+#include "daemon/facts_cache.h"
+#include "daemon/file_info.h"
 #include "daemon/fuse_session.h"
 #include "daemon/node_table.h"
+#include "daemon/request_context.h"
 #include "daemon/stats.h"
-#include "policy/content_facts.h"
 #include "policy/engine.h"
-#include "policy/location.h"
 #include "policy/selinux_context.h"
 
 namespace scopedfs::daemon {
 
-struct OpenFile;  // an open file handle (fuse_file_info::fh); defined in filesystem.cc
-struct OpenDir;   // an open directory handle (fuse_file_info::fh); defined in filesystem.cc
-
-// xattr holding the creator's uid (decimal) on every file and directory created through the mount.
-inline constexpr char kOwnerXattr[] = "trusted.scopedfs.owner";
+struct OpenFile;  // an open file handle (fuse_file_info::fh); see fs_internal.h
+struct OpenDir;   // an open directory handle (fuse_file_info::fh); see fs_internal.h
 
 struct FilesystemOptions {
   std::string source;      // lower directory
@@ -45,56 +46,44 @@ struct FilesystemOptions {
   std::string label_root;
 };
 
+// Lock order, outermost first: namespace_mu_; then NodeTable's lock; then a node's backing_mu.
+// engine_mu_, label_mu_, handles_mu_ and the facts cache's lock are leaves. Nothing calls into
+// FUSE while holding any of them.
 class Filesystem {
  public:
-  // Opens the lower root (must be a directory). The engine may be replaced later (Reload).
+  // Opens the lower root (must be a directory). The engine may be replaced later (SetEngine).
   static absl::StatusOr<std::unique_ptr<Filesystem>> Create(
       const FilesystemOptions& options, std::shared_ptr<const policy::Engine> engine);
   ~Filesystem();
 
   static const fuse_lowlevel_ops& Ops();
-  void Attach(FuseSession* session) { session_ = session; }
+  void Attach(FuseSession* session);
 
   void SetEngine(std::shared_ptr<const policy::Engine> engine) ABSL_LOCKS_EXCLUDED(engine_mu_);
   std::shared_ptr<const policy::Engine> engine() const ABSL_LOCKS_EXCLUDED(engine_mu_);
+  // The context of one request: its caller, and one snapshot of the engine for all its decisions.
+  RequestContext Context(fuse_req_t req) const;
+
   Stats& stats() { return stats_; }
   size_t node_count() const { return nodes_.size(); }
-  bool passthrough_active() const;
+  bool passthrough_active() const { return backing_.active(); }
 
-  // What the content-facts cache knows about a lower file: type facts, recorded owner and where
-  // its location metadata sits (null: not a location carrier, or it could not be read).
-  struct FileInfo {
-    policy::ContentFacts facts;
-    std::optional<uint32_t> owner;
-    std::shared_ptr<const policy::LocationScan> scan;
-    // False when a regular file's bytes could not be read (no format, no scan): nothing about its
-    // location can be vouched for.
-    bool content_read = true;
-  };
+  NodeTable& nodes() { return nodes_; }
+  FactsCache& facts() { return facts_; }
+  BackingFiles& backing() { return backing_; }
+  FuseSession* session() { return session_; }
+  const FilesystemOptions& options() const { return options_; }
+  // The namespace lock. A decision about a name and the lower operation it allows must see the
+  // same tree: renames, links and removals (which change what a path names, and which the node
+  // table records) hold it exclusively; creates hold it shared, so a directory cannot move
+  // between a create's check and the create.
+  absl::Mutex& namespace_mu() { return namespace_mu_; }
+  // When the daemon started: the timestamps apps see on directories (DirectoryAsSeen).
+  const struct timespec& started() const { return started_; }
 
-  using FileVersion = daemon::FileVersion;
-  static FileVersion VersionOf(const struct stat& st);
-
-  // Operation bodies: each returns 0 or a positive errno and never replies (the sfs_* wrappers
-  // in filesystem.cc reply exactly once). Public for the wrappers only.
-  struct Ctx {
-    uid_t uid;
-    pid_t pid;
-    // A caller that is not making this request (the other readers a rename is checked for):
-    // judged in its configured SELinux domain, since it has no process to ask the kernel about.
-    bool configured_domain = false;
-  };
-  // Facts of the lower object `fd` (O_PATH) as stat'ed in `st`, judged under `name`. Cached per
-  // (dev, ino) and file version; media that can carry location are scanned once per version.
-  FileInfo InfoOf(int fd, const struct stat& st, absl::string_view name)
-      ABSL_LOCKS_EXCLUDED(facts_mu_);
-  // Forgets what is cached about a lower file (after a write or truncate through the mount, so a
-  // timestamp that did not move cannot hide the change).
-  void InvalidateFacts(dev_t dev, ino_t ino) ABSL_LOCKS_EXCLUDED(facts_mu_);
-  policy::Decision Ask(const Ctx& ctx, scopedfs::Op op, const std::string& path, bool directory,
-                       const FileInfo* info) const;
   // Gives a newly created lower object (an open fd of it) its file_contexts label, if labelling
-  // is configured. Returns 0 or an errno.
+  // is configured. Returns 0 or an errno; a label that cannot be evaluated is an error (EIO), not
+  // "no label".
   int Label(int fd, const std::string& path, mode_t type) ABSL_LOCKS_EXCLUDED(label_mu_);
 
   // Every handle given to the kernel stays registered until its RELEASE. An unmount with files
@@ -104,58 +93,29 @@ class Filesystem {
   void Register(OpenDir* dir) ABSL_LOCKS_EXCLUDED(handles_mu_);
   void Unregister(OpenDir* dir) ABSL_LOCKS_EXCLUDED(handles_mu_);
 
-  NodeTable& nodes() { return nodes_; }
-  // The namespace lock. A decision about a name and the lower operation it allows must see the
-  // same tree: renames, links and removals (which change what a path names, and which the node
-  // table records) hold it exclusively; creates hold it shared, so a directory cannot move
-  // between a create's check and the create. Taken before any other lock of the daemon.
-  absl::Mutex& namespace_mu() { return namespace_mu_; }
-  // When the daemon started: the timestamps apps see on directories (see DirectoryAsSeen).
-  const struct timespec& started() const { return started_; }
-  FuseSession* session() { return session_; }
-  const FilesystemOptions& options() const { return options_; }
-
  private:
   Filesystem(FilesystemOptions options, int root_fd, const struct stat& root_st,
              std::shared_ptr<const policy::Engine> engine);
 
   FilesystemOptions options_;
-  NodeTable nodes_;
-  FuseSession* session_ = nullptr;
   Stats stats_;
-
-  absl::Mutex namespace_mu_;
+  NodeTable nodes_;
+  FactsCache facts_;
+  BackingFiles backing_;
+  FuseSession* session_ = nullptr;
   struct timespec started_ = {};
 
-  // libselinux label handles are not safe for concurrent lookups.
-  absl::Mutex label_mu_;
+  absl::Mutex namespace_mu_;
 
   mutable absl::Mutex engine_mu_;
   std::shared_ptr<const policy::Engine> engine_ ABSL_GUARDED_BY(engine_mu_);
 
-  // Content facts per lower file, valid for one version of it.
-  struct FactsKey {
-    dev_t dev;
-    ino_t ino;
-    bool operator==(const FactsKey& o) const { return dev == o.dev && ino == o.ino; }
-    template <typename H>
-    friend H AbslHashValue(H h, const FactsKey& k) {
-      return H::combine(std::move(h), k.dev, k.ino);
-    }
-  };
-  struct CachedFacts {
-    FileVersion version;
-    policy::MediaFormat format = policy::MediaFormat::kUnknown;
-    std::optional<uint32_t> owner;
-    std::shared_ptr<const policy::LocationScan> scan;
-  };
-  // A leaf lock: nothing else is taken while it is held.
+  // libselinux label handles are not safe for concurrent lookups.
+  absl::Mutex label_mu_;
+
   absl::Mutex handles_mu_;
   absl::flat_hash_set<OpenFile*> open_files_ ABSL_GUARDED_BY(handles_mu_);
   absl::flat_hash_set<OpenDir*> open_dirs_ ABSL_GUARDED_BY(handles_mu_);
-
-  absl::Mutex facts_mu_;
-  absl::flat_hash_map<FactsKey, CachedFacts> facts_ ABSL_GUARDED_BY(facts_mu_);
 };
 
 }  // namespace scopedfs::daemon

@@ -14,10 +14,11 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "daemon/backing_files.h"
 
 namespace scopedfs::daemon {
 
-class FuseSession {
+class FuseSession : public BackingIdSource {
  public:
   struct Options {
     std::string mountpoint;
@@ -44,10 +45,10 @@ class FuseSession {
   void Exit();
 
   // Whether the kernel accepted passthrough in INIT (valid once the first request was served).
-  bool passthrough_enabled() const { return passthrough_enabled_.load(); }
+  bool passthrough_enabled() const override { return passthrough_enabled_.load(); }
   // FUSE_DEV_IOC_BACKING_OPEN / CLOSE on the session fd.
-  absl::StatusOr<int> BackingOpen(int fd);
-  absl::Status BackingClose(int backing_id);
+  absl::StatusOr<int> BackingOpen(int fd) override;
+  absl::Status BackingClose(int backing_id) override;
 
   fuse_session* session() { return se_; }
   const std::string& mountpoint() const { return options_.mountpoint; }

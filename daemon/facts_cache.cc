@@ -1,0 +1,105 @@
+// Content-facts cache (see facts_cache.h).
+#include "daemon/facts_cache.h"
+
+#include <fcntl.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+
+namespace scopedfs::daemon {
+
+FileVersion VersionOf(const struct stat& st) {
+  return {st.st_size, st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec,
+          st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec};
+}
+
+std::optional<uint32_t> RecordedOwner(int fd) {
+  char value[16];
+  std::string proc = absl::StrCat("/proc/self/fd/", fd);
+  ssize_t len = getxattr(proc.c_str(), kOwnerXattr, value, sizeof(value) - 1);
+  uint32_t owner;
+  if (len > 0 && absl::SimpleAtoi(absl::string_view(value, static_cast<size_t>(len)), &owner)) {
+    return owner;
+  }
+  return std::nullopt;
+}
+
+FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view name) {
+  FileInfo info;
+  if (!S_ISREG(st.st_mode)) {
+    // Never read: a directory, symlink, fifo or socket. Its creator still owns it.
+    info.facts = policy::FactsFromFormat(name, policy::MediaFormat::kUnknown);
+    info.owner = RecordedOwner(fd);
+    return info;
+  }
+  Key key{st.st_dev, st.st_ino};
+  FileVersion version = VersionOf(st);
+  Entry entry;
+  bool cached = false;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = entries_.find(key);
+    if (it != entries_.end() && it->second.version == version) {
+      entry = it->second;
+      cached = true;
+    }
+  }
+  if (!cached) {
+    entry.version = version;
+    std::string proc = absl::StrCat("/proc/self/fd/", fd);
+    int rfd = open(proc.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (rfd < 0) {
+      // Not cached: the next request tries again. Until then nothing about it can be vouched for.
+      info.content_read = false;
+      info.owner = RecordedOwner(fd);
+      info.facts = policy::FactsFromFormat(name, policy::MediaFormat::kUnknown);
+      info.facts.location = policy::LocationPresence::kMalformed;
+      return info;
+    }
+    uint8_t head[policy::kSniffBytes];
+    ssize_t n = pread(rfd, head, sizeof(head), 0);
+    if (n > 0) {
+      entry.format = policy::SniffFormat(absl::MakeConstSpan(head, static_cast<size_t>(n)));
+    }
+    if (policy::FormatMayCarryLocation(entry.format)) {
+      policy::FdSource source(rfd, static_cast<uint64_t>(st.st_size));
+      auto scan =
+          std::make_shared<policy::LocationScan>(policy::ScanLocation(entry.format, source));
+      if (stats_ != nullptr) {
+        stats_->location_scans.fetch_add(1);
+        if (scan->malformed) {
+          stats_->location_malformed.fetch_add(1);
+        } else if (!scan->ranges.empty()) {
+          stats_->location_found.fetch_add(1);
+        }
+      }
+      entry.scan = std::move(scan);
+    }
+    entry.owner = RecordedOwner(fd);
+    close(rfd);
+    absl::MutexLock lock(&mu_);
+    if (entries_.size() >= kMaxEntries) entries_.clear();
+    entries_[key] = entry;
+  }
+  info.owner = entry.owner;
+  info.scan = entry.scan;
+  info.facts = policy::FactsOfContent(name, entry.format, entry.scan.get());
+  return info;
+}
+
+void FactsCache::Invalidate(dev_t dev, ino_t ino) {
+  absl::MutexLock lock(&mu_);
+  entries_.erase(Key{dev, ino});
+}
+
+size_t FactsCache::size() const {
+  absl::MutexLock lock(&mu_);
+  return entries_.size();
+}
+
+}  // namespace scopedfs::daemon

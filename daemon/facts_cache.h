@@ -1,0 +1,75 @@
+// The content-facts cache: what each lower file is (sniffed format, recorded creator, location
+// scan), kept per (device, inode) for one version of the file, so a photo is scanned once per
+// version rather than at every lookup. Bounded: it never holds more than kMaxEntries files.
+#ifndef SCOPEDFS_DAEMON_FACTS_CACHE_H_
+#define SCOPEDFS_DAEMON_FACTS_CACHE_H_
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "daemon/file_info.h"
+#include "daemon/node_table.h"
+#include "daemon/stats.h"
+
+namespace scopedfs::daemon {
+
+// The version of a lower file's content `st` describes.
+FileVersion VersionOf(const struct stat& st);
+
+// The creator recorded on a lower object (an O_PATH fd of it), or nullopt. Reads the object's own
+// attribute, also for a symlink: the /proc magic link is not followed any further.
+std::optional<uint32_t> RecordedOwner(int fd);
+
+class FactsCache {
+ public:
+  static constexpr size_t kMaxEntries = 1 << 18;
+
+  // `stats` (may be null) counts the location scans.
+  explicit FactsCache(Stats* stats) : stats_(stats) {}
+
+  // Facts of the lower object `fd` (O_PATH) as stat'ed in `st`, judged under `name` (the class a
+  // name claims is checked against the content each time; the bytes are read once per version).
+  // The scan runs without any lock held. A regular file whose bytes cannot be read is reported
+  // with content_read false and location malformed, and is not cached.
+  FileInfo Lookup(int fd, const struct stat& st, absl::string_view name)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Forgets a file (after a write or truncate through the mount, so a timestamp that did not move
+  // cannot hide the change).
+  void Invalidate(dev_t dev, ino_t ino) ABSL_LOCKS_EXCLUDED(mu_);
+  size_t size() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  struct Key {
+    dev_t dev;
+    ino_t ino;
+    bool operator==(const Key& o) const { return dev == o.dev && ino == o.ino; }
+    template <typename H>
+    friend H AbslHashValue(H h, const Key& k) {
+      return H::combine(std::move(h), k.dev, k.ino);
+    }
+  };
+  struct Entry {
+    FileVersion version;
+    policy::MediaFormat format = policy::MediaFormat::kUnknown;
+    std::optional<uint32_t> owner;
+    std::shared_ptr<const policy::LocationScan> scan;
+  };
+
+  Stats* stats_;
+  // A leaf lock: nothing else is taken while it is held.
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<Key, Entry> entries_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace scopedfs::daemon
+
+#endif  // SCOPEDFS_DAEMON_FACTS_CACHE_H_

@@ -1,0 +1,233 @@
+// Private to the daemon's op files (ops_*.cc, namespace_checks.cc, filesystem.cc): the handles the
+// kernel holds, node resolution and publication, the view and mode rules every op applies, and
+// the FUSE glue each op file exports to the ops table. Not a public interface: include
+// filesystem.h instead.
+//
+// Every op has one shape: a thin sfs_<op> wrapper builds the request's context once, calls a
+// Do<Op> that returns 0 or an errno, and replies in exactly one place.
+#ifndef SCOPEDFS_DAEMON_FS_INTERNAL_H_
+#define SCOPEDFS_DAEMON_FS_INTERNAL_H_
+
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "daemon/file_info.h"
+#include "daemon/filesystem.h"
+#include "daemon/fuse_session.h"
+#include "daemon/node_table.h"
+#include "daemon/redacted_read.h"
+#include "daemon/request_context.h"
+#include "daemon/stats.h"
+#include "policy/engine.h"
+
+namespace scopedfs::daemon {
+
+// Cache choices: entry_timeout is 0 for every name, because whether a name exists depends on who
+// asks; the kernel therefore re-asks LOOKUP on every path walk and never serves one app a dentry
+// another app filled. Negative entries are never cached. A file's attributes do not depend on the
+// caller and are cached for a second; a directory's do (DirectoryAsSeen) and are not cached.
+inline constexpr double kAttrTimeout = 1.0;
+inline constexpr double kEntryTimeout = 0.0;
+
+// An open file handle (fuse_file_info::fh).
+struct OpenFile {
+  OpenFile(int fd_in, std::shared_ptr<Node> node_in) : fd(fd_in), node(std::move(node_in)) {}
+
+  int fd = -1;
+  std::shared_ptr<Node> node;
+  bool passthrough = false;
+  bool writable = false;
+  RedactionPlan plan;  // redacted views: the fills for the version last read
+
+  bool redacted() const { return node->view != kRawView; }
+};
+
+struct DirEntry {
+  std::string name;
+  ino_t ino;
+  unsigned char type;
+};
+
+// An open directory handle (fuse_file_info::fh): the filtered listing, taken once per open.
+struct OpenDir {
+  int fd = -1;
+  std::vector<DirEntry> entries;
+  bool loaded = false;
+};
+
+inline Filesystem* Fs(fuse_req_t req) {
+  return static_cast<Filesystem*>(FuseSession::FilesystemOf(req));
+}
+inline OpenFile* FileOf(fuse_file_info* fi) { return reinterpret_cast<OpenFile*>(fi->fh); }
+inline OpenDir* DirOf(fuse_file_info* fi) { return reinterpret_cast<OpenDir*>(fi->fh); }
+std::string ProcPath(int fd);
+std::string ChildPath(const std::string& parent, absl::string_view name);
+
+// Records one op's latency in the stats when it goes out of scope.
+class OpTimer {
+ public:
+  OpTimer(Stats& stats, OpKind kind)
+      : stats_(stats), kind_(kind), start_(std::chrono::steady_clock::now()) {}
+  ~OpTimer();
+
+ private:
+  Stats& stats_;
+  OpKind kind_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+// --- Decisions --------------------------------------------------------------------------------
+
+// Names the kernel hands us are single components; anything else is refused, never interpreted
+// (`invalid` is the errno for that). A name longer than the lower tree can hold is ENAMETOOLONG.
+int NameError(const char* name, int invalid);
+int ErrnoOf(const policy::Decision& d);
+// 0 if the decision lets the operation go ahead on raw bytes (a redacted read is not a raw one).
+int Verdict(const policy::Decision& d);
+mode_t ClampMode(const RequestContext& ctx, mode_t mode, bool directory);
+void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, struct stat* st);
+inline double AttrTimeoutFor(const struct stat& st) {
+  return S_ISDIR(st.st_mode) ? 0.0 : kAttrTimeout;
+}
+ViewMask ViewOf(const policy::Decision& d);
+
+// A caller's read of a file: the decision, and the view (inode) it must read through.
+struct ReadJudgement {
+  policy::Decision decision;
+  ViewMask view = kRawView;
+  // How much of the file's bytes the caller gets: a rename or link must never raise it.
+  int Rank() const {
+    if (!decision.Permits()) return 0;
+    return view == kRawView ? 2 : 1;
+  }
+};
+ReadJudgement JudgeRead(const RequestContext& ctx, const std::string& path, const FileInfo& info);
+
+// --- Nodes ------------------------------------------------------------------------------------
+
+int StatNode(const Node& node, struct stat* st);
+
+// A node and its current storage path.
+struct Resolved {
+  std::shared_ptr<Node> node;
+  std::string path;
+};
+int Resolve(Filesystem* fs, fuse_ino_t ino, Resolved* out);
+
+// A child of a resolved directory as the lower tree has it, without following symlinks.
+struct Child {
+  int fd = -1;  // O_PATH, owned until handed to the node table
+  struct stat st;
+  std::string path;
+  FileInfo info;
+  ~Child() {
+    if (fd >= 0) close(fd);
+  }
+  int Release() {
+    int f = fd;
+    fd = -1;
+    return f;
+  }
+};
+int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child);
+// Hands the child's fd to the node table (one more kernel lookup of it) and fills the entry the
+// kernel gets back, as the caller sees it.
+void PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
+                  Child* child, ViewMask view, fuse_entry_param* e);
+FileInfo InfoOfNode(Filesystem* fs, const Resolved& r, const struct stat& st);
+
+// A node as the caller may see it: resolved, stat'ed, its content facts known, and not hidden
+// from the caller (ENOENT otherwise, before anything type-specific can answer differently).
+struct Visible {
+  Resolved r;
+  struct stat st;
+  FileInfo info;
+  bool dir = false;
+};
+int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Visible* v);
+ViewMask CallerView(const RequestContext& ctx, const Child& child);
+
+int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
+             fuse_entry_param* e);
+int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi,
+           int* backing_id);
+// Replies to OPEN or CREATE, with the backing id when the open is passthrough.
+void ReplyOpened(fuse_req_t req, fuse_file_info* fi, int backing_id,
+                 const fuse_entry_param* entry);
+
+// --- Namespace checks (namespace_checks.cc) ----------------------------------------------------
+
+inline constexpr int kMaxRenameCheckEntries = 4096;
+
+int CheckCaseTwin(Filesystem* fs, const RequestContext& ctx, const Resolved& parent,
+                  const char* name);
+int CheckFreeName(Filesystem* fs, const RequestContext& ctx, const Resolved& parent,
+                  const char* name, bool* exists_visible);
+int CheckNoReadGain(Filesystem* fs, const RequestContext& ctx, const std::string& from,
+                    const FileInfo& info, const std::string& to, absl::string_view to_name,
+                    mode_t type, int fd);
+int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent,
+               const char* name, bool directory, const FileInfo& moving, bool exchange,
+               unsigned int flags);
+void WarmRenameFacts(Filesystem* fs, fuse_ino_t parent, const char* name);
+
+// --- FUSE glue, by op family -------------------------------------------------------------------
+
+// ops_lookup.cc
+void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char* name);
+void sfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup);
+void sfs_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets);
+void sfs_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
+void sfs_readlink(fuse_req_t req, fuse_ino_t ino);
+void sfs_statfs(fuse_req_t req, fuse_ino_t ino);
+void sfs_access(fuse_req_t req, fuse_ino_t ino, int mask);
+// ops_namespace.cc
+void sfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode);
+void sfs_unlink(fuse_req_t req, fuse_ino_t parent, const char* name);
+void sfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name);
+void sfs_symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name);
+void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
+                const char* newname, unsigned int flags);
+void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname);
+void sfs_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
+                fuse_file_info* fi);
+// ops_file.cc
+void sfs_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
+void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
+                 fuse_file_info* fi);
+void sfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);
+void sfs_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off,
+               fuse_file_info* fi);
+void sfs_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
+void sfs_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
+void sfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi);
+void sfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
+                   fuse_file_info* fi);
+void sfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi);
+void sfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, fuse_file_info* fi_in,
+                         fuse_ino_t ino_out, off_t off_out, fuse_file_info* fi_out, size_t len,
+                         int flags);
+// ops_dir.cc
+void sfs_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
+void sfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);
+void sfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                     fuse_file_info* fi);
+void sfs_releasedir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
+void sfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi);
+// ops_xattr.cc
+void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value,
+                  size_t size, int flags);
+void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size);
+void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
+void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name);
+
+}  // namespace scopedfs::daemon
+
+#endif  // SCOPEDFS_DAEMON_FS_INTERNAL_H_

@@ -1,0 +1,149 @@
+// Directory ops: OPENDIR, READDIR and READDIRPLUS (one listing per open, filtered by what the
+// caller may see), RELEASEDIR and FSYNCDIR.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "daemon/fs_internal.h"
+
+namespace scopedfs::daemon {
+
+int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi) {
+  Resolved r;
+  if (int err = Resolve(fs, ino, &r)) return err;
+  if (int err = Verdict(ctx.Decide(OP_READ, r.path, true, nullptr))) return err;
+  int fd = openat(r.node->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  auto* dir = new OpenDir;
+  dir->fd = fd;
+  fi->fh = reinterpret_cast<uint64_t>(dir);
+  fs->Register(dir);
+  return 0;
+}
+
+// Lists the directory once per open, keeping only the names the caller may see.
+int LoadDir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, OpenDir* dir) {
+  Resolved r;
+  if (int err = Resolve(fs, ino, &r)) return err;
+  int fd = dup(dir->fd);
+  if (fd < 0) return errno;
+  DIR* d = fdopendir(fd);
+  if (d == nullptr) {
+    close(fd);
+    return errno;
+  }
+  rewinddir(d);
+  while (dirent* ent = readdir(d)) {
+    if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) {
+      dir->entries.push_back({ent->d_name, ent->d_ino, ent->d_type});
+      continue;
+    }
+    Child child;
+    // An entry removed since the listing was read is gone; any other failure (out of fds, an
+    // I/O error) fails the listing rather than leave the entry out in silence.
+    if (int err = OpenChild(fs, r, ent->d_name, &child)) {
+      if (err == ENOENT) continue;
+      closedir(d);
+      dir->entries.clear();
+      return err;
+    }
+    policy::Decision seen = ctx.Decide(OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
+    if (seen.outcome == OUTCOME_HIDE || seen.outcome == OUTCOME_DENY) continue;
+    dir->entries.push_back({ent->d_name, ent->d_ino, ent->d_type});
+  }
+  closedir(d);
+  dir->loaded = true;
+  return 0;
+}
+
+void sfs_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kReaddir);
+  if (int err = DoOpendir(fs, fs->Context(req), ino, fi)) {
+    fuse_reply_err(req, err);
+  } else {
+    fuse_reply_open(req, fi);
+  }
+}
+
+// READDIR and READDIRPLUS share the filtered listing; PLUS also looks every entry up (through
+// the same policy check as LOOKUP), so the kernel learns attributes without a LOOKUP per name.
+void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi,
+             bool plus) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kReaddir);
+  RequestContext ctx = fs->Context(req);
+  OpenDir* dir = DirOf(fi);
+  if (!dir->loaded || off == 0) {
+    dir->entries.clear();
+    if (int err = LoadDir(fs, ctx, ino, dir)) return (void)fuse_reply_err(req, err);
+  }
+  std::vector<char> buf(size);
+  size_t used = 0;
+  for (size_t i = static_cast<size_t>(off); i < dir->entries.size(); ++i) {
+    const DirEntry& entry = dir->entries[i];
+    off_t next = static_cast<off_t>(i + 1);
+    size_t need;
+    if (!plus) {
+      struct stat st = {};
+      st.st_ino = entry.ino;
+      st.st_mode = static_cast<mode_t>(DTTOIF(entry.type));
+      need = fuse_add_direntry(req, buf.data() + used, size - used, entry.name.c_str(), &st, next);
+      if (need > size - used) break;
+      used += need;
+      continue;
+    }
+    fuse_entry_param e = {};
+    bool dot = entry.name == "." || entry.name == "..";
+    if (dot) {
+      // The kernel makes no dentry for these (nodeid 0); only the name and type matter.
+      e.attr.st_ino = entry.ino;
+      e.attr.st_mode = static_cast<mode_t>(DTTOIF(entry.type));
+    } else if (int err = DoLookup(fs, ctx, ino, entry.name.c_str(), &e)) {
+      // Gone or hidden since the listing was taken: not an entry any more. Anything else (out of
+      // fds, an I/O error) must not drop the entry in silence: what is in the buffer is sent
+      // and the kernel asks again from this entry, or the error is the answer.
+      if (err == ENOENT || err == EACCES || err == EPERM) continue;
+      if (used == 0) return (void)fuse_reply_err(req, err);
+      break;
+    }
+    need = fuse_add_direntry_plus(req, buf.data() + used, size - used, entry.name.c_str(), &e,
+                                  next);
+    if (need > size - used) {
+      // Not sent, so the kernel will never forget it: undo the lookup.
+      if (!dot) fs->nodes().Forget(e.ino, 1);
+      break;
+    }
+    used += need;
+  }
+  fuse_reply_buf(req, buf.data(), used);
+}
+
+void sfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  Readdir(req, ino, size, off, fi, /*plus=*/false);
+}
+
+void sfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                     fuse_file_info* fi) {
+  Readdir(req, ino, size, off, fi, /*plus=*/true);
+}
+
+void sfs_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  OpenDir* dir = DirOf(fi);
+  Fs(req)->Unregister(dir);
+  close(dir->fd);
+  delete dir;
+  fuse_reply_err(req, 0);
+}
+
+void sfs_fsyncdir(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
+  int fd = DirOf(fi)->fd;
+  fuse_reply_err(req, (datasync ? fdatasync(fd) : fsync(fd)) == 0 ? 0 : errno);
+}
+
+}  // namespace scopedfs::daemon

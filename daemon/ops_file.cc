@@ -1,0 +1,310 @@
+// File ops: OPEN (passthrough for raw views, mediated for redacted ones), SETATTR, and the I/O a
+// mediated open sends to the daemon: READ (filled through redacted_read), WRITE, FALLOCATE,
+// COPY_FILE_RANGE, LSEEK, FLUSH, FSYNC and RELEASE.
+#include <fcntl.h>
+#include <linux/fuse.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "daemon/fs_internal.h"
+
+namespace scopedfs::daemon {
+
+int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi,
+           int* backing_id) {
+  Resolved r;
+  if (int err = Resolve(fs, ino, &r)) return err;
+  struct stat st;
+  if (int err = StatNode(*r.node, &st)) return err;
+  if (!S_ISREG(st.st_mode)) return EACCES;
+  FileInfo info = InfoOfNode(fs, r, st);
+  int accmode = fi->flags & O_ACCMODE;
+  bool reads = accmode != O_WRONLY;
+  bool writes = accmode != O_RDONLY || (fi->flags & O_TRUNC);
+  bool redacted = r.node->view != kRawView;
+  ReadJudgement judged = JudgeRead(ctx, r.path, info);
+  if (reads && !judged.decision.Permits()) return ErrnoOf(judged.decision);
+  // The caller must read and write through the inode of its own view. A raw inode is never
+  // served to a caller owed a redacted copy (and never opened for writing by one: a held raw fd
+  // would be passthrough, out of the daemon's sight); a caller entitled to raw bytes that holds a
+  // redacted inode (an fd passed to it) reads the redacted copy, which hides nothing it may not
+  // see.
+  if (judged.view != kRawView && !redacted) return ESTALE;
+  if (writes) {
+    // OP_WRITE refuses callers the location guard redacts whenever the file can carry location,
+    // so a redacted view is written only while its file is of no carrier format; its writes are
+    // mediated and judged again each time (WriteAllowed).
+    if (int err = Verdict(ctx.Decide(OP_WRITE, r.path, false, &info))) return err;
+    // A read-modify-write of filled ranges would make the fills permanent in the owner's file.
+    if (redacted && reads && policy::FormatMayCarryLocation(info.facts.format)) return EACCES;
+  }
+  int flags = (fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC;
+  int fd = open(ProcPath(r.node->fd).c_str(), flags);
+  if (fd < 0) return errno;
+  auto* file = new OpenFile(fd, r.node);
+  file->writable = writes;
+  if (redacted) {
+    // Served in userspace through the page cache, which holds only redacted bytes; kept while
+    // the lower file is unchanged, so repeated opens read from memory.
+    FileVersion version = VersionOf(st);
+    {
+      absl::MutexLock lock(&r.node->backing_mu);
+      fi->keep_cache = r.node->cached_version == version && !writes;
+      r.node->cached_version = writes ? FileVersion{} : version;
+    }
+    *backing_id = -1;
+    fs->stats().open_mediated.fetch_add(1);
+    if (reads && judged.decision.outcome == OUTCOME_ALLOW &&
+        (info.facts.media_class == MEDIA_CLASS_IMAGE ||
+         info.facts.media_class == MEDIA_CLASS_VIDEO)) {
+      // A photo or video without location, mediated all the same for a would-be-redacted reader.
+      fs->stats().open_clean_media.fetch_add(1);
+    }
+  } else {
+    bool cached;
+    *backing_id = fs->backing().Attach(*r.node, fd, &cached);
+    file->passthrough = !cached;
+    fi->keep_cache = 0;
+  }
+  fi->fh = reinterpret_cast<uint64_t>(file);
+  fs->Register(file);
+  return 0;
+}
+
+int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct stat* attr,
+              int to_set, fuse_file_info* fi, struct stat* out) {
+  Visible v;
+  if (int err = ResolveVisible(fs, ctx, ino, &v)) return err;
+  const Resolved& r = v.r;
+  const struct stat& st = v.st;
+  const FileInfo& info = v.info;
+  bool dir = v.dir;
+  if ((to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) && ctx.uid() != 0) return EPERM;
+  if (to_set & FUSE_SET_ATTR_SIZE) {
+    if (int err = Verdict(ctx.Decide(OP_WRITE, r.path, dir, &info))) return err;
+  }
+  if (to_set & ~FUSE_SET_ATTR_SIZE) {
+    if (int err = Verdict(ctx.Decide(OP_SETATTR, r.path, dir, &info))) return err;
+  }
+  bool symlink = S_ISLNK(st.st_mode);
+  std::string proc = ProcPath(r.node->fd);
+  if (to_set & FUSE_SET_ATTR_MODE) {
+    if (symlink) return EOPNOTSUPP;
+    if (chmod(proc.c_str(), ClampMode(ctx, attr->st_mode, dir)) != 0) return errno;
+  }
+  if (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+    uid_t uid = (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : static_cast<uid_t>(-1);
+    gid_t gid = (to_set & FUSE_SET_ATTR_GID) ? attr->st_gid : static_cast<gid_t>(-1);
+    if (fchownat(r.node->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  }
+  if (to_set & FUSE_SET_ATTR_SIZE) {
+    int rc = fi != nullptr ? ftruncate(FileOf(fi)->fd, attr->st_size)
+                           : truncate(proc.c_str(), attr->st_size);
+    if (rc != 0) return errno;
+    fs->facts().Invalidate(r.node->dev, r.node->ino);
+  }
+  if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) {
+    struct timespec ts[2];
+    ts[0].tv_nsec = UTIME_OMIT;
+    ts[1].tv_nsec = UTIME_OMIT;
+    if (to_set & FUSE_SET_ATTR_ATIME_NOW) {
+      ts[0].tv_nsec = UTIME_NOW;
+    } else if (to_set & FUSE_SET_ATTR_ATIME) {
+      ts[0] = attr->st_atim;
+    }
+    if (to_set & FUSE_SET_ATTR_MTIME_NOW) {
+      ts[1].tv_nsec = UTIME_NOW;
+    } else if (to_set & FUSE_SET_ATTR_MTIME) {
+      ts[1] = attr->st_mtim;
+    }
+    if (symlink) return EOPNOTSUPP;
+    if (utimensat(AT_FDCWD, proc.c_str(), ts, 0) != 0) return errno;
+  }
+  if (int err = StatNode(*r.node, out)) return err;
+  DirectoryAsSeen(fs, ctx, out);
+  return 0;
+}
+
+void sfs_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kOpen);
+  int backing_id = -1;
+  if (int err = DoOpen(fs, fs->Context(req), ino, fi, &backing_id)) {
+    fs->stats().open_denied.fetch_add(1);
+    fuse_reply_err(req, err);
+    return;
+  }
+  if (backing_id >= 0) fs->stats().open_passthrough.fetch_add(1);
+  ReplyOpened(req, fi, backing_id, nullptr);
+}
+
+void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
+                 fuse_file_info* fi) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kSetattr);
+  struct stat st;
+  if (int err = DoSetattr(fs, fs->Context(req), ino, attr, to_set, fi, &st)) {
+    fuse_reply_err(req, err);
+  } else {
+    fuse_reply_attr(req, &st, AttrTimeoutFor(st));
+  }
+}
+
+void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kRead);
+  fs->stats().read_requests.fetch_add(1);
+  OpenFile* file = FileOf(fi);
+  // Not value-initialised: every byte sent is first written by pread or a fill.
+  std::unique_ptr<char[]> buf(new char[size]);
+  if (file->redacted()) {
+    fs->stats().redacted_reads.fetch_add(1);
+    size_t got;
+    if (int err = ReadRedacted(fs->facts(), file->node->fd, file->fd, &file->plan, size, off, buf.get(), &got)) {
+      return (void)fuse_reply_err(req, err);
+    }
+    return (void)fuse_reply_buf(req, buf.get(), got);
+  }
+  ssize_t n = pread(file->fd, buf.get(), size, off);
+  if (n < 0) return (void)fuse_reply_err(req, errno);
+  fuse_reply_buf(req, buf.get(), static_cast<size_t>(n));
+}
+
+// Drops the cached facts of a handle's file once it has been written through the mount.
+void Written(Filesystem* fs, OpenFile* file) {
+  fs->facts().Invalidate(file->node->dev, file->node->ino);
+}
+
+// A write through a redacted view (a caller the location guard redacts, writing a file that was
+// of no carrier format at open) is judged again against the file as it is now: once the file
+// can carry location (its owner wrote a photo into it), OP_WRITE refuses, so the writer can never
+// break the metadata and then read the file raw.
+int WriteAllowed(Filesystem* fs, fuse_req_t req, OpenFile* file) {
+  if (!file->redacted()) return 0;
+  std::string path;
+  if (!fs->nodes().PathOf(file->node->id, &path)) return EACCES;
+  struct stat st;
+  if (fstat(file->fd, &st) != 0) return errno;
+  absl::string_view name(path);
+  if (size_t slash = name.rfind('/'); slash != absl::string_view::npos) {
+    name.remove_prefix(slash + 1);
+  }
+  FileInfo info = fs->facts().Lookup(file->node->fd, st, name);
+  return Verdict(fs->Context(req).Decide(OP_WRITE, path, false, &info));
+}
+
+// After a write through a redacted view: its page cache, which other redacted readers share,
+// may now hold bytes that a fill would cover; drop it. Sent after the reply, since the kernel
+// holds the written pages locked until then. Takes the node id, not the handle: once the reply
+// is sent, a RELEASE may free the handle.
+NodeId RedactedNodeOf(const OpenFile* file) { return file->redacted() ? file->node->id : 0; }
+
+void AfterRedactedWrite(Filesystem* fs, NodeId redacted_node) {
+  if (redacted_node == 0 || fs->session() == nullptr) return;
+  fuse_lowlevel_notify_inval_inode(fs->session()->session(), redacted_node, 0, 0);
+}
+
+void sfs_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t off,
+               fuse_file_info* fi) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kWrite);
+  fs->stats().write_requests.fetch_add(1);
+  OpenFile* file = FileOf(fi);
+  if (int err = WriteAllowed(fs, req, file)) return (void)fuse_reply_err(req, err);
+  ssize_t n = pwrite(file->fd, buf, size, off);
+  if (n < 0) return (void)fuse_reply_err(req, errno);
+  Written(fs, file);
+  NodeId redacted = RedactedNodeOf(file);
+  fuse_reply_write(req, static_cast<size_t>(n));
+  AfterRedactedWrite(fs, redacted);
+}
+
+void sfs_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  // close(dup()) makes the lower filesystem see a close, as the app's close would natively.
+  int fd = dup(FileOf(fi)->fd);
+  fuse_reply_err(req, fd >= 0 && close(fd) == 0 ? 0 : errno);
+}
+
+void sfs_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  Filesystem* fs = Fs(req);
+  OpenFile* file = FileOf(fi);
+  fs->Unregister(file);
+  close(file->fd);
+  // Passthrough writes never reach the daemon: the handle's end is where they are known to stop.
+  if (file->writable) Written(fs, file);
+  if (!file->redacted()) fs->backing().Detach(*file->node, file->passthrough);
+  delete file;
+  fuse_reply_err(req, 0);
+}
+
+void sfs_fsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
+  int fd = FileOf(fi)->fd;
+  fuse_reply_err(req, (datasync ? fdatasync(fd) : fsync(fd)) == 0 ? 0 : errno);
+}
+
+void sfs_fallocate(fuse_req_t req, fuse_ino_t, int mode, off_t offset, off_t length,
+                   fuse_file_info* fi) {
+  Filesystem* fs = Fs(req);
+  OpenFile* file = FileOf(fi);
+  if (int err = WriteAllowed(fs, req, file)) return (void)fuse_reply_err(req, err);
+  int rc = fallocate(file->fd, mode, offset, length);
+  if (rc == 0) Written(fs, file);
+  NodeId redacted = RedactedNodeOf(file);
+  fuse_reply_err(req, rc == 0 ? 0 : errno);
+  AfterRedactedWrite(fs, redacted);
+}
+
+void sfs_lseek(fuse_req_t req, fuse_ino_t, off_t off, int whence, fuse_file_info* fi) {
+  off_t res = lseek(FileOf(fi)->fd, off, whence);
+  if (res < 0) return (void)fuse_reply_err(req, errno);
+  fuse_reply_lseek(req, res);
+}
+
+void sfs_copy_file_range(fuse_req_t req, fuse_ino_t, off_t off_in, fuse_file_info* fi_in,
+                         fuse_ino_t, off_t off_out, fuse_file_info* fi_out, size_t len,
+                         int flags) {
+  Filesystem* fs = Fs(req);
+  fs->stats().read_requests.fetch_add(1);
+  fs->stats().write_requests.fetch_add(1);
+  OpenFile* from = FileOf(fi_in);
+  OpenFile* to = FileOf(fi_out);
+  if (int err = WriteAllowed(fs, req, to)) return (void)fuse_reply_err(req, err);
+  if (from->redacted() || to->redacted()) {
+    // The lower copy_file_range would copy raw bytes: copy the redacted ones instead, one bounded
+    // chunk per request (a short copy is allowed; the caller loops). A raw source copied into a
+    // redacted view goes the same way, so the write lands where AfterRedactedWrite sees it.
+    std::vector<char> buf(std::min<size_t>(len, 1 << 20));
+    size_t got = 0;
+    if (from->redacted()) {
+      fs->stats().redacted_reads.fetch_add(1);
+      if (int err = ReadRedacted(fs->facts(), from->node->fd, from->fd, &from->plan, buf.size(), off_in,
+                                 buf.data(), &got)) {
+        return (void)fuse_reply_err(req, err);
+      }
+    } else {
+      ssize_t r = pread(from->fd, buf.data(), buf.size(), off_in);
+      if (r < 0) return (void)fuse_reply_err(req, errno);
+      got = static_cast<size_t>(r);
+    }
+    ssize_t n = got == 0 ? 0 : pwrite(to->fd, buf.data(), got, off_out);
+    if (n < 0) return (void)fuse_reply_err(req, errno);
+    Written(fs, to);
+    NodeId redacted = RedactedNodeOf(to);
+    fuse_reply_write(req, static_cast<size_t>(n));
+    return AfterRedactedWrite(fs, redacted);
+  }
+  loff_t in = off_in, out = off_out;
+  ssize_t n = copy_file_range(from->fd, &in, to->fd, &out, len, static_cast<unsigned>(flags));
+  if (n < 0) return (void)fuse_reply_err(req, errno);
+  Written(fs, to);
+  fuse_reply_write(req, static_cast<size_t>(n));
+}
+
+}  // namespace scopedfs::daemon

@@ -1,0 +1,318 @@
+// Resolving nodes and names: the decisions every op shares (views, modes, what an app sees of a
+// directory), publishing looked-up nodes to the kernel, and the LOOKUP, GETATTR, READLINK,
+// STATFS, ACCESS and FORGET ops.
+#include <fcntl.h>
+#include <linux/fuse.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "daemon/fs_internal.h"
+#include "daemon/fuse_kernel_abi.h"
+
+namespace scopedfs::daemon {
+
+std::string ProcPath(int fd) { return absl::StrCat("/proc/self/fd/", fd); }
+
+OpTimer::~OpTimer() {
+  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                std::chrono::steady_clock::now() - start_)
+                .count();
+  stats_.Record(kind_, static_cast<uint64_t>(ns));
+}
+
+// Names the kernel hands us are single components; anything else is refused, never interpreted
+// (`invalid` is the errno for that). FUSE lets names run to 1024 bytes, so a name longer than the
+// lower tree can hold gets ENAMETOOLONG here, as it would natively.
+int NameError(const char* name, int invalid) {
+  size_t len = strnlen(name, NAME_MAX + 1);
+  if (len > NAME_MAX) return ENAMETOOLONG;
+  bool valid =
+      len > 0 && strchr(name, '/') == nullptr && strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+  return valid ? 0 : invalid;
+}
+
+std::string ChildPath(const std::string& parent, absl::string_view name) {
+  return parent.empty() ? std::string(name) : absl::StrCat(parent, "/", name);
+}
+
+int ErrnoOf(const policy::Decision& d) {
+  if (d.outcome == OUTCOME_HIDE) return ENOENT;
+  switch (d.error) {
+    case ERRNO_EPERM:
+      return EPERM;
+    case ERRNO_EROFS:
+      return EROFS;
+    case ERRNO_ENOENT:
+      return ENOENT;
+    case ERRNO_EEXIST:
+      return EEXIST;
+    default:
+      return EACCES;
+  }
+}
+
+// 0 if the decision lets the operation go ahead on raw bytes. A redacted read is not a raw one:
+// the callers that can honour it (LOOKUP's view choice, OPEN) look at the outcome themselves.
+int Verdict(const policy::Decision& d) {
+  if (d.outcome == OUTCOME_ALLOW) return 0;
+  if (d.outcome == OUTCOME_ALLOW_REDACTED) return EACCES;
+  return ErrnoOf(d);
+}
+
+// Modes from callers other than root never carry set-uid or set-gid: the daemon creates and
+// chmods as root, so such a bit would make a root set-uid program (or a set-gid root directory)
+// in the lower tree. Apps' files are never executable either, as Android mounts shared storage
+// noexec; their directories keep rwx (search is needed) but lose the sticky bit.
+mode_t ClampMode(const RequestContext& ctx, mode_t mode, bool directory) {
+  if (ctx.uid() == 0) return mode & 07777;
+  mode &= 07777 & ~(S_ISUID | S_ISGID);
+  if (ctx.IsApp()) mode &= directory ? 0777 : 0666;
+  return mode;
+}
+
+// What an app sees of a directory. Its real link count counts subdirectories the app may not
+// see, and its size and timestamps change when anyone adds or removes a hidden entry, so apps
+// get fixed values instead: nlink 1 (as filesystems that do not count subdirectories report;
+// find and fts then make no leaf assumptions), size 4096, and the daemon's start time. Root and
+// system uids see the lower directory as it is. Directories are therefore never attribute-cached
+// by the kernel (attr_timeout 0): the kernel's attribute cache is shared by all callers.
+void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, struct stat* st) {
+  if (!S_ISDIR(st->st_mode) || !ctx.IsApp()) return;
+  st->st_nlink = 1;
+  st->st_size = 4096;
+  st->st_blocks = 8;
+  st->st_atim = st->st_mtim = st->st_ctim = fs->started();
+}
+
+// The view a read decision calls for.
+ViewMask ViewOf(const policy::Decision& d) {
+  return d.outcome == OUTCOME_ALLOW_REDACTED ? kRedactedView : kRawView;
+}
+
+// Beyond ALLOW_REDACTED decisions, a caller that would be redacted if the file carried location
+// reads the redacted view of every file that could carry it (an image or video, or content of no
+// known format, such as an empty file still being written), even while it holds none: location
+// the owner writes later must reach such a caller filled, also through an fd or a mapping it
+// already holds. Only files of a known non-carrier format (PDF, MP3, ...) are read raw.
+ReadJudgement JudgeRead(const RequestContext& ctx, const std::string& path,
+                        const FileInfo& info) {
+  ReadJudgement j;
+  j.decision = ctx.Decide(OP_READ, path, false, &info);
+  j.view = ViewOf(j.decision);
+  if (j.decision.outcome != OUTCOME_ALLOW) return j;
+  policy::MediaFormat format = info.facts.format;
+  bool could_carry = !info.content_read || format == policy::MediaFormat::kUnknown ||
+                     policy::FormatMayCarryLocation(format);
+  if (!could_carry) return j;
+  FileInfo located = info;
+  located.facts.location = policy::LocationPresence::kPresent;
+  if (ctx.Decide(OP_READ, path, false, &located).outcome == OUTCOME_ALLOW_REDACTED) {
+    j.view = kRedactedView;
+  }
+  return j;
+}
+
+int StatNode(const Node& node, struct stat* st) {
+  return fstatat(node.fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+}
+
+void FillAttr(const struct stat& st, fuse_attr* a) {
+  a->ino = st.st_ino;
+  a->size = static_cast<uint64_t>(st.st_size);
+  a->blocks = static_cast<uint64_t>(st.st_blocks);
+  a->atime = static_cast<uint64_t>(st.st_atim.tv_sec);
+  a->mtime = static_cast<uint64_t>(st.st_mtim.tv_sec);
+  a->ctime = static_cast<uint64_t>(st.st_ctim.tv_sec);
+  a->atimensec = static_cast<uint32_t>(st.st_atim.tv_nsec);
+  a->mtimensec = static_cast<uint32_t>(st.st_mtim.tv_nsec);
+  a->ctimensec = static_cast<uint32_t>(st.st_ctim.tv_nsec);
+  a->mode = st.st_mode;
+  a->nlink = static_cast<uint32_t>(st.st_nlink);
+  a->uid = st.st_uid;
+  a->gid = st.st_gid;
+  a->rdev = static_cast<uint32_t>(st.st_rdev);
+  a->blksize = static_cast<uint32_t>(st.st_blksize);
+}
+
+// Replies to OPEN or CREATE. libfuse 3.14 cannot express a backing id, so passthrough replies are
+// built by hand: [fuse_entry_out for CREATE] + fuse_open_out with FOPEN_PASSTHROUGH.
+void ReplyOpened(fuse_req_t req, fuse_file_info* fi, int backing_id,
+                 const fuse_entry_param* entry) {
+  if (backing_id < 0) {
+    fi->direct_io = 0;
+    if (entry != nullptr) {
+      fuse_reply_create(req, entry, fi);
+    } else {
+      fuse_reply_open(req, fi);
+    }
+    return;
+  }
+  abi::OpenOut open_out{};
+  open_out.fh = fi->fh;
+  open_out.open_flags = abi::kFopenPassthrough;
+  open_out.backing_id = backing_id;
+  if (entry == nullptr) {
+    fuse_reply_buf(req, reinterpret_cast<const char*>(&open_out), sizeof(open_out));
+    return;
+  }
+  struct {
+    fuse_entry_out entry;
+    abi::OpenOut open;
+  } out{};
+  static_assert(sizeof(out) == sizeof(fuse_entry_out) + sizeof(abi::OpenOut));
+  out.entry.nodeid = entry->ino;
+  out.entry.generation = entry->generation;
+  out.entry.entry_valid = static_cast<uint64_t>(entry->entry_timeout);
+  out.entry.attr_valid = static_cast<uint64_t>(entry->attr_timeout);
+  FillAttr(entry->attr, &out.entry.attr);
+  out.open = open_out;
+  fuse_reply_buf(req, reinterpret_cast<const char*>(&out), sizeof(out));
+}
+
+int Resolve(Filesystem* fs, fuse_ino_t ino, Resolved* out) {
+  out->node = fs->nodes().Get(ino);
+  if (out->node == nullptr || !fs->nodes().PathOf(ino, &out->path)) return ENOENT;
+  return 0;
+}
+
+int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child) {
+  if (int err = NameError(name, ENOENT)) return err;
+  child->fd = openat(parent.node->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (child->fd < 0) return errno;
+  if (fstatat(child->fd, "", &child->st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  child->path = ChildPath(parent.path, name);
+  child->info = fs->facts().Lookup(child->fd, child->st, name);
+  return 0;
+}
+
+// Hands the child's fd to the node table (one more kernel lookup of it) and fills the entry the
+// kernel gets back.
+void PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent,
+                  const char* name, Child* child, ViewMask view, fuse_entry_param* e) {
+  std::shared_ptr<Node> node =
+      fs->nodes().Upsert(parent, name, child->Release(), child->st.st_dev, child->st.st_ino,
+                         child->st.st_mode & S_IFMT, view);
+  *e = {};
+  e->ino = node->id;
+  e->attr = child->st;
+  DirectoryAsSeen(fs, ctx, &e->attr);
+  e->attr_timeout = AttrTimeoutFor(child->st);
+  e->entry_timeout = kEntryTimeout;
+}
+
+// Content facts and owner of a resolved node, judged under the name its path ends with.
+FileInfo InfoOfNode(Filesystem* fs, const Resolved& r, const struct stat& st) {
+  absl::string_view name(r.path);
+  size_t slash = name.rfind('/');
+  if (slash != absl::string_view::npos) name.remove_prefix(slash + 1);
+  return fs->facts().Lookup(r.node->fd, st, name);
+}
+
+int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Visible* v) {
+  if (int err = Resolve(fs, ino, &v->r)) return err;
+  if (int err = StatNode(*v->r.node, &v->st)) return err;
+  v->dir = S_ISDIR(v->st.st_mode);
+  v->info = InfoOfNode(fs, v->r, v->st);
+  if (ctx.Decide(OP_LOOKUP, v->r.path, v->dir, &v->info).outcome == OUTCOME_HIDE) return ENOENT;
+  return 0;
+}
+
+// The view of a regular file the caller reads (JudgeRead).
+ViewMask CallerView(const RequestContext& ctx, const Child& child) {
+  if (!S_ISREG(child.st.st_mode)) return kRawView;
+  return JudgeRead(ctx, child.path, child.info).view;
+}
+
+int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
+             fuse_entry_param* e) {
+  Resolved p;
+  if (int err = Resolve(fs, parent, &p)) return err;
+  Child child;
+  if (int err = OpenChild(fs, p, name, &child)) return err;
+  policy::Decision d = ctx.Decide(OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
+  if (d.outcome == OUTCOME_HIDE || d.outcome == OUTCOME_DENY) return ErrnoOf(d);
+  PublishEntry(fs, ctx, parent, name, &child, CallerView(ctx, child), e);
+  return 0;
+}
+
+int DoGetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct stat* st) {
+  std::shared_ptr<Node> node = fs->nodes().Get(ino);
+  if (node == nullptr) return ENOENT;
+  if (int err = StatNode(*node, st)) return err;
+  DirectoryAsSeen(fs, ctx, st);
+  return 0;
+}
+
+void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kLookup);
+  fuse_entry_param e;
+  if (int err = DoLookup(fs, fs->Context(req), parent, name, &e)) {
+    fuse_reply_err(req, err);
+  } else {
+    fuse_reply_entry(req, &e);
+  }
+}
+
+void sfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
+  Fs(req)->nodes().Forget(ino, nlookup);
+  fuse_reply_none(req);
+}
+
+void sfs_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
+  Filesystem* fs = Fs(req);
+  for (size_t i = 0; i < count; ++i) fs->nodes().Forget(forgets[i].ino, forgets[i].nlookup);
+  fuse_reply_none(req);
+}
+
+void sfs_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kGetattr);
+  struct stat st;
+  if (int err = DoGetattr(fs, fs->Context(req), ino, &st)) {
+    fuse_reply_err(req, err);
+  } else {
+    fuse_reply_attr(req, &st, AttrTimeoutFor(st));
+  }
+}
+
+void sfs_readlink(fuse_req_t req, fuse_ino_t ino) {
+  std::shared_ptr<Node> node = Fs(req)->nodes().Get(ino);
+  if (node == nullptr) return (void)fuse_reply_err(req, ENOENT);
+  char buf[PATH_MAX + 1];
+  ssize_t n = readlinkat(node->fd, "", buf, PATH_MAX);
+  if (n < 0) return (void)fuse_reply_err(req, errno);
+  buf[n] = '\0';
+  fuse_reply_readlink(req, buf);
+}
+
+void sfs_statfs(fuse_req_t req, fuse_ino_t) {
+  std::shared_ptr<Node> root = Fs(req)->nodes().Get(kRootNodeId);
+  struct statvfs sv;
+  if (fstatvfs(root->fd, &sv) != 0) return (void)fuse_reply_err(req, errno);
+  fuse_reply_statfs(req, &sv);
+}
+
+void sfs_access(fuse_req_t req, fuse_ino_t ino, int mask) {
+  Filesystem* fs = Fs(req);
+  RequestContext ctx = fs->Context(req);
+  Visible v;
+  if (int err = ResolveVisible(fs, ctx, ino, &v)) return (void)fuse_reply_err(req, err);
+  int err = 0;
+  // A redacted read is still a read: access(R_OK) answers what open(O_RDONLY) would.
+  if ((mask & R_OK) && err == 0) {
+    policy::Decision d = ctx.Decide(OP_READ, v.r.path, v.dir, &v.info);
+    err = d.Permits() ? 0 : ErrnoOf(d);
+  }
+  if ((mask & W_OK) && err == 0) err = Verdict(ctx.Decide(OP_WRITE, v.r.path, v.dir, &v.info));
+  if ((mask & X_OK) && err == 0 && !v.dir && (v.st.st_mode & 0111) == 0) err = EACCES;
+  fuse_reply_err(req, err);
+}
+
+}  // namespace scopedfs::daemon

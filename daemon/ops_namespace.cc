@@ -1,0 +1,296 @@
+// Namespace ops: CREATE, MKDIR, SYMLINK, LINK, UNLINK, RMDIR and RENAME. Each is judged at the
+// names' current paths under the namespace lock (filesystem.h), runs the checks of
+// namespace_checks.cc, and reports what it moved or removed to the node table.
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "daemon/fs_internal.h"
+
+namespace scopedfs::daemon {
+
+int SetOwner(int fd, uid_t uid) {
+  std::string value = absl::StrCat(uid);
+  return fsetxattr(fd, kOwnerXattr, value.data(), value.size(), 0) == 0 ? 0 : errno;
+}
+
+// The entry for a name just made by the caller. A new file or directory is the caller's own (raw
+// view); a new link to an existing file shows the caller the view it reads there.
+int EntryFor(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const Resolved& p,
+             const char* name, bool existing_content, fuse_entry_param* e) {
+  Child child;
+  child.fd = openat(p.node->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (child.fd < 0) return errno;
+  if (fstatat(child.fd, "", &child.st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  ViewMask view = kRawView;
+  if (existing_content) {
+    child.path = ChildPath(p.path, name);
+    child.info = fs->facts().Lookup(child.fd, child.st, name);
+    view = CallerView(ctx, child);
+  }
+  PublishEntry(fs, ctx, parent, name, &child, view, e);
+  return 0;
+}
+
+int DoCreate(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
+             mode_t mode, fuse_file_info* fi, fuse_entry_param* e, int* backing_id) {
+  absl::ReaderMutexLock ns(&fs->namespace_mu());
+  Resolved p;
+  if (int err = Resolve(fs, parent, &p)) return err;
+  if (int err = NameError(name, EINVAL)) return err;
+  bool exists;
+  if (int err = CheckFreeName(fs, ctx, p, name, &exists)) return err;
+  std::string path = ChildPath(p.path, name);
+  FileInfo info{policy::FactsFromName(name), std::nullopt, nullptr};
+  if (exists) {
+    if (fi->flags & O_EXCL) return EEXIST;
+    // O_CREAT on an existing visible file is an open of it.
+    if (int err = DoLookup(fs, ctx, parent, name, e)) return err;
+    int err = DoOpen(fs, ctx, e->ino, fi, backing_id);
+    if (err != 0) fs->nodes().Forget(e->ino, 1);
+    return err;
+  }
+  if (int err = Verdict(ctx.Decide(OP_CREATE, path, false, &info))) return err;
+  int flags = (fi->flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC) & ~O_NOCTTY;
+  mode_t clamped = ClampMode(ctx, mode, /*directory=*/false);
+  int fd = openat(p.node->fd, name, flags, clamped);
+  if (fd < 0) return errno;
+  // The process umask is 0 in the daemon, but the lower filesystem may still drop bits (or an
+  // ACL default may add them): the clamped mode is set exactly.
+  int err = fchmod(fd, clamped) == 0 ? 0 : errno;
+  if (err == 0) err = SetOwner(fd, ctx.uid());
+  if (err == 0) err = fs->Label(fd, path, S_IFREG);
+  if (err != 0) {
+    // A file without its creator (or its label) would escape the policy; undo rather than keep it.
+    close(fd);
+    unlinkat(p.node->fd, name, 0);
+    return err;
+  }
+  if (int err = EntryFor(fs, ctx, parent, p, name, false, e)) {
+    close(fd);
+    return err;
+  }
+  std::shared_ptr<Node> node = fs->nodes().Get(e->ino);
+  auto* file = new OpenFile(fd, node);
+  bool cached;
+  *backing_id = fs->backing().Attach(*node, fd, &cached);
+  file->passthrough = !cached;
+  fi->fh = reinterpret_cast<uint64_t>(file);
+  fs->Register(file);
+  return 0;
+}
+
+int DoMkdir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
+            mode_t mode, fuse_entry_param* e) {
+  absl::ReaderMutexLock ns(&fs->namespace_mu());
+  Resolved p;
+  if (int err = Resolve(fs, parent, &p)) return err;
+  if (int err = NameError(name, EINVAL)) return err;
+  bool exists;
+  if (int err = CheckFreeName(fs, ctx, p, name, &exists)) return err;
+  if (exists) return EEXIST;
+  std::string path = ChildPath(p.path, name);
+  if (int err = Verdict(ctx.Decide(OP_MKDIR, path, true, nullptr))) return err;
+  mode_t clamped = ClampMode(ctx, mode, /*directory=*/true);
+  if (mkdirat(p.node->fd, name, clamped) != 0) return errno;
+  int dfd = openat(p.node->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int err = dfd < 0 ? errno : (fchmod(dfd, clamped) == 0 ? 0 : errno);
+  if (err == 0) err = SetOwner(dfd, ctx.uid());
+  if (err == 0) err = fs->Label(dfd, path, S_IFDIR);
+  if (err != 0) {
+    if (dfd >= 0) close(dfd);
+    unlinkat(p.node->fd, name, AT_REMOVEDIR);
+    return err;
+  }
+  close(dfd);
+  return EntryFor(fs, ctx, parent, p, name, false, e);
+}
+
+int DoRemove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
+             bool directory) {
+  absl::MutexLock ns(&fs->namespace_mu());
+  Resolved p;
+  if (int err = Resolve(fs, parent, &p)) return err;
+  Child child;
+  if (int err = OpenChild(fs, p, name, &child)) return err;
+  bool is_dir = S_ISDIR(child.st.st_mode);
+  policy::Decision seen = ctx.Decide(OP_LOOKUP, child.path, is_dir, &child.info);
+  if (seen.outcome == OUTCOME_HIDE) return ENOENT;
+  if (directory != is_dir) return directory ? ENOTDIR : EISDIR;
+  if (int err = Verdict(ctx.Decide(directory ? OP_RMDIR : OP_DELETE, child.path, is_dir,
+                                &child.info))) {
+    return err;
+  }
+  if (unlinkat(p.node->fd, name, directory ? AT_REMOVEDIR : 0) != 0) return errno;
+  fs->nodes().Unlinked(child.st.st_dev, child.st.st_ino, parent, name);
+  return 0;
+}
+
+int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
+             fuse_ino_t newparent, const char* newname, unsigned int flags) {
+  if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) return EINVAL;
+  WarmRenameFacts(fs, parent, name);
+  if (flags & RENAME_EXCHANGE) WarmRenameFacts(fs, newparent, newname);
+  absl::MutexLock ns(&fs->namespace_mu());
+  Resolved p, np;
+  if (int err = Resolve(fs, parent, &p)) return err;
+  if (int err = Resolve(fs, newparent, &np)) return err;
+  if (int err = NameError(newname, EINVAL)) return err;
+  Child src;
+  if (int err = OpenChild(fs, p, name, &src)) return err;
+  bool src_dir = S_ISDIR(src.st.st_mode);
+  if (ctx.Decide(OP_LOOKUP, src.path, src_dir, &src.info).outcome == OUTCOME_HIDE) return ENOENT;
+  if (int err = Verdict(ctx.Decide(OP_RENAME, src.path, src_dir, &src.info))) return err;
+  bool exchange = (flags & RENAME_EXCHANGE) != 0;
+  if (int err = CheckPlace(fs, ctx, np, newname, src_dir, src.info, exchange, flags)) return err;
+  std::string dst_path = ChildPath(np.path, newname);
+  if (int err = CheckNoReadGain(fs, ctx, src.path, src.info, dst_path, newname,
+                                src.st.st_mode & S_IFMT, src.fd)) {
+    return err;
+  }
+  if (exchange) {
+    Child dst;
+    if (int err = OpenChild(fs, np, newname, &dst)) return err;
+    bool dst_dir = S_ISDIR(dst.st.st_mode);
+    if (int err = Verdict(ctx.Decide(OP_RENAME, dst.path, dst_dir, &dst.info))) return err;
+    if (int err = CheckPlace(fs, ctx, p, name, dst_dir, dst.info, true, flags)) return err;
+    if (int err = CheckNoReadGain(fs, ctx, dst.path, dst.info, src.path, name,
+                                  dst.st.st_mode & S_IFMT, dst.fd)) {
+      return err;
+    }
+  }
+  // What the destination name holds now: replaced (so its nodes lose that name) or, for an
+  // exchange, moved to the source name.
+  Child replaced;
+  bool had_target = OpenChild(fs, np, newname, &replaced) == 0;
+  if (renameat2(p.node->fd, name, np.node->fd, newname, flags) != 0) return errno;
+  if (had_target && !exchange) {
+    fs->nodes().Unlinked(replaced.st.st_dev, replaced.st.st_ino, newparent, newname);
+  }
+  fs->nodes().Moved(src.st.st_dev, src.st.st_ino, parent, name, newparent, newname);
+  if (had_target && exchange) {
+    fs->nodes().Moved(replaced.st.st_dev, replaced.st.st_ino, newparent, newname, parent, name);
+  }
+  return 0;
+}
+
+int DoLink(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_ino_t newparent,
+           const char* newname, fuse_entry_param* e) {
+  absl::MutexLock ns(&fs->namespace_mu());
+  Visible v;
+  Resolved np;
+  if (int err = ResolveVisible(fs, ctx, ino, &v)) return err;
+  if (int err = Resolve(fs, newparent, &np)) return err;
+  if (int err = NameError(newname, EINVAL)) return err;
+  if (v.dir) return EPERM;
+  const Resolved& r = v.r;
+  const FileInfo& info = v.info;
+  bool exists;
+  if (int err = CheckFreeName(fs, ctx, np, newname, &exists)) return err;
+  if (exists) return EEXIST;
+  FileInfo placed{policy::FactsFromFormat(newname, info.facts.format), std::nullopt, nullptr};
+  if (int err = Verdict(ctx.Decide(OP_CREATE, ChildPath(np.path, newname), false, &placed))) {
+    return err;
+  }
+  if (int err = CheckNoReadGain(fs, ctx, r.path, info, ChildPath(np.path, newname), newname,
+                                S_IFREG, r.node->fd)) {
+    return err;
+  }
+  if (linkat(r.node->fd, "", np.node->fd, newname, AT_EMPTY_PATH) != 0) return errno;
+  return EntryFor(fs, ctx, newparent, np, newname, true, e);
+}
+
+int DoSymlink(Filesystem* fs, const RequestContext& ctx, const char* target, fuse_ino_t parent,
+              const char* name, fuse_entry_param* e) {
+  absl::ReaderMutexLock ns(&fs->namespace_mu());
+  Resolved p;
+  if (int err = Resolve(fs, parent, &p)) return err;
+  if (int err = NameError(name, EINVAL)) return err;
+  bool exists;
+  if (int err = CheckFreeName(fs, ctx, p, name, &exists)) return err;
+  if (exists) return EEXIST;
+  FileInfo info{policy::FactsFromName(name), std::nullopt, nullptr};
+  if (int err = Verdict(ctx.Decide(OP_CREATE, ChildPath(p.path, name), false, &info))) {
+    return err;
+  }
+  if (symlinkat(target, p.node->fd, name) != 0) return errno;
+  std::string owner = absl::StrCat(ctx.uid());
+  std::string at = absl::StrCat(ProcPath(p.node->fd), "/", name);
+  lsetxattr(at.c_str(), kOwnerXattr, owner.data(), owner.size(), 0);
+  return EntryFor(fs, ctx, parent, p, name, false, e);
+}
+
+void sfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kMkdir);
+  fuse_entry_param e;
+  if (int err = DoMkdir(fs, fs->Context(req), parent, name, mode, &e)) {
+    fuse_reply_err(req, err);
+  } else {
+    fuse_reply_entry(req, &e);
+  }
+}
+
+void sfs_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kUnlink);
+  fuse_reply_err(req, DoRemove(fs, fs->Context(req), parent, name, false));
+}
+
+void sfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kRmdir);
+  fuse_reply_err(req, DoRemove(fs, fs->Context(req), parent, name, true));
+}
+
+void sfs_symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kSymlink);
+  fuse_entry_param e;
+  if (int err = DoSymlink(fs, fs->Context(req), link, parent, name, &e)) {
+    fuse_reply_err(req, err);
+  } else {
+    fuse_reply_entry(req, &e);
+  }
+}
+
+void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
+                const char* newname, unsigned int flags) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kRename);
+  fuse_reply_err(req, DoRename(fs, fs->Context(req), parent, name, newparent, newname, flags));
+}
+
+void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kLink);
+  fuse_entry_param e;
+  if (int err = DoLink(fs, fs->Context(req), ino, newparent, newname, &e)) {
+    fuse_reply_err(req, err);
+  } else {
+    fuse_reply_entry(req, &e);
+  }
+}
+
+void sfs_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
+                fuse_file_info* fi) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kCreate);
+  fuse_entry_param e;
+  int backing_id = -1;
+  if (int err = DoCreate(fs, fs->Context(req), parent, name, mode, fi, &e, &backing_id)) {
+    fs->stats().open_denied.fetch_add(1);
+    fuse_reply_err(req, err);
+    return;
+  }
+  if (backing_id >= 0) fs->stats().open_passthrough.fetch_add(1);
+  ReplyOpened(req, fi, backing_id, &e);
+}
+
+}  // namespace scopedfs::daemon

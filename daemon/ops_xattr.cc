@@ -1,0 +1,102 @@
+// Extended attributes: apps may change only user.* attributes (the daemon acts as root, so
+// security.* or trusted.* set through it would grant capabilities or forge daemon state), and the
+// daemon's own trusted.scopedfs.* attributes are invisible through the mount.
+#include <sys/xattr.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "daemon/fs_internal.h"
+
+namespace scopedfs::daemon {
+
+bool ReservedXattr(const char* name) { return absl::StartsWith(name, "trusted.scopedfs."); }
+
+// Apps may only change user.* attributes: the daemon acts as root, so letting an app set
+// security.* or trusted.* through it would grant capabilities or forge daemon state.
+bool MayModifyXattr(const RequestContext& ctx, const char* name) {
+  return ctx.uid() == 0 || absl::StartsWith(name, "user.");
+}
+
+int XattrTarget(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, bool modify,
+                std::string* proc) {
+  Visible v;
+  if (int err = ResolveVisible(fs, ctx, ino, &v)) return err;
+  if (S_ISLNK(v.st.st_mode)) return ENOTSUP;
+  if (modify) {
+    if (int err = Verdict(ctx.Decide(OP_SETATTR, v.r.path, v.dir, &v.info))) return err;
+  }
+  *proc = ProcPath(v.r.node->fd);
+  return 0;
+}
+
+void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value,
+                  size_t size, int flags) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kXattr);
+  if (ReservedXattr(name) || !MayModifyXattr(fs->Context(req), name)) {
+    return (void)fuse_reply_err(req, EPERM);
+  }
+  std::string proc;
+  if (int err = XattrTarget(fs, fs->Context(req), ino, true, &proc)) return (void)fuse_reply_err(req, err);
+  fuse_reply_err(req, setxattr(proc.c_str(), name, value, size, flags) == 0 ? 0 : errno);
+}
+
+void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kXattr);
+  if (ReservedXattr(name)) return (void)fuse_reply_err(req, ENODATA);
+  std::string proc;
+  if (int err = XattrTarget(fs, fs->Context(req), ino, false, &proc)) {
+    return (void)fuse_reply_err(req, err);
+  }
+  if (size == 0) {
+    ssize_t n = getxattr(proc.c_str(), name, nullptr, 0);
+    if (n < 0) return (void)fuse_reply_err(req, errno);
+    return (void)fuse_reply_xattr(req, static_cast<size_t>(n));
+  }
+  std::vector<char> buf(size);
+  ssize_t n = getxattr(proc.c_str(), name, buf.data(), size);
+  if (n < 0) return (void)fuse_reply_err(req, errno);
+  fuse_reply_buf(req, buf.data(), static_cast<size_t>(n));
+}
+
+void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kXattr);
+  std::string proc;
+  if (int err = XattrTarget(fs, fs->Context(req), ino, false, &proc)) {
+    return (void)fuse_reply_err(req, err);
+  }
+  ssize_t n = listxattr(proc.c_str(), nullptr, 0);
+  if (n < 0) return (void)fuse_reply_err(req, errno);
+  std::vector<char> all(static_cast<size_t>(n) + 1);
+  n = listxattr(proc.c_str(), all.data(), all.size());
+  if (n < 0) return (void)fuse_reply_err(req, errno);
+  std::string visible;
+  for (size_t i = 0; i < static_cast<size_t>(n);) {
+    const char* entry = all.data() + i;
+    size_t len = strlen(entry);
+    if (!ReservedXattr(entry)) visible.append(entry, len + 1);
+    i += len + 1;
+  }
+  if (size == 0) return (void)fuse_reply_xattr(req, visible.size());
+  if (visible.size() > size) return (void)fuse_reply_err(req, ERANGE);
+  fuse_reply_buf(req, visible.data(), visible.size());
+}
+
+void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kXattr);
+  if (ReservedXattr(name) || !MayModifyXattr(fs->Context(req), name)) {
+    return (void)fuse_reply_err(req, EPERM);
+  }
+  std::string proc;
+  if (int err = XattrTarget(fs, fs->Context(req), ino, true, &proc)) return (void)fuse_reply_err(req, err);
+  fuse_reply_err(req, removexattr(proc.c_str(), name) == 0 ? 0 : errno);
+}
+
+}  // namespace scopedfs::daemon

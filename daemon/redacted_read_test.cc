@@ -1,0 +1,149 @@
+// The facts cache and the redacted read path on temp files (no mount): a redacted read of a real
+// geotagged photo is the original with exactly the parsers' ranges filled, at every offset; a
+// rewrite is judged afresh; a file that cannot be vouched for is filled; the cache scans once per
+// version and forgets on invalidation.
+#include "daemon/redacted_read.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "daemon/facts_cache.h"
+#include "gtest/gtest.h"
+#include "policy/content_facts.h"
+#include "policy/location.h"
+
+namespace scopedfs::daemon {
+namespace {
+
+std::string ReadSample(const std::string& name) {
+  std::ifstream in("tests/media/" + name, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_FALSE(ss.str().empty()) << name;
+  return ss.str();
+}
+
+// The original with every location range the parsers find filled.
+std::string Expected(const std::string& bytes) {
+  absl::Span<const uint8_t> span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  policy::MediaFormat format = policy::SniffFormat(span.subspan(0, policy::kSniffBytes));
+  policy::MemorySource source(span);
+  policy::LocationScan scan = policy::ScanLocation(format, source);
+  uint32_t all = (1u << REDACTION_EXIF_GPS) | (1u << REDACTION_XMP_GPS) |
+                 (1u << REDACTION_ISOBMFF_LOCATION);
+  std::string out = bytes;
+  policy::ApplyFills(policy::PlanFills(scan.ranges, all), 0,
+                     absl::MakeSpan(reinterpret_cast<uint8_t*>(out.data()), out.size()));
+  return out;
+}
+
+class RedactedReadTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = ::testing::TempDir() + "/redacted_read_test_" + std::to_string(getpid());
+    Write(ReadSample("gps.jpg"));
+    node_fd_ = open(path_.c_str(), O_PATH | O_CLOEXEC);
+    fd_ = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(node_fd_, 0);
+    ASSERT_GE(fd_, 0);
+  }
+  void TearDown() override {
+    close(fd_);
+    close(node_fd_);
+    unlink(path_.c_str());
+  }
+  void Write(const std::string& bytes) {
+    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+    out << bytes;
+  }
+  // Everything, read in windows of `window` bytes.
+  std::string ReadAll(size_t window) {
+    std::string out;
+    std::string buf(window, '\0');
+    for (off_t off = 0;; off += static_cast<off_t>(window)) {
+      size_t got = 0;
+      EXPECT_EQ(ReadRedacted(facts_, node_fd_, fd_, &plan_, window, off, buf.data(), &got), 0);
+      out.append(buf.data(), got);
+      if (got < window) break;
+    }
+    return out;
+  }
+
+  Stats stats_;
+  FactsCache facts_{&stats_};
+  RedactionPlan plan_;
+  std::string path_;
+  int node_fd_ = -1;
+  int fd_ = -1;
+};
+
+TEST_F(RedactedReadTest, FillsExactlyTheParsersRangesAtAnyWindow) {
+  std::string original = ReadSample("gps.jpg");
+  std::string expected = Expected(original);
+  ASSERT_NE(expected, original) << "the sample carries location";
+  for (size_t window : {1u, 7u, 100u, 4096u, 1u << 20}) {
+    SCOPED_TRACE(window);
+    EXPECT_EQ(ReadAll(window), expected);
+  }
+  EXPECT_EQ(stats_.location_scans.load(), 1u) << "one scan for one version";
+}
+
+TEST_F(RedactedReadTest, ARewriteIsJudgedAfresh) {
+  EXPECT_EQ(ReadAll(4096), Expected(ReadSample("gps.jpg")));
+  std::string clean = ReadSample("clean.jpg");
+  Write(clean);
+  EXPECT_EQ(ReadAll(4096), clean);
+  std::string le = ReadSample("gps_le.jpg");
+  Write(le);
+  EXPECT_EQ(ReadAll(4096), Expected(le));
+}
+
+TEST_F(RedactedReadTest, AFileThatCannotBeVouchedForIsFilled) {
+  std::string cut = ReadSample("gps.jpg").substr(0, 200);  // ends inside the Exif segment
+  Write(cut);
+  std::string got = ReadAll(4096);
+  ASSERT_EQ(got.size(), cut.size());
+  EXPECT_NE(got, cut);
+  EXPECT_EQ(got.substr(0, 2), cut.substr(0, 2)) << "the JPEG marker itself is no location";
+}
+
+TEST_F(RedactedReadTest, NonCarriersAreServedAsTheyAre) {
+  std::string pdf = "%PDF-1.7\n" + std::string(5000, 'x');
+  Write(pdf);
+  EXPECT_EQ(ReadAll(4096), pdf);
+}
+
+TEST(FactsCacheTest, ScansOncePerVersionAndForgetsOnInvalidation) {
+  std::string path = ::testing::TempDir() + "/facts_cache_test_" + std::to_string(getpid());
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << ReadSample("gps.jpg");
+  }
+  int fd = open(path.c_str(), O_PATH | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  struct stat st;
+  ASSERT_EQ(fstat(fd, &st), 0);
+  Stats stats;
+  FactsCache cache(&stats);
+  FileInfo a = cache.Lookup(fd, st, "a.jpg");
+  FileInfo b = cache.Lookup(fd, st, "b.txt");
+  EXPECT_EQ(stats.location_scans.load(), 1u);
+  EXPECT_EQ(stats.location_found.load(), 1u);
+  EXPECT_EQ(a.facts.media_class, MEDIA_CLASS_IMAGE);
+  EXPECT_EQ(b.facts.media_class, MEDIA_CLASS_NONE) << "the class is judged under each name";
+  EXPECT_EQ(b.facts.location, policy::LocationPresence::kPresent) << "the bytes' location stays";
+  cache.Invalidate(st.st_dev, st.st_ino);
+  cache.Lookup(fd, st, "a.jpg");
+  EXPECT_EQ(stats.location_scans.load(), 2u);
+  EXPECT_EQ(cache.size(), 1u);
+  close(fd);
+  unlink(path.c_str());
+}
+
+}  // namespace
+}  // namespace scopedfs::daemon
