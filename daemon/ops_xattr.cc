@@ -37,11 +37,12 @@ void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* 
                   size_t size, int flags) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kXattr);
-  if (ReservedXattr(name) || !MayModifyXattr(fs->Context(req), name)) {
+  RequestContext ctx = fs->Context(req);
+  if (ReservedXattr(name) || !MayModifyXattr(ctx, name)) {
     return (void)fuse_reply_err(req, EPERM);
   }
   std::string proc;
-  if (int err = XattrTarget(fs, fs->Context(req), ino, true, &proc)) return (void)fuse_reply_err(req, err);
+  if (int err = XattrTarget(fs, ctx, ino, true, &proc)) return (void)fuse_reply_err(req, err);
   fuse_reply_err(req, setxattr(proc.c_str(), name, value, size, flags) == 0 ? 0 : errno);
 }
 
@@ -91,11 +92,12 @@ void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
 void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kXattr);
-  if (ReservedXattr(name) || !MayModifyXattr(fs->Context(req), name)) {
+  RequestContext ctx = fs->Context(req);
+  if (ReservedXattr(name) || !MayModifyXattr(ctx, name)) {
     return (void)fuse_reply_err(req, EPERM);
   }
   std::string proc;
-  if (int err = XattrTarget(fs, fs->Context(req), ino, true, &proc)) return (void)fuse_reply_err(req, err);
+  if (int err = XattrTarget(fs, ctx, ino, true, &proc)) return (void)fuse_reply_err(req, err);
   fuse_reply_err(req, removexattr(proc.c_str(), name) == 0 ? 0 : errno);
 }
 
