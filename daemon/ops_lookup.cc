@@ -142,6 +142,14 @@ void FillAttr(const struct stat& st, fuse_attr* a) {
 
 // Replies to OPEN or CREATE. libfuse 3.14 cannot express a backing id, so passthrough replies are
 // built by hand: [fuse_entry_out for CREATE] + fuse_open_out with FOPEN_PASSTHROUGH.
+void ReplyEntry(fuse_req_t req, int err, const fuse_entry_param& e) {
+  if (err != 0) {
+    fuse_reply_err(req, err);
+  } else {
+    fuse_reply_entry(req, &e);
+  }
+}
+
 void ReplyOpened(fuse_req_t req, fuse_file_info* fi, int backing_id,
                  const fuse_entry_param* entry) {
   if (backing_id < 0) {
@@ -253,11 +261,7 @@ void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kLookup);
   fuse_entry_param e;
-  if (int err = DoLookup(fs, fs->Context(req), parent, name, &e)) {
-    fuse_reply_err(req, err);
-  } else {
-    fuse_reply_entry(req, &e);
-  }
+  ReplyEntry(req, DoLookup(fs, fs->Context(req), parent, name, &e), e);
 }
 
 void sfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {

@@ -230,11 +230,7 @@ void sfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode)
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kMkdir);
   fuse_entry_param e;
-  if (int err = DoMkdir(fs, fs->Context(req), parent, name, mode, &e)) {
-    fuse_reply_err(req, err);
-  } else {
-    fuse_reply_entry(req, &e);
-  }
+  ReplyEntry(req, DoMkdir(fs, fs->Context(req), parent, name, mode, &e), e);
 }
 
 void sfs_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
@@ -253,11 +249,7 @@ void sfs_symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kSymlink);
   fuse_entry_param e;
-  if (int err = DoSymlink(fs, fs->Context(req), link, parent, name, &e)) {
-    fuse_reply_err(req, err);
-  } else {
-    fuse_reply_entry(req, &e);
-  }
+  ReplyEntry(req, DoSymlink(fs, fs->Context(req), link, parent, name, &e), e);
 }
 
 void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
@@ -271,11 +263,7 @@ void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* 
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kLink);
   fuse_entry_param e;
-  if (int err = DoLink(fs, fs->Context(req), ino, newparent, newname, &e)) {
-    fuse_reply_err(req, err);
-  } else {
-    fuse_reply_entry(req, &e);
-  }
+  ReplyEntry(req, DoLink(fs, fs->Context(req), ino, newparent, newname, &e), e);
 }
 
 void sfs_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -229,78 +230,81 @@ TEST_F(SecurityMountTest, RedactedReaderCannotWriteToUnredact) {
   EXPECT_TRUE(Succeeds(As(kCamera).Open(path, O_RDWR)));
 }
 
+// Runs `holder` as `uid`: it opens `path` read-only and calls `before(fd)`; then the camera app
+// (the owner) rewrites the file with `content` through the mount; then the holder calls
+// `after(fd)` on the fd it kept. Returns the holder's exit code: 0, or the first non-zero value
+// `before` or `after` returned (2: the open failed, 3: the handshake broke).
+int HoldWhileOwnerRewrites(const ScopedStorage& storage, uid_t uid, const std::string& path,
+                           const std::string& content, const std::function<int(int)>& before,
+                           const std::function<int(int)>& after) {
+  int ready[2], go[2];
+  if (pipe(ready) != 0 || pipe(go) != 0) return -1;
+  pid_t holder = StartAs(uid, [&] {
+    close(ready[0]);
+    close(go[1]);
+    int fd = open(path.c_str(), O_RDONLY);
+    if (fd < 0) return 2;
+    if (int code = before(fd)) return code;
+    char c = 1;
+    if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1) return 3;
+    return after(fd);
+  }, storage.mountpoint());
+  close(ready[1]);
+  close(go[0]);
+  char c = 1;
+  bool handshake = read(ready[0], &c, 1) == 1;
+  bool rewritten = handshake && storage.As(kCamera).Write(path, content).ok();
+  EXPECT_TRUE(rewritten) << "the owner could not rewrite " << path;
+  if (write(go[1], &c, 1) != 1) ADD_FAILURE() << "the holder went away";
+  close(ready[0]);
+  close(go[1]);
+  return WaitChild(holder);
+}
+
+bool MappedHasGps(void* map, size_t size) {
+  return map != MAP_FAILED && HasGps(std::string(static_cast<const char*>(map), size));
+}
+
 // An fd on a clean photo, held while the owner writes location into it, never shows it: not by
 // pread, not by a shared mapping made before or after.
 TEST_F(SecurityMountTest, HeldFdOnCleanPhotoNeverShowsLocationWrittenLater) {
   SCOPEDFS_ASSERT_OK(storage_.WriteLower("DCIM/Camera/late.jpg", clean_, kCamera));
-  int ready[2], go[2];
-  ASSERT_EQ(pipe(ready), 0);
-  ASSERT_EQ(pipe(go), 0);
   size_t size = gps_.size();
-  pid_t reader = StartAs(kSocial, [&] {
-    close(ready[0]);
-    close(go[1]);
-    int fd = open("DCIM/Camera/late.jpg", O_RDONLY);
-    if (fd < 0) return 2;
-    std::string before = ReadFd(fd);
-    void* early = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
-    char c = 1;
-    if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1) return 3;
-    std::string after = ReadFd(fd);
-    if (HasGps(after)) return 10;
-    if (early != MAP_FAILED) {
-      struct stat st;
-      if (fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) >= size) {
-        if (HasGps(std::string(static_cast<const char*>(early), size))) return 11;
-      }
-    }
-    void* late = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
-    if (late != MAP_FAILED && HasGps(std::string(static_cast<const char*>(late), size))) {
-      return 12;
-    }
-    return 0;
-  }, storage_.mountpoint());
-  close(ready[1]);
-  close(go[0]);
-  char c;
-  ASSERT_EQ(read(ready[0], &c, 1), 1);
-  ASSERT_TRUE(Succeeds(As(kCamera).Write("DCIM/Camera/late.jpg", gps_)));
-  ASSERT_EQ(write(go[1], &c, 1), 1);
-  EXPECT_EQ(WaitChild(reader), 0)
+  void* early = MAP_FAILED;
+  int code = HoldWhileOwnerRewrites(
+      storage_, kSocial, "DCIM/Camera/late.jpg", gps_,
+      [&](int fd) {
+        ReadFd(fd);
+        early = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+        return 0;
+      },
+      [&](int fd) {
+        if (HasGps(ReadFd(fd))) return 10;
+        struct stat st;
+        if (fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) >= size &&
+            MappedHasGps(early, size)) {
+          return 11;
+        }
+        return MappedHasGps(mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0), size) ? 12 : 0;
+      });
+  EXPECT_EQ(code, 0)
       << "10: pread, 11: earlier shared mapping, 12: later shared mapping showed the new GPS";
-  close(ready[0]);
-  close(go[1]);
 }
 
 // Variant: a file that is empty when opened (a photo still being written, no format yet) and
 // held by an app with all-files access while its owner writes a geotagged JPEG into it.
 TEST_F(SecurityMountTest, HeldFdOnEmptyFileNeverShowsLocationWrittenLater) {
   SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/pending.jpg", "", kCamera));
-  int ready[2], go[2];
-  ASSERT_EQ(pipe(ready), 0);
-  ASSERT_EQ(pipe(go), 0);
-  pid_t reader = StartAs(kFiles, [&] {
-    close(ready[0]);
-    close(go[1]);
-    int fd = open("Download/pending.jpg", O_RDONLY);
-    if (fd < 0) return 2;
-    char c = 1;
-    if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1) return 3;
-    // The kernel caches a file's attributes for a second: past that, the new size shows.
-    usleep(1200 * 1000);
-    std::string after = ReadFd(fd);
-    if (after.empty()) return 4;  // the rewrite must be visible, filled
-    return HasGps(after) ? 10 : 0;
-  }, storage_.mountpoint());
-  close(ready[1]);
-  close(go[0]);
-  char c;
-  ASSERT_EQ(read(ready[0], &c, 1), 1);
-  ASSERT_TRUE(Succeeds(As(kCamera).Write("Download/pending.jpg", gps_)));
-  ASSERT_EQ(write(go[1], &c, 1), 1);
-  EXPECT_EQ(WaitChild(reader), 0) << "10: the held fd showed the GPS written after its open";
-  close(ready[0]);
-  close(go[1]);
+  int code = HoldWhileOwnerRewrites(
+      storage_, kFiles, "Download/pending.jpg", gps_, [](int) { return 0; },
+      [](int fd) {
+        // The kernel caches a file's attributes for a second: past that, the new size shows.
+        usleep(1200 * 1000);
+        std::string after = ReadFd(fd);
+        if (after.empty()) return 4;  // the rewrite must be visible, filled
+        return HasGps(after) ? 10 : 0;
+      });
+  EXPECT_EQ(code, 0) << "10: the held fd showed the GPS written after its open";
 }
 
 // Variant of finding 4: a HEIF whose brands say mp42, named .mp4. Its content is an image, so
