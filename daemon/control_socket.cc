@@ -16,31 +16,31 @@
 namespace scopedfs::daemon {
 namespace {
 
-absl::Status ErrnoStatus(absl::string_view what) {
-  int err = errno;
-  return absl::ErrnoToStatus(err, absl::StrCat(what, ": ", std::strerror(err)));
-}
+// ErrnoToStatus appends strerror itself: `what` names only the operation.
+absl::Status ErrnoStatus(absl::string_view what) { return absl::ErrnoToStatus(errno, what); }
 
-bool WriteAll(int fd, const char* data, size_t len) {
+absl::Status WriteAll(int fd, const char* data, size_t len) {
   while (len > 0) {
     ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
+    if (n < 0) return ErrnoStatus("control socket send");
     data += n;
     len -= static_cast<size_t>(n);
   }
-  return true;
+  return absl::OkStatus();
 }
 
-bool ReadAll(int fd, char* data, size_t len) {
+// `closed` is the error for a peer that closes before `len` bytes arrived.
+absl::Status ReadAll(int fd, char* data, size_t len, absl::string_view closed) {
   while (len > 0) {
     ssize_t n = recv(fd, data, len, 0);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
+    if (n < 0) return ErrnoStatus("control socket recv");
+    if (n == 0) return absl::UnavailableError(closed);
     data += n;
     len -= static_cast<size_t>(n);
   }
-  return true;
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -48,24 +48,32 @@ bool ReadAll(int fd, char* data, size_t len) {
 absl::Status WriteFrame(int fd, const google::protobuf::Message& message) {
   std::string body;
   if (!message.SerializeToString(&body)) return absl::InternalError("cannot serialize");
+  if (body.size() > kMaxControlMessage) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("control message of ", body.size(), " bytes is over ", kMaxControlMessage));
+  }
   uint32_t len = static_cast<uint32_t>(body.size());
   char header[4] = {static_cast<char>(len), static_cast<char>(len >> 8),
                     static_cast<char>(len >> 16), static_cast<char>(len >> 24)};
-  if (!WriteAll(fd, header, 4) || !WriteAll(fd, body.data(), body.size())) {
-    return ErrnoStatus("control socket write");
-  }
-  return absl::OkStatus();
+  // One buffer, one send in the common case: a peer never sees a header without its body.
+  std::string frame(header, sizeof(header));
+  frame += body;
+  return WriteAll(fd, frame.data(), frame.size());
 }
 
 absl::Status ReadFrame(int fd, google::protobuf::Message* message) {
   unsigned char header[4];
-  if (!ReadAll(fd, reinterpret_cast<char*>(header), 4)) {
-    return absl::UnavailableError("control socket closed before a reply");
-  }
+  absl::Status status = ReadAll(fd, reinterpret_cast<char*>(header), sizeof(header),
+                                "control socket closed before a message");
+  if (!status.ok()) return status;
   uint32_t len = header[0] | header[1] << 8 | header[2] << 16 | uint32_t{header[3]} << 24;
-  if (len > kMaxControlMessage) return absl::InvalidArgumentError("control message too large");
+  if (len > kMaxControlMessage) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("control message of ", len, " bytes is over ", kMaxControlMessage));
+  }
   std::string body(len, '\0');
-  if (!ReadAll(fd, body.data(), len)) return absl::UnavailableError("control message truncated");
+  status = ReadAll(fd, body.data(), len, "control message truncated");
+  if (!status.ok()) return status;
   if (!message->ParseFromString(body)) return absl::InvalidArgumentError("bad control message");
   return absl::OkStatus();
 }
@@ -86,67 +94,71 @@ absl::StatusOr<std::unique_ptr<ControlSocket>> ControlSocket::Start(const std::s
     }
     unlink(path.c_str());  // stale socket of a previous run
   }
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return ErrnoStatus("socket");
+  base::UniqueFd listener(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!listener.valid()) return ErrnoStatus("socket");
   mode_t old_mask = umask(0177);  // the socket file is born 0600
-  int rc = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  int rc = bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
   umask(old_mask);
-  if (rc != 0 || listen(fd, 16) != 0) {
-    absl::Status s = ErrnoStatus(absl::StrCat("bind ", path));
-    close(fd);
-    return s;
+  if (rc != 0) return ErrnoStatus(absl::StrCat("bind ", path));
+  if (listen(listener.get(), 16) != 0) {
+    absl::Status status = ErrnoStatus(absl::StrCat("listen ", path));
+    unlink(path.c_str());
+    return status;
   }
-  std::unique_ptr<ControlSocket> socket(new ControlSocket(path, fd, std::move(handler)));
-  if (pipe2(socket->stop_pipe_, O_CLOEXEC) != 0) return ErrnoStatus("pipe");
+  int stop[2];
+  if (pipe2(stop, O_CLOEXEC) != 0) {
+    absl::Status status = ErrnoStatus("pipe2");
+    unlink(path.c_str());
+    return status;
+  }
+  std::unique_ptr<ControlSocket> socket(
+      new ControlSocket(path, std::move(listener), base::UniqueFd(stop[0]), base::UniqueFd(stop[1]),
+                        std::move(handler)));
   socket->thread_ = std::thread([s = socket.get()] { s->Serve(); });
   return socket;
 }
 
 ControlSocket::~ControlSocket() {
-  if (stop_pipe_[1] >= 0) {
-    char byte = 0;
-    (void)!write(stop_pipe_[1], &byte, 1);
-  }
+  char byte = 0;
+  (void)!write(stop_write_.get(), &byte, 1);
   if (thread_.joinable()) thread_.join();
-  close(fd_);
-  for (int p : stop_pipe_) {
-    if (p >= 0) close(p);
-  }
   unlink(path_.c_str());
 }
 
 void ControlSocket::Serve() {
   for (;;) {
-    pollfd fds[2] = {{fd_, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
+    pollfd fds[2] = {{listener_.get(), POLLIN, 0}, {stop_read_.get(), POLLIN, 0}};
     if (poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
       return;
     }
     if (fds[1].revents != 0) return;
     if ((fds[0].revents & POLLIN) == 0) continue;
-    int client = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (client < 0) continue;
-    // A stuck client must not wedge the control thread.
-    timeval timeout = {5, 0};
-    setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-    setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-    ControlResponse response;
-    ucred cred = {};
-    socklen_t len = sizeof(cred);
-    if (getsockopt(client, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != 0) {
-      response.set_error("permission denied: only root may use the control socket");
-    } else {
-      ControlRequest request;
-      absl::Status read = ReadFrame(client, &request);
-      if (!read.ok()) {
-        response.set_error(std::string(read.message()));
-      } else {
-        response = handler_(request);
-      }
-    }
-    WriteFrame(client, response).IgnoreError();
-    close(client);
+    base::UniqueFd client(accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (client.valid()) Answer(client.get());
   }
+}
+
+void ControlSocket::Answer(int client) {
+  // A stuck client must not wedge the control thread.
+  timeval timeout = {5, 0};
+  setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+  ControlResponse response;
+  ucred cred = {};
+  socklen_t len = sizeof(cred);
+  if (getsockopt(client, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != 0) {
+    response.set_error("permission denied: only root may use the control socket");
+  } else {
+    ControlRequest request;
+    absl::Status read = ReadFrame(client, &request);
+    if (!read.ok()) {
+      response.set_error(std::string(read.message()));
+    } else {
+      response = handler_(request);
+    }
+  }
+  WriteFrame(client, response).IgnoreError();
 }
 
 }  // namespace scopedfs::daemon

@@ -3,7 +3,6 @@
 #ifndef SCOPEDFS_DAEMON_CONTROL_SOCKET_H_
 #define SCOPEDFS_DAEMON_CONTROL_SOCKET_H_
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -11,13 +10,22 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/unique_fd.h"
 #include "proto/control.pb.h"
 
 namespace scopedfs::daemon {
 
 // Frames shared with scopedfsctl: 4-byte little-endian length, then the message.
 inline constexpr uint32_t kMaxControlMessage = 1 << 20;
+
+// Writes one frame. InvalidArgument if the message is larger than kMaxControlMessage (the peer
+// would refuse it); a send error carries its errno's code.
 absl::Status WriteFrame(int fd, const google::protobuf::Message& message);
+
+// Reads one frame into `message`. Unavailable if the peer closed before a whole frame arrived
+// (before the header or within the body); InvalidArgument if the length is over
+// kMaxControlMessage (nothing more is read) or the body does not parse; a recv error (a timeout
+// too) carries its errno's code.
 absl::Status ReadFrame(int fd, google::protobuf::Message* message);
 
 class ControlSocket {
@@ -31,13 +39,21 @@ class ControlSocket {
   ~ControlSocket();
 
  private:
-  ControlSocket(std::string path, int fd, Handler handler)
-      : path_(std::move(path)), fd_(fd), handler_(std::move(handler)) {}
+  ControlSocket(std::string path, base::UniqueFd listener, base::UniqueFd stop_read,
+                base::UniqueFd stop_write, Handler handler)
+      : path_(std::move(path)),
+        listener_(std::move(listener)),
+        stop_read_(std::move(stop_read)),
+        stop_write_(std::move(stop_write)),
+        handler_(std::move(handler)) {}
   void Serve();
+  void Answer(int client);
 
   std::string path_;
-  int fd_;
-  int stop_pipe_[2] = {-1, -1};
+  base::UniqueFd listener_;
+  // A byte written to stop_write_ ends Serve(), which polls stop_read_ beside the listener.
+  base::UniqueFd stop_read_;
+  base::UniqueFd stop_write_;
   Handler handler_;
   std::thread thread_;
 };

@@ -20,7 +20,7 @@ namespace scopedfs::daemon {
 namespace {
 
 absl::Status Errno(absl::string_view what, int err) {
-  return absl::ErrnoToStatus(err, absl::StrCat(what, ": ", std::strerror(err)));
+  return absl::ErrnoToStatus(err, what);  // ErrnoToStatus appends strerror itself
 }
 
 }  // namespace

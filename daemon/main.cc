@@ -1,26 +1,25 @@
 // scopedfsd: mounts a lower directory (Android's /data/media/<user>) at a mount point
 // (/storage/emulated/<user>) and enforces a per-app policy on every request. Stays in the
 // foreground until unmounted or signalled, then unmounts and exits 0.
-#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
 #include <cstdio>
-#include <atomic>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "daemon/control_socket.h"
 #include "daemon/filesystem.h"
 #include "daemon/fuse_session.h"
+#include "daemon/mount_point.h"
+#include "daemon/stats.h"
 #include "policy/config.h"
 #include "policy/engine.h"
 #include "policy/selinux_context.h"
@@ -48,52 +47,17 @@ int Fail(const std::string& message) {
   return 1;
 }
 
-// True if `path` is already a mount point: mounting over it would hide what is there.
-bool IsMountPoint(const std::string& path) {
-  char real[PATH_MAX];
-  if (realpath(path.c_str(), real) == nullptr) return false;
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> fields = absl::StrSplit(line, ' ');
-    if (fields.size() > 4 && fields[4] == real) return true;
-  }
-  return false;
-}
-
 // Control requests: stats read the live counters; a reload swaps the engine only if the new
 // configuration loads completely (a bad reload keeps the old policy).
 ControlResponse HandleControl(const ControlRequest& request, Filesystem* fs,
-                              const policy::ConfigPaths& started_with,
-                              std::atomic<uint64_t>* reloads) {
+                              const policy::ConfigPaths& started_with) {
   ControlResponse response;
   if (request.has_stats()) {
-    Stats& s = fs->stats();
     scopedfs::Stats* out = response.mutable_stats();
-    out->set_open_passthrough(s.open_passthrough.load());
-    out->set_open_mediated(s.open_mediated.load());
-    out->set_open_clean_media(s.open_clean_media.load());
-    out->set_redacted_reads(s.redacted_reads.load());
-    out->set_location_scans(s.location_scans.load());
-    out->set_location_found(s.location_found.load());
-    out->set_location_malformed(s.location_malformed.load());
-    out->set_open_denied(s.open_denied.load());
-    out->set_read_requests(s.read_requests.load());
-    out->set_write_requests(s.write_requests.load());
-    out->set_backing_files(s.backing_files.load());
-    out->set_nodes(fs->node_count());
+    fs->stats().ToProto(out);
+    out->set_nodes(static_cast<double>(fs->node_count()));
     out->set_passthrough_enabled(fs->passthrough_active());
-    out->set_policy_name(fs->engine()->policy_name());
-    out->set_reloads(reloads->load());
-    for (int k = 0; k < static_cast<int>(OpKind::kCount); ++k) {
-      OpKind kind = static_cast<OpKind>(k);
-      OpStats* op = out->add_ops();
-      op->set_op(std::string(OpKindName(kind)));
-      op->set_count(s.Count(kind));
-      op->set_p50_ns(s.Percentile(kind, 0.50));
-      op->set_p90_ns(s.Percentile(kind, 0.90));
-      op->set_p99_ns(s.Percentile(kind, 0.99));
-    }
+    out->set_policy(fs->engine()->policy_name());
     return response;
   }
   if (request.has_reload()) {
@@ -114,7 +78,7 @@ ControlResponse HandleControl(const ControlRequest& request, Filesystem* fs,
       return response;
     }
     fs->SetEngine(std::shared_ptr<const policy::Engine>(std::move(*engine)));
-    reloads->fetch_add(1);
+    fs->stats().reloads.fetch_add(1);
     response.set_message(absl::StrCat("reloaded policy \"", config->policy.name(), "\" (",
                                       config->policy.rule_size(), " rules, ",
                                       config->apps.app_size(), " apps)"));
@@ -140,11 +104,14 @@ int Run() {
   if (stat(mountpoint.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return Fail(absl::StrCat("--mountpoint=", mountpoint, " is not a directory"));
   }
-  if (IsMountPoint(mountpoint)) {
+  absl::StatusOr<bool> busy = IsMountRoot(mountpoint);
+  if (!busy.ok()) return Fail(absl::StrCat("--mountpoint: ", busy.status().message()));
+  if (*busy) {
     return Fail(absl::StrCat("--mountpoint=", mountpoint, " is busy: something is mounted there"));
   }
   absl::StatusOr<policy::LoadedConfig> config = policy::LoadConfig(paths);
-  if (!config.ok()) return Fail(absl::StrCat("invalid configuration:\n", config.status().message()));
+  if (!config.ok())
+    return Fail(absl::StrCat("invalid configuration:\n", config.status().message()));
   absl::StatusOr<std::unique_ptr<const policy::Engine>> engine = policy::Engine::Create(*config);
   if (!engine.ok()) return Fail(std::string(engine.status().message()));
 
@@ -161,21 +128,20 @@ int Run() {
   options.source = source;
   options.contexts = contexts.get();
   options.labeler = labeler.get();
-  options.label_root = absl::GetFlag(FLAGS_label_root).empty() ? source
-                                                               : absl::GetFlag(FLAGS_label_root);
+  options.label_root =
+      absl::GetFlag(FLAGS_label_root).empty() ? source : absl::GetFlag(FLAGS_label_root);
   options.user_id = absl::GetFlag(FLAGS_user_id);
   options.passthrough = absl::GetFlag(FLAGS_passthrough);
   absl::StatusOr<std::unique_ptr<Filesystem>> fs =
       Filesystem::Create(options, std::shared_ptr<const policy::Engine>(std::move(*engine)));
   if (!fs.ok()) return Fail(std::string(fs.status().message()));
 
-  std::atomic<uint64_t> reloads{0};
   std::unique_ptr<ControlSocket> control;
   if (std::string socket_path = absl::GetFlag(FLAGS_control_socket); !socket_path.empty()) {
     Filesystem* filesystem = fs->get();
-    absl::StatusOr<std::unique_ptr<ControlSocket>> started = ControlSocket::Start(
-        socket_path, [filesystem, paths, &reloads](const ControlRequest& request) {
-          return HandleControl(request, filesystem, paths, &reloads);
+    absl::StatusOr<std::unique_ptr<ControlSocket>> started =
+        ControlSocket::Start(socket_path, [filesystem, paths](const ControlRequest& request) {
+          return HandleControl(request, filesystem, paths);
         });
     if (!started.ok()) return Fail(std::string(started.status().message()));
     control = std::move(*started);

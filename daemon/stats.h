@@ -1,46 +1,75 @@
-// Live counters for `scopedfsctl stats`: lock-free, updated on the request path.
+// Live counters for `scopedfsctl stats`: lock-free, updated on the request path, and copied into
+// the control protocol's Stats message (proto/control.proto documents what each counter means).
 #ifndef SCOPEDFS_DAEMON_STATS_H_
 #define SCOPEDFS_DAEMON_STATS_H_
 
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <string>
 
 #include "absl/strings/string_view.h"
+#include "proto/control.pb.h"
 
 namespace scopedfs::daemon {
 
 // Operation families counted separately (latency percentiles come from log2 buckets).
 enum class OpKind : uint8_t {
-  kLookup, kGetattr, kSetattr, kReaddir, kOpen, kCreate, kRead, kWrite, kMkdir, kUnlink,
-  kRmdir, kRename, kLink, kSymlink, kXattr, kOther, kCount
+  kLookup,
+  kGetattr,
+  kSetattr,
+  kReaddir,
+  kOpen,
+  kCreate,
+  kRead,
+  kWrite,
+  kMkdir,
+  kUnlink,
+  kRmdir,
+  kRename,
+  kLink,
+  kSymlink,
+  kXattr,
+  kOther,
+  kCount
 };
 absl::string_view OpKindName(OpKind kind);
 
+// The counters, listed once: this list declares each Stats member and copies it into the field of
+// the same name of scopedfs::Stats (a counter without a field there does not compile). Adding a
+// counter means a line here and a documented field in proto/control.proto, nothing else.
+#define SCOPEDFS_STATS_COUNTERS(X) \
+  X(open_passthrough)              \
+  X(open_mediated)                 \
+  X(open_clean_media)              \
+  X(open_denied)                   \
+  X(read_requests)                 \
+  X(write_requests)                \
+  X(redacted_reads)                \
+  X(location_scans)                \
+  X(location_found)                \
+  X(location_malformed)            \
+  X(backing_files)                 \
+  X(reloads)
+
 class Stats {
  public:
-  std::atomic<uint64_t> open_passthrough{0};
-  std::atomic<uint64_t> open_mediated{0};
-  std::atomic<uint64_t> open_denied{0};
-  std::atomic<uint64_t> read_requests{0};
-  std::atomic<uint64_t> write_requests{0};
-  std::atomic<uint64_t> backing_files{0};  // currently registered backing ids
-  // Content-dependent fast path: passthrough opens of photos and videos by callers who would have
-  // read a redacted copy, had the file carried location.
-  std::atomic<uint64_t> open_clean_media{0};
-  std::atomic<uint64_t> redacted_reads{0};      // READs answered from a redacted view
-  std::atomic<uint64_t> location_scans{0};      // file versions scanned for location
-  std::atomic<uint64_t> location_found{0};      // ... that carried location
-  std::atomic<uint64_t> location_malformed{0};  // ... that could not be vouched for
+#define SCOPEDFS_DECLARE_COUNTER(name) std::atomic<uint64_t> name{0};
+  SCOPEDFS_STATS_COUNTERS(SCOPEDFS_DECLARE_COUNTER)
+#undef SCOPEDFS_DECLARE_COUNTER
 
   void Record(OpKind kind, uint64_t nanos);
   uint64_t Count(OpKind kind) const;
-  // Latency below which `fraction` of the recorded ops of `kind` fell (bucket upper bound, ns).
+  // Nearest-rank percentile of the recorded latencies of `kind`, `fraction` in [0, 1]: the upper
+  // bound (ns) of the power-of-two bucket holding the ceil(fraction * n)-th smallest sample. 0
+  // when nothing was recorded.
   uint64_t Percentile(OpKind kind, double fraction) const;
 
+  // Fills every counter and the per-op table of `out`. The daemon-wide facts that are not
+  // counters (nodes, passthrough_enabled, policy) are the caller's to set.
+  void ToProto(scopedfs::Stats* out) const;
+
  private:
-  static constexpr int kBuckets = 40;  // 2^0 .. 2^39 ns
+  static constexpr int kBuckets = 40;  // bucket i holds [2^i, 2^(i+1)) ns; 0 and 1 ns go to 0
   struct PerOp {
     std::atomic<uint64_t> count{0};
     std::array<std::atomic<uint64_t>, kBuckets> buckets{};

@@ -11,7 +11,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <utility>
 #include <vector>
 
@@ -24,6 +23,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "base/unique_fd.h"
 
 namespace scopedfs::policy {
 namespace {
@@ -134,8 +134,8 @@ class Parser {
     }
     if (problems_.empty()) return std::move(entries_);
     if (TooManyProblems()) {
-      problems_.push_back(absl::StrCat(filename_, ": too many problems; stopped after ",
-                                       kMaxProblems));
+      problems_.push_back(
+          absl::StrCat(filename_, ": too many problems; stopped after ", kMaxProblems));
     }
     return absl::InvalidArgumentError(absl::StrJoin(problems_, "\n"));
   }
@@ -160,8 +160,8 @@ class Parser {
     if (fields.size() < kMinFields) {
       // Usually a truncated write; the fields that are there are not worth separate complaints.
       AddProblem(line_number, line.size() + 1,
-                 absl::StrCat("too few fields: got ", fields.size(), ", need at least ",
-                              kMinFields, " (package uid debuggable data_dir seinfo)"));
+                 absl::StrCat("too few fields: got ", fields.size(), ", need at least ", kMinFields,
+                              " (package uid debuggable data_dir seinfo)"));
       return;
     }
     // The views point into `line`, so the distance is the field's 0-based column.
@@ -227,48 +227,11 @@ class Parser {
   absl::flat_hash_map<absl::string_view, int> first_line_;
 };
 
-// strerror_r is the XSI variant (returns int) or the GNU one (returns char*) depending on the
-// libc and feature macros; overloading on the result type works with either.
-inline std::string StrerrorResult(int result, const char* buf) {
-  return result == 0 ? std::string(buf) : std::string("unknown error");
-}
-inline std::string StrerrorResult(const char* result, const char* /*buf*/) {
-  return std::string(result);
-}
-
-// Not strerror(): it may use a shared static buffer, and this runs on FUSE worker threads.
-std::string ErrnoText(int err) {
-  char buf[256] = {};
-  return StrerrorResult(strerror_r(err, buf, sizeof(buf)), buf);
-}
-
+// ErrnoToStatus appends strerror itself and picks the canonical code from the errno (NotFound for
+// ENOENT, PermissionDenied for EACCES, ...).
 absl::Status ErrnoError(int err, const std::string& path, absl::string_view operation) {
-  std::string message = absl::StrCat(path, ": ", operation, ": ", ErrnoText(err));
-  switch (err) {
-    case ENOENT:
-    case ENOTDIR:
-      return absl::NotFoundError(message);
-    case EACCES:
-    case EPERM:
-      return absl::PermissionDeniedError(message);
-    default:
-      return absl::InternalError(message);
-  }
+  return absl::ErrnoToStatus(err, absl::StrCat(path, ": ", operation));
 }
-
-class ScopedFd {
- public:
-  explicit ScopedFd(int fd) : fd_(fd) {}
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  ~ScopedFd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 absl::Status TooLargeError(const std::string& path) {
   return absl::FailedPreconditionError(
@@ -298,8 +261,8 @@ absl::StatusOr<std::vector<PackagesListEntry>> ParsePackagesList(absl::string_vi
 }
 
 absl::StatusOr<std::vector<PackagesListEntry>> ReadPackagesList(const std::string& path) {
-  ScopedFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return ErrnoError(errno, path, "open");
+  base::UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoError(errno, path, "open");
   struct stat st;
   if (fstat(fd.get(), &st) != 0) return ErrnoError(errno, path, "fstat");
   // Checked up front for a clear error without reading; the read loop below still enforces the

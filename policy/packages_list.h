@@ -1,6 +1,7 @@
 // Reader for Android's /data/system/packages.list, which maps each installed package to its uid.
 // Line format (space separated, written by PackageManager's Settings.writePackageListLPr):
-//   <package> <uid> <debuggable 0|1> <data dir> <seinfo> <gids "a,b,c" | "none"> [<profileable> <version code> ...]
+//   <package> <uid> <debuggable 0|1> <data dir> <seinfo> <gids "a,b,c" | "none"> [<profileable>
+//   <version code> ...]
 // Only the first five fields are required; later fields are optional and extra fields are ignored,
 // because their number has grown across Android releases.
 #ifndef SCOPEDFS_POLICY_PACKAGES_LIST_H_
@@ -8,10 +9,10 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace scopedfs::policy {
 
@@ -20,7 +21,8 @@ struct PackagesListEntry {
   uint32_t uid = 0;
   bool debuggable = false;
   std::string data_dir;
-  // Whole seinfo field, e.g. "default:targetSdkVersion=33" or "platform:privapp:targetSdkVersion=29".
+  // Whole seinfo field, e.g. "default:targetSdkVersion=33" or
+  // "platform:privapp:targetSdkVersion=29".
   std::string seinfo;
   // Parsed from ":targetSdkVersion=N" in seinfo; 0 if absent.
   uint32_t target_sdk = 0;
@@ -48,9 +50,9 @@ struct PackagesListEntry {
 absl::StatusOr<std::vector<PackagesListEntry>> ParsePackagesList(absl::string_view text,
                                                                  absl::string_view filename);
 
-// Reads and parses a file. Errors name the path: NotFound if it does not exist, PermissionDenied
-// if it cannot be opened, Internal for other I/O errors, FailedPrecondition if it is larger than
-// 64 MiB (no real packages.list comes close).
+// Reads and parses a file. Errors name the path. I/O errors carry the code absl::ErrnoToStatus
+// gives their errno (NotFound if the file does not exist, PermissionDenied if it may not be
+// opened); a file larger than 64 MiB is FailedPrecondition (no real packages.list comes close).
 absl::StatusOr<std::vector<PackagesListEntry>> ReadPackagesList(const std::string& path);
 
 // True if `name` is a valid Android package name: two or more '.'-separated segments, each starting

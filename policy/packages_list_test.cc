@@ -7,8 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "base/unique_fd.h"
 #include "gtest/gtest.h"
 
 namespace scopedfs::policy {
@@ -149,9 +152,8 @@ TEST(ParsePackagesListTest, AcceptsLargestUid) {
 }
 
 TEST(ParsePackagesListTest, SkipsBlankLinesButCountsThem) {
-  auto result =
-      ParsePackagesList(absl::StrCat("\n", Line("com.example.a"), "   \n\n", Line("com.example.b")),
-                        "pl");
+  auto result = ParsePackagesList(
+      absl::StrCat("\n", Line("com.example.a"), "   \n\n", Line("com.example.b")), "pl");
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_EQ(result->size(), 2u);
   EXPECT_EQ((*result)[0].line, 2);
@@ -211,8 +213,8 @@ TEST(ParsePackagesListTest, InvalidPackageColumnCountsLeadingSpaces) {
 
 TEST(ParsePackagesListTest, RejectsMalformedUids) {
   // "com.example.a " is 14 characters, so the uid starts at column 15.
-  for (const char* uid : {"abc", "-1", "+1", "0x10", "1e3", "99999999999", "2147483648",
-                               "18446744073709551617"}) {
+  for (const char* uid :
+       {"abc", "-1", "+1", "0x10", "1e3", "99999999999", "2147483648", "18446744073709551617"}) {
     std::string problem = SingleProblem(Line("com.example.a", uid));
     EXPECT_TRUE(absl::StartsWith(problem, "pl:1:15: uid ")) << uid << ": " << problem;
   }
@@ -237,7 +239,7 @@ TEST(ParsePackagesListTest, RejectsMalformedGidLists) {
 TEST(ParsePackagesListTest, RejectsMalformedTargetSdk) {
   // "com.example.a 10061 0 /data/x " is 30 characters; the column is the seinfo field's.
   for (const char* seinfo : {"default:targetSdkVersion=", "default:targetSdkVersion=3x",
-                                  "default:targetSdkVersion=-1:complete"}) {
+                             "default:targetSdkVersion=-1:complete"}) {
     std::string problem = SingleProblem(Line("com.example.a", "10061", "0", seinfo));
     EXPECT_TRUE(absl::StartsWith(problem, "pl:1:31: seinfo ")) << seinfo << ": " << problem;
   }
@@ -252,7 +254,9 @@ TEST(ParsePackagesListTest, ReportsSecondListingOfPackageWithFirstLine) {
 
 TEST(ParsePackagesListTest, ReportsNulByteAtItsColumn) {
   // Split literal: "\0" followed directly by "61" would be read as the octal escape \006.
-  constexpr char kText[] = "com.example.a 100\0" "61 0 /data/x default none\n";
+  constexpr char kText[] =
+      "com.example.a 100\0"
+      "61 0 /data/x default none\n";
   std::string problem = SingleProblem(absl::string_view(kText, sizeof(kText) - 1));
   EXPECT_TRUE(absl::StartsWith(problem, "pl:1:18: NUL")) << problem;
 }
@@ -353,9 +357,12 @@ TEST(ReadPackagesListTest, ReportsEveryProblemOfMalformedTestdataFile) {
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   std::vector<std::string> lines = ProblemLines(result.status());
   const std::vector<std::string> expected_prefixes = {
-      path + ":2:1: invalid package name",  path + ":3:17: uid",
-      path + ":4:24: debuggable",           path + ":5:42: gid list",
-      path + ":6:26: too few fields",       path + ":7:1: package \"com.example.ok\" listed again",
+      path + ":2:1: invalid package name",
+      path + ":3:17: uid",
+      path + ":4:24: debuggable",
+      path + ":5:42: gid list",
+      path + ":6:26: too few fields",
+      path + ":7:1: package \"com.example.ok\" listed again",
       path + ":8:33: seinfo",
   };
   ASSERT_EQ(lines.size(), expected_prefixes.size()) << result.status().message();
@@ -382,6 +389,18 @@ TEST(ReadPackagesListTest, MissingFileIsNotFoundAndNamesPath) {
       << result.status();
 }
 
+// absl::ErrnoToStatus appends strerror itself; a second copy ("No such file or directory: No such
+// file or directory") was the bug this guards against.
+TEST(ReadPackagesListTest, MissingFileNamesItsErrnoOnce) {
+  auto result = ReadPackagesList("policy/testdata/no_such_packages.list");
+  ASSERT_FALSE(result.ok());
+  const std::string text = std::strerror(ENOENT);
+  const std::string message(result.status().message());
+  size_t first = message.find(text);
+  ASSERT_NE(first, std::string::npos) << result.status();
+  EXPECT_EQ(message.find(text, first + text.size()), std::string::npos) << result.status();
+}
+
 // Returns a fresh path in the test's private temporary directory.
 std::string TempPath(const char* name) {
   const char* dir = std::getenv("TEST_TMPDIR");
@@ -391,9 +410,7 @@ std::string TempPath(const char* name) {
 TEST(ReadPackagesListTest, UnreadableFileIsPermissionDenied) {
   if (geteuid() == 0) GTEST_SKIP() << "root bypasses file permissions";
   const std::string path = TempPath("unreadable.list");
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0000);
-  ASSERT_GE(fd, 0);
-  close(fd);
+  ASSERT_TRUE(base::UniqueFd(open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0000)).valid());
   auto result = ReadPackagesList(path);
   EXPECT_EQ(result.status().code(), absl::StatusCode::kPermissionDenied) << result.status();
   unlink(path.c_str());
@@ -401,11 +418,11 @@ TEST(ReadPackagesListTest, UnreadableFileIsPermissionDenied) {
 
 TEST(ReadPackagesListTest, RefusesFileOverSizeLimit) {
   const std::string path = TempPath("huge.list");
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  ASSERT_GE(fd, 0);
+  base::UniqueFd fd(open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600));
+  ASSERT_TRUE(fd.valid());
   // Sparse, so the test costs no disk space.
-  ASSERT_EQ(ftruncate(fd, (off_t{64} << 20) + 1), 0);
-  close(fd);
+  ASSERT_EQ(ftruncate(fd.get(), (off_t{64} << 20) + 1), 0);
+  fd.reset();
   auto result = ReadPackagesList(path);
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition) << result.status();

@@ -10,12 +10,12 @@
 
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace scopedfs::policy {
 namespace {

@@ -1,9 +1,11 @@
 // Text-format config parsing with located errors (see text_config.h).
 #include "policy/text_config.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <tuple>
 #include <utility>
@@ -11,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/unique_fd.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
@@ -112,22 +115,22 @@ absl::StatusOr<TextConfigSource> TextConfigSource::Parse(absl::string_view text,
 
 absl::StatusOr<TextConfigSource> TextConfigSource::Load(const std::string& path,
                                                         google::protobuf::Message* message) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    int err = errno;
-    std::string why = absl::StrCat(path, ": cannot open: ", std::strerror(err));
-    return err == ENOENT ? absl::NotFoundError(why) : absl::PermissionDeniedError(why);
-  }
+  // open(2) rather than std::ifstream: only the syscall promises an errno to report.
+  base::UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return absl::ErrnoToStatus(errno, absl::StrCat(path, ": cannot open"));
   std::string text;
   char buf[1 << 16];
-  while (in.read(buf, sizeof(buf)) || in.gcount() > 0) {
-    text.append(buf, static_cast<size_t>(in.gcount()));
+  for (;;) {
+    ssize_t n = read(fd.get(), buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return absl::ErrnoToStatus(errno, absl::StrCat(path, ": cannot read"));
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
     if (text.size() > kMaxConfigBytes) {
       return absl::InvalidArgumentError(
           absl::StrCat(path, ": larger than ", kMaxConfigBytes, " bytes; not a config file"));
     }
   }
-  if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read error"));
   return Parse(text, path, message);
 }
 

@@ -123,4 +123,4 @@ printf '\nWhy social gets a redacted copy of IMG_0001.jpg (and which bytes are f
   --path=DCIM/Camera/IMG_0001.jpg --content="$lower/DCIM/Camera/IMG_0001.jpg" --owner_uid=10065
 printf '\nLive daemon counters (open_clean_media: photos without location that social read mediated,\n'
 printf 'so that location written into them later would reach it filled):\n'
-"$CTL" --socket="$work/ctl" stats | sed -n '1,13p'
+"$CTL" --socket="$work/ctl" stats | sed -n '1,16p'

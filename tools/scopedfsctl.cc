@@ -25,14 +25,15 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/types/span.h"
+#include "base/unique_fd.h"
 #include "daemon/control_socket.h"
+#include "google/protobuf/util/json_util.h"
 #include "policy/config.h"
 #include "policy/content_facts.h"
 #include "policy/engine.h"
@@ -43,11 +44,13 @@ ABSL_FLAG(std::string, apps, "", "App registry file (text scopedfs.AppRegistry).
 ABSL_FLAG(std::string, packages_list, "", "Optional Android packages.list to merge.");
 ABSL_FLAG(std::string, uid, "", "explain: the caller's uid.");
 ABSL_FLAG(std::string, package, "", "explain: the caller, by package name (instead of --uid).");
-ABSL_FLAG(std::string, op, "", "explain: lookup|read|write|create|delete|rename|mkdir|rmdir|setattr.");
+ABSL_FLAG(std::string, op, "",
+          "explain: lookup|read|write|create|delete|rename|mkdir|rmdir|setattr.");
 ABSL_FLAG(std::string, path, "", "explain: path relative to the storage root, e.g. DCIM/a.jpg.");
 ABSL_FLAG(std::string, content, "",
           "explain: a file whose bytes stand for the file's content (default: judge by name).");
-ABSL_FLAG(std::string, owner_uid, "", "explain: uid recorded as the file's creator (default: none).");
+ABSL_FLAG(std::string, owner_uid, "",
+          "explain: uid recorded as the file's creator (default: none).");
 ABSL_FLAG(std::string, node, "", "explain: file|dir (default: dir for mkdir/rmdir and the root).");
 ABSL_FLAG(uint32_t, user_id, 0, "explain: Android user whose storage is mounted.");
 ABSL_FLAG(std::string, domain, "", "explain: the caller's SELinux domain (default: configured).");
@@ -115,35 +118,26 @@ std::optional<Op> ParseOp(absl::string_view name) {
   return std::nullopt;
 }
 
-// A regular file opened for reading; closed when this goes away.
+// A regular file opened for reading, with the stat taken at open.
 class InputFile {
  public:
-  InputFile() = default;
-  InputFile(const InputFile&) = delete;
-  InputFile& operator=(const InputFile&) = delete;
-  ~InputFile() {
-    if (fd_ >= 0) close(fd_);
-  }
-
   // O_NONBLOCK so that a FIFO named by mistake fails the regular-file check instead of hanging.
   absl::Status Open(const std::string& path) {
-    fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd_ < 0) return absl::NotFoundError(absl::StrCat(path, ": ", std::strerror(errno)));
-    if (fstat(fd_, &st_) != 0) {
-      return absl::DataLossError(absl::StrCat(path, ": ", std::strerror(errno)));
-    }
+    fd_.reset(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+    if (!fd_.valid()) return absl::ErrnoToStatus(errno, path);
+    if (fstat(fd_.get(), &st_) != 0) return absl::ErrnoToStatus(errno, path);
     if (!S_ISREG(st_.st_mode)) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
     }
     return absl::OkStatus();
   }
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
   const struct stat& st() const { return st_; }
   // The size stat'ed at open: scan and copy both judge this one version of the file.
   uint64_t size() const { return static_cast<uint64_t>(st_.st_size); }
 
  private:
-  int fd_ = -1;
+  base::UniqueFd fd_;
   struct stat st_ = {};
 };
 
@@ -157,7 +151,7 @@ struct ScannedFile {
 absl::StatusOr<ScannedFile> ScanInput(const InputFile& in, const std::string& path) {
   std::vector<uint8_t> head(kSniffBytes);
   ssize_t n = pread(in.fd(), head.data(), head.size(), 0);
-  if (n < 0) return absl::DataLossError(absl::StrCat(path, ": ", std::strerror(errno)));
+  if (n < 0) return absl::ErrnoToStatus(errno, path);
   head.resize(static_cast<size_t>(n));
   ScannedFile scanned;
   scanned.format = SniffFormat(head);
@@ -169,7 +163,6 @@ absl::StatusOr<ScannedFile> ScanInput(const InputFile& in, const std::string& pa
   }
   return scanned;
 }
-
 
 // "exif_gps" for REDACTION_EXIF_GPS: the spelling --kinds takes.
 std::string KindName(Redaction kind) {
@@ -309,9 +302,11 @@ int Explain() {
               << ")";
   }
   std::cout << "\n";
-  if (d.outcome == OUTCOME_ALLOW_REDACTED) std::cout << "redact:   " << DescribeRedactions(d.redact) << "\n";
+  if (d.outcome == OUTCOME_ALLOW_REDACTED)
+    std::cout << "redact:   " << DescribeRedactions(d.redact) << "\n";
   std::cout << "rule:     " << d.rule_name;
-  if (d.rule_index >= 0) std::cout << " (" << engine.rule_location(static_cast<size_t>(d.rule_index)) << ")";
+  if (d.rule_index >= 0)
+    std::cout << " (" << engine.rule_location(static_cast<size_t>(d.rule_index)) << ")";
   std::cout << "\nreason:   " << d.reason << "\n";
   std::cout << "caller:   " << DescribeCaller(engine, request.uid, domain) << "\n";
   absl::StatusOr<PathInfo> info = engine.layout().Classify(path);
@@ -400,40 +395,40 @@ absl::Status WriteRedacted(const InputFile& in, const std::string& in_path,
                            absl::Span<const FillRange> plan, const std::string& dir,
                            const std::string& out_path) {
   std::string tmp_path = absl::StrCat(dir, "/.scopedfsctl-scan.XXXXXX");
-  int out = mkstemp(tmp_path.data());
-  if (out < 0) return absl::PermissionDeniedError(absl::StrCat(dir, ": ", std::strerror(errno)));
+  base::UniqueFd out(mkstemp(tmp_path.data()));
+  if (!out.valid()) return absl::ErrnoToStatus(errno, dir);
   absl::Status status;
   std::vector<uint8_t> buf(1 << 20);
   for (uint64_t offset = 0; status.ok() && offset < in.size();) {
     size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), in.size() - offset));
     ssize_t got = pread(in.fd(), buf.data(), want, static_cast<off_t>(offset));
     if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) {
-      status = absl::DataLossError(absl::StrCat(
-          in_path, ": ", got < 0 ? std::strerror(errno) : "file shrank while being copied"));
+    if (got < 0) {
+      status = absl::ErrnoToStatus(errno, in_path);
+      break;
+    }
+    if (got == 0) {
+      status = absl::DataLossError(absl::StrCat(in_path, ": file shrank while being copied"));
       break;
     }
     absl::Span<uint8_t> chunk(buf.data(), static_cast<size_t>(got));
     ApplyFills(plan, offset, chunk);
     for (size_t done = 0; done < chunk.size();) {
-      ssize_t put = write(out, chunk.data() + done, chunk.size() - done);
+      ssize_t put = write(out.get(), chunk.data() + done, chunk.size() - done);
       if (put < 0 && errno == EINTR) continue;
       if (put < 0) {
-        status = absl::DataLossError(absl::StrCat(out_path, ": ", std::strerror(errno)));
+        status = absl::ErrnoToStatus(errno, out_path);
         break;
       }
       done += static_cast<size_t>(put);
     }
     offset += chunk.size();
   }
-  if (status.ok() && fchmod(out, 0644) != 0) {
-    status = absl::PermissionDeniedError(absl::StrCat(out_path, ": ", std::strerror(errno)));
-  }
-  if (close(out) != 0 && status.ok()) {
-    status = absl::DataLossError(absl::StrCat(out_path, ": ", std::strerror(errno)));
-  }
+  if (status.ok() && fchmod(out.get(), 0644) != 0) status = absl::ErrnoToStatus(errno, out_path);
+  // close(2) is where a full disk or a failed NFS flush shows up, so its result counts.
+  if (out.Close() != 0 && status.ok()) status = absl::ErrnoToStatus(errno, out_path);
   if (status.ok() && rename(tmp_path.c_str(), out_path.c_str()) != 0) {
-    status = absl::PermissionDeniedError(absl::StrCat(out_path, ": ", std::strerror(errno)));
+    status = absl::ErrnoToStatus(errno, out_path);
   }
   if (!status.ok()) unlink(tmp_path.c_str());
   return status;
@@ -459,14 +454,15 @@ int ScanCommand(absl::Span<char* const> files) {
   std::string out_dir = absl::GetFlag(FLAGS_redacted_out);
   if (!out_dir.empty()) {
     struct stat st;
-    std::string problem;
+    absl::Status problem;
     if (stat(out_dir.c_str(), &st) != 0) {
-      problem = std::strerror(errno);
+      problem = absl::ErrnoToStatus(errno, absl::StrCat("--redacted_out=", out_dir));
     } else if (!S_ISDIR(st.st_mode)) {
-      problem = "not a directory";
+      problem =
+          absl::InvalidArgumentError(absl::StrCat("--redacted_out=", out_dir, ": not a directory"));
     }
-    if (!problem.empty()) {
-      std::cerr << "scopedfsctl: --redacted_out=" << out_dir << ": " << problem << "\n";
+    if (!problem.ok()) {
+      std::cerr << "scopedfsctl: " << problem.message() << "\n";
       return 1;
     }
   }
@@ -541,25 +537,57 @@ int ScanCommand(absl::Span<char* const> files) {
 
 absl::StatusOr<ControlResponse> Call(const ControlRequest& request) {
   std::string path = absl::GetFlag(FLAGS_socket);
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return absl::InternalError(std::strerror(errno));
   sockaddr_un addr = {};
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof(addr.sun_path)) return absl::InvalidArgumentError("--socket too long");
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    int err = errno;
-    close(fd);
-    return absl::UnavailableError(absl::StrCat("cannot reach scopedfsd at ", path, ": ",
-                                               std::strerror(err), " (is it running?)"));
+  base::UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return absl::ErrnoToStatus(errno, "socket");
+  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    return absl::ErrnoToStatus(
+        errno, absl::StrCat("cannot reach scopedfsd at ", path, " (is it running?)"));
   }
-  absl::Status sent = daemon::WriteFrame(fd, request);
+  absl::Status sent = daemon::WriteFrame(fd.get(), request);
+  if (!sent.ok()) return sent;
   ControlResponse response;
-  absl::Status got = sent.ok() ? daemon::ReadFrame(fd, &response) : sent;
-  close(fd);
+  absl::Status got = daemon::ReadFrame(fd.get(), &response);
   if (!got.ok()) return got;
   if (!response.error().empty()) return absl::FailedPreconditionError(response.error());
   return response;
+}
+
+// One line per field of the Stats message, in its declaration order and named as there, so a
+// counter added to the protocol shows up here without being listed again.
+void PrintStatsText(const scopedfs::Stats& s) {
+  const google::protobuf::Descriptor* descriptor = s.GetDescriptor();
+  const google::protobuf::Reflection* reflection = s.GetReflection();
+  for (int i = 0; i < descriptor->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* field = descriptor->field(i);
+    if (field->is_repeated()) continue;  // the per-op table below
+    std::string value;
+    switch (field->cpp_type()) {
+      case google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE:
+        value = absl::StrFormat("%.0f", reflection->GetDouble(s, field));
+        break;
+      case google::protobuf::FieldDescriptor::CPPTYPE_BOOL:
+        value = reflection->GetBool(s, field) ? "yes" : "no";
+        break;
+      case google::protobuf::FieldDescriptor::CPPTYPE_STRING:
+        value = reflection->GetString(s, field);
+        break;
+      default:
+        value = "?";
+        break;
+    }
+    std::cout << absl::StrFormat("%-20s %s\n", absl::StrCat(field->name(), ":"), value);
+  }
+  std::cout << "\nop              count      p50        p90        p99\n";
+  auto micros = [](double ns) { return absl::StrFormat("%.1fus", ns / 1e3); };
+  for (const OpStats& op : s.ops()) {
+    if (op.count() == 0) continue;
+    std::cout << absl::StrFormat("%-14s %7.0f %10s %10s %10s\n", op.op(), op.count(),
+                                 micros(op.p50_ns()), micros(op.p90_ns()), micros(op.p99_ns()));
+  }
 }
 
 int StatsCommand() {
@@ -571,53 +599,22 @@ int StatsCommand() {
     std::cerr << "scopedfsctl: " << response.status().message() << "\n";
     return 1;
   }
-  const scopedfs::Stats& s = response->stats();
-  if (absl::GetFlag(FLAGS_json)) {
-    // Hand-written: proto3's JSON mapping would print 64-bit counters as strings.
-    std::string ops;
-    for (const OpStats& op : s.ops()) {
-      absl::StrAppend(&ops, ops.empty() ? "" : ",", "\"", op.op(), "\":{\"count\":", op.count(),
-                      ",\"p50_ns\":", op.p50_ns(), ",\"p90_ns\":", op.p90_ns(),
-                      ",\"p99_ns\":", op.p99_ns(), "}");
-    }
-    std::cout << "{\"open_passthrough\":" << s.open_passthrough()
-              << ",\"open_mediated\":" << s.open_mediated()
-              << ",\"open_denied\":" << s.open_denied()
-              << ",\"read_requests\":" << s.read_requests()
-              << ",\"write_requests\":" << s.write_requests()
-              << ",\"backing_files\":" << s.backing_files() << ",\"nodes\":" << s.nodes()
-              << ",\"open_clean_media\":" << s.open_clean_media()
-              << ",\"redacted_reads\":" << s.redacted_reads()
-              << ",\"location_scans\":" << s.location_scans()
-              << ",\"location_found\":" << s.location_found()
-              << ",\"location_malformed\":" << s.location_malformed()
-              << ",\"reloads\":" << s.reloads()
-              << ",\"passthrough_enabled\":" << (s.passthrough_enabled() ? "true" : "false")
-              << ",\"policy\":\"" << absl::CEscape(s.policy_name()) << "\",\"ops\":{" << ops
-              << "}}\n";
+  if (!absl::GetFlag(FLAGS_json)) {
+    PrintStatsText(response->stats());
     return 0;
   }
-  std::cout << "policy:            " << s.policy_name() << " (" << s.reloads() << " reloads)\n"
-            << "passthrough:       " << (s.passthrough_enabled() ? "enabled" : "off") << "\n"
-            << "open_passthrough:  " << s.open_passthrough() << "\n"
-            << "open_mediated:     " << s.open_mediated() << "\n"
-            << "open_clean_media:  " << s.open_clean_media()
-            << "  (passthrough: media without location, reader would be redacted)\n"
-            << "open_denied:       " << s.open_denied() << "\n"
-            << "read_requests:     " << s.read_requests() << "\n"
-            << "write_requests:    " << s.write_requests() << "\n"
-            << "redacted_reads:    " << s.redacted_reads() << "\n"
-            << "location scans:    " << s.location_scans() << " (" << s.location_found()
-            << " with location, " << s.location_malformed() << " uncertain)\n"
-            << "backing_files:     " << s.backing_files() << "\n"
-            << "nodes:             " << s.nodes() << "\n\n"
-            << "op              count      p50        p90        p99\n";
-  auto micros = [](uint64_t ns) { return absl::StrFormat("%.1fus", static_cast<double>(ns) / 1e3); };
-  for (const OpStats& op : s.ops()) {
-    if (op.count() == 0) continue;
-    std::cout << absl::StrFormat("%-14s %7d %10s %10s %10s\n", op.op(), op.count(),
-                                 micros(op.p50_ns()), micros(op.p90_ns()), micros(op.p99_ns()));
+  // The message's numbers are doubles, so the printer writes them as JSON numbers; field names
+  // stay as in control.proto, and zero counters are printed rather than left out.
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  std::string json;
+  if (auto printed = google::protobuf::util::MessageToJsonString(response->stats(), &json, options);
+      !printed.ok()) {
+    std::cerr << "scopedfsctl: cannot print stats as JSON: " << printed.message() << "\n";
+    return 1;
   }
+  std::cout << json << "\n";
   return 0;
 }
 

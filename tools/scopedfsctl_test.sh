@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# End-to-end tests of scopedfsctl validate/explain/scan: exit codes, located errors, explanations
-# for the shipped Android policy, and location scans of real media (the //tests:media_samples).
+# End-to-end tests of scopedfsctl validate/explain/scan/stats: exit codes, located errors,
+# explanations for the shipped Android policy, location scans of real media (the
+# //tests:media_samples), and stats from a stand-in daemon (tools/fake_control_server), checked
+# with jq.
 set -uo pipefail
 
 CTL=tools/scopedfsctl
@@ -162,6 +164,39 @@ run scan "$TMP/self.jpg" --redacted_out="$TMP"
 check "refuses to overwrite the input" test "$RC" -eq 1 -a -z "$(cmp -l "$PHOTO" "$TMP/self.jpg")"
 run scan
 check "scan without files is a usage error" test "$RC" -eq 2
+
+# stats: the stand-in answers with open_passthrough 17, read_requests 2^40, one lookup, and the
+# policy name given; a name with a quote and a non-ASCII letter must come out as JSON jq reads.
+if ! command -v jq >/dev/null; then
+  echo "FAIL: jq is not installed (tools/setup.sh installs it)"
+  failures=$((failures + 1))
+else
+  SOCK=$(mktemp -u /tmp/scopedfsctl-test-XXXXXX.sock)  # TEST_TMPDIR is too long for sun_path
+  NAME="it's café \"quoted\""
+  tools/fake_control_server --socket="$SOCK" --policy_name="$NAME" --connections=2 &
+  server=$!
+  for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
+  run --socket="$SOCK" stats --json
+  check "stats --json exits 0" test "$RC" -eq 0
+  check "stats --json is one JSON object jq accepts" jq -e 'type == "object"' "$TMP/out"
+  check "policy name survives JSON" test "$(jq -r .policy "$TMP/out")" = "$NAME"
+  check "counters are numbers" jq -e '.open_passthrough == 17 and .read_requests == 1099511627776' "$TMP/out"
+  check "zero counters are printed" jq -e '.open_denied == 0 and .passthrough_enabled == true' "$TMP/out"
+  check "every op is listed with its percentiles" jq -e '(.ops | length) == 16 and .ops[0].op == "lookup" and .ops[0].count == 1 and .ops[0].p50_ns == 1024' "$TMP/out"
+  run --socket="$SOCK" stats
+  check "stats exits 0" test "$RC" -eq 0
+  check "stats names the policy" grep -qF "policy:              $NAME" "$TMP/out"
+  check "stats lists each counter" grep -q '^read_requests: *1099511627776$' "$TMP/out"
+  check "stats lists op latencies" grep -q '^lookup  *1  *1.0us ' "$TMP/out"
+  wait "$server"
+  check "stand-in server answered both" test $? -eq 0
+  rm -f "$SOCK"
+fi
+run --socket=/nonexistent/scopedfsd.sock stats
+check "stats without a daemon exits 1" test "$RC" -eq 1
+check "stats without a daemon says so once" test "$(grep -o 'No such file or directory' "$TMP/err" | wc -l)" -eq 1
+run stats
+check "stats without --socket is a usage error" test "$RC" -eq 2
 
 echo "scopedfsctl_test: $passes passed, $failures failed"
 [ "$failures" -eq 0 ]

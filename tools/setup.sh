@@ -13,6 +13,9 @@ PACKAGES=(
   libselinux1-dev libbenchmark-dev
   # runtime: fusermount3 for unmounting; attr (setfattr/getfattr) for the demo and tests
   fuse3 attr
+  # tests: jq reads `scopedfsctl stats --json` in tools/scopedfsctl_test.sh; clang-format checks
+  # the tree against .clang-format
+  jq clang-format
   # media samples and the location oracle test: exiftool, ffmpeg/ffprobe, ImageMagick
   libimage-exiftool-perl ffmpeg imagemagick
   # tools/fuzz.sh: clang with libFuzzer and the sanitizer runtimes; llvm-symbolizer for stacks
