@@ -8,8 +8,8 @@
 #include <memory>
 #include <optional>
 
-#include "policy/content_facts.h"
-#include "policy/location.h"
+#include "media/content_facts.h"
+#include "media/location/location.h"
 
 namespace scopedfs::daemon {
 

@@ -11,42 +11,17 @@
 #include "absl/types/span.h"
 
 namespace scopedfs::daemon {
-namespace {
 
-constexpr uint32_t kAllLocationKinds = (1u << REDACTION_EXIF_GPS) | (1u << REDACTION_XMP_GPS) |
-                                       (1u << REDACTION_ISOBMFF_LOCATION);
-
-std::vector<policy::FillRange> MakeFills(const FileInfo& info, const struct stat& st) {
-  std::vector<policy::FillRange> fills;
-  uint64_t size = static_cast<uint64_t>(st.st_size);
-  if (info.scan == nullptr) {
-    // No carrier format (no parser can find location in it): served as it is. Unless its bytes
-    // could not be read at all, when nothing in it can be vouched for.
-    if (!info.content_read && size > 0) fills.push_back({0, size, 0});
-    return fills;
-  }
-  std::vector<policy::LocationRange> ranges = info.scan->ranges;
-  // Fallback ranges apply under REDACT_ALL, and also whenever the file became malformed after
-  // the view was chosen: a redacted view never serves what it cannot vouch for.
-  if (info.scan->malformed) {
-    ranges.insert(ranges.end(), info.scan->fallback.begin(), info.scan->fallback.end());
-  }
-  // Every kind the parsers found is filled, whichever rule made the view redacted.
-  fills = policy::PlanFills(ranges, kAllLocationKinds);
-  if (info.scan->malformed && fills.empty() && size > 0) fills.push_back({0, size, 0});
-  return fills;
-}
-
-}  // namespace
-
+// The fills are RedactedFills' (media/location), the function scopedfsctl explain/scan call too.
 FillPlan RedactionPlan::For(FactsCache& facts, int node_fd, const struct stat& st) {
   FileVersion version = VersionOf(st);
   {
     absl::MutexLock lock(&mu_);
     if (fills_ != nullptr && version_ == version) return fills_;
   }
+  FileInfo info = facts.Lookup(node_fd, st, "");
   auto fills = std::make_shared<const std::vector<policy::FillRange>>(
-      MakeFills(facts.Lookup(node_fd, st, ""), st));
+      policy::RedactedFills(info.scan.get(), info.content_read, static_cast<uint64_t>(st.st_size)));
   absl::MutexLock lock(&mu_);
   version_ = version;
   fills_ = std::move(fills);

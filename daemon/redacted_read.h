@@ -1,8 +1,9 @@
 // The redacted read path: what a reader of a redacted view gets for a byte range of the lower
 // file. Every location range any parser finds in the file's current version is filled (zero, or
 // space inside XMP); a file that cannot be vouched for gets the scan's fallback filled too, and a
-// file whose bytes cannot be read at all is filled whole. The fills and the bytes always come
-// from one version of the file.
+// file whose bytes cannot be read at all is filled whole (policy::RedactedFills, in
+// media/location, decides which bytes; scopedfsctl explain/scan show the same). The fills and the
+// bytes always come from one version of the file.
 #ifndef SCOPEDFS_DAEMON_REDACTED_READ_H_
 #define SCOPEDFS_DAEMON_REDACTED_READ_H_
 
@@ -17,7 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "daemon/facts_cache.h"
 #include "daemon/node_table.h"
-#include "policy/location.h"
+#include "media/location/location.h"
 
 namespace scopedfs::daemon {
 

@@ -14,8 +14,8 @@
 
 #include "daemon/facts_cache.h"
 #include "gtest/gtest.h"
-#include "policy/content_facts.h"
-#include "policy/location.h"
+#include "media/content_facts.h"
+#include "media/location/location.h"
 
 namespace scopedfs::daemon {
 namespace {

@@ -1,12 +1,12 @@
 // Magic-byte sniffing and extension cross-checks behind ContentFacts. Everything here reads only
 // the caller's head span and allocates nothing, so it is safe on the daemon's open path.
 
-#include "policy/content_facts.h"
+#include "media/content_facts.h"
 
 #include <cstddef>
 #include <cstdint>
-#include "absl/strings/string_view.h"
 
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
 namespace scopedfs::policy {

@@ -1,7 +1,7 @@
 // Content facts: what a file is, judged from its bytes and cross-checked against its name. The
 // decision engine matches rules on these facts; the daemon computes them once per file version.
-#ifndef SCOPEDFS_POLICY_CONTENT_FACTS_H_
-#define SCOPEDFS_POLICY_CONTENT_FACTS_H_
+#ifndef SCOPEDFS_MEDIA_CONTENT_FACTS_H_
+#define SCOPEDFS_MEDIA_CONTENT_FACTS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -69,8 +69,8 @@ uint32_t ClassesOfFormat(MediaFormat format);
 bool FormatMayCarryLocation(MediaFormat format);
 
 // Whether location metadata may be present. Images and video are kUnknown until their content is
-// scanned (policy/location.h); rules treat everything but kAbsent as "may carry location" (fail
-// closed). kMalformed: the scan could not vouch for the file (see Policy.uncertain_location).
+// scanned (media/location/location.h); rules treat everything but kAbsent as "may carry location"
+// (fail closed). kMalformed: the scan could not vouch for the file (see Policy.uncertain_location).
 enum class LocationPresence : uint8_t { kUnknown = 0, kAbsent, kPresent, kMalformed };
 
 // Everything the engine needs to know about a file's content.
@@ -104,4 +104,4 @@ ContentFacts FactsFromContent(absl::string_view name, absl::Span<const uint8_t> 
 
 }  // namespace scopedfs::policy
 
-#endif  // SCOPEDFS_POLICY_CONTENT_FACTS_H_
+#endif  // SCOPEDFS_MEDIA_CONTENT_FACTS_H_

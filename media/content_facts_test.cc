@@ -1,7 +1,7 @@
 // Tests for content_facts: every sample is a hand-made minimal header built from the public format
 // specs, so the tests need no media files or external tools.
 
-#include "policy/content_facts.h"
+#include "media/content_facts.h"
 
 #include <algorithm>
 #include <cstddef>

@@ -8,13 +8,13 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "media/content_facts.h"
 #include "policy/app_registry.h"
 #include "policy/config.h"
-#include "policy/content_facts.h"
 #include "policy/rule_set.h"
 #include "policy/storage_path.h"
 #include "proto/policy.pb.h"

@@ -22,8 +22,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "benchmark/benchmark.h"
+#include "media/content_facts.h"
 #include "policy/config.h"
-#include "policy/content_facts.h"
 #include "policy/engine.h"
 
 // --- Allocation counting --------------------------------------------------------------------------

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "media/content_facts.h"
 #include "policy/config.h"
-#include "policy/content_facts.h"
 
 namespace scopedfs::policy {
 namespace {

@@ -7,13 +7,13 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "media/content_facts.h"
 #include "policy/app_registry.h"
-#include "policy/content_facts.h"
 #include "policy/glob.h"
 #include "policy/storage_path.h"
 #include "policy/text_config.h"

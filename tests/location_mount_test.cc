@@ -21,8 +21,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
-#include "policy/content_facts.h"
-#include "policy/location.h"
+#include "media/content_facts.h"
+#include "media/location/location.h"
 #include "tests/mount_harness.h"
 
 namespace scopedfs::tests {

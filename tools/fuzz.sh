@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Builds the location parsers' libFuzzer targets (policy/fuzz/*_fuzzer.cc) with clang, ASan and
-# UBSan straight from the sources (no bazel: its toolchain is gcc), runs each for a while and
-# prints a table; exits 1 if any target crashed or broke an invariant.
+# Builds the location parsers' libFuzzer targets (media/location/fuzz/*_fuzzer.cc) with clang,
+# ASan and UBSan straight from the sources (no bazel: its toolchain is gcc; the sources are those
+# media/sources.bzl lists), runs each for a while and prints a table; exits 1 if any target
+# crashed or broke an invariant.
 #
 # Usage: tools/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]   (default 60 s; all targets)
 #   TARGET: jpeg png webp heif mp4 xmp
 #   FUZZ_OUT   build and work dir (default /tmp/scopedfs-fuzz; $TEST_TMPDIR/fuzz under bazel test)
 #   FUZZ_JOBS  targets run at once (default 2)
 # Every run passes -timeout=5 and -rss_limit_mb=512: a slow or memory-hungry input is a finding.
-# Each target's corpus grows in $FUZZ_OUT/corpus/<target>, seeded from policy/fuzz/corpus/<target>,
-# the media samples (tests/media, or made with tests/media/make_samples.sh) and tiny hand-made
-# inputs. Crash inputs land in $FUZZ_OUT/crashes/<target>/, logs in $FUZZ_OUT/logs/.
+# Each target's corpus grows in $FUZZ_OUT/corpus/<target>, seeded from
+# media/location/fuzz/corpus/<target>, the media samples (tests/media, or made with
+# tests/media/make_samples.sh) and tiny hand-made inputs. Crash inputs land in $FUZZ_OUT/crashes/<target>/, logs in $FUZZ_OUT/logs/.
 # To refresh a checked-in corpus: $FUZZ_OUT/bin/<t>_fuzzer -merge=1 NEW_DIR $FUZZ_OUT/corpus/<t>
 set -euo pipefail
 
@@ -53,8 +54,20 @@ for tool in clang++ protoc pkg-config; do
 done
 
 # --- build -----------------------------------------------------------------------------------
-POLICY_SRCS=(location scan_reader exif_gps xmp_gps image_location isobmff_location content_facts)
-HEADERS=("$ROOT"/policy/*.h "$ROOT"/policy/fuzz/*.h "$ROOT"/proto/policy.proto)
+# The parser sources are the lists in media/sources.bzl, the same ones media/BUILD and
+# media/location/BUILD build their libraries from, so they are written once. bzl_list prints one
+# list (one quoted name per line, package-relative) with the package's directory in front.
+SOURCES_BZL=$ROOT/media/sources.bzl
+bzl_list() {  # bzl_list <NAME> <dir>
+  sed -n "/^$1 = \[\$/,/^]\$/s|^ *\"\([^\"]*\)\",\$|$2/\1|p" "$SOURCES_BZL"
+}
+mapfile -t PARSER_SRCS < <(bzl_list MEDIA_SRCS media; bzl_list LOCATION_SRCS media/location)
+if ((${#PARSER_SRCS[@]} < 2)); then
+  echo "fuzz: no sources listed in $SOURCES_BZL (MEDIA_SRCS, LOCATION_SRCS)" >&2
+  exit 1
+fi
+HEADERS=("$ROOT"/media/*.h "$ROOT"/media/location/*.h "$ROOT"/media/location/fuzz/*.h
+  "$ROOT"/proto/policy.proto "$SOURCES_BZL")
 PKGS="protobuf absl_strings absl_raw_hash_set absl_hash"
 SAN=(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
 CXX=(clang++ -std=c++17 -g -O1 "${SAN[@]}" -I"$ROOT" -I"$OUT/gen" $(pkg-config --cflags $PKGS))
@@ -86,21 +99,25 @@ wait_for_slot() {
 }
 # Generated code is neither ours to keep warning-free nor worth coverage feedback.
 wait_for_slot; compile "$OUT/gen/proto/policy.pb.cc" "$OUT/obj/policy.pb.o" -w &
-for s in "${POLICY_SRCS[@]}"; do
+# Objects are named by the source's path (media/location/exif_gps.cc -> media_location_exif_gps).
+obj_name() { local n=${1%.cc}; echo "${n//\//_}"; }
+for s in "${PARSER_SRCS[@]}"; do
   wait_for_slot
-  compile "$ROOT/policy/$s.cc" "$OUT/obj/$s.o" -fsanitize=fuzzer-no-link -Wall -Wextra &
+  compile "$ROOT/$s" "$OUT/obj/$(obj_name "$s").o" -fsanitize=fuzzer-no-link -Wall -Wextra &
 done
 for t in "${TARGETS[@]}"; do
   wait_for_slot
-  compile "$ROOT/policy/fuzz/${t}_fuzzer.cc" "$OUT/obj/${t}_fuzzer.o" -fsanitize=fuzzer-no-link \
-    -Wall -Wextra -Werror &
+  compile "$ROOT/media/location/fuzz/${t}_fuzzer.cc" "$OUT/obj/${t}_fuzzer.o" \
+    -fsanitize=fuzzer-no-link -Wall -Wextra -Werror &
 done
 wait
-for o in policy.pb "${POLICY_SRCS[@]}" "${TARGETS[@]/%/_fuzzer}"; do
-  [[ -f $OUT/obj/$o.o && ! -f $OUT/obj/$o.o.tmp ]] || { echo "fuzz: build failed" >&2; exit 1; }
-done
 OBJS=("$OUT/obj/policy.pb.o")
-for s in "${POLICY_SRCS[@]}"; do OBJS+=("$OUT/obj/$s.o"); done
+FUZZER_OBJS=()
+for s in "${PARSER_SRCS[@]}"; do OBJS+=("$OUT/obj/$(obj_name "$s").o"); done
+for t in "${TARGETS[@]}"; do FUZZER_OBJS+=("$OUT/obj/${t}_fuzzer.o"); done
+for o in "${OBJS[@]}" "${FUZZER_OBJS[@]}"; do
+  [[ -f $o && ! -f $o.tmp ]] || { echo "fuzz: build failed" >&2; exit 1; }
+done
 for t in "${TARGETS[@]}"; do
   bin=$OUT/bin/${t}_fuzzer
   if [[ ! -f $bin ]] || [[ -n $(find "${OBJS[@]}" "$OUT/obj/${t}_fuzzer.o" -newer "$bin") ]]; then
@@ -228,15 +245,15 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1
 
 run_target() {  # run_target <target>: one libFuzzer run, output in logs/<target>.log
-  local t=$1 dict=$ROOT/policy/fuzz/dicts/$1.dict extra=()
-  [[ $t == heif || $t == mp4 ]] && dict=$ROOT/policy/fuzz/dicts/isobmff.dict
+  local t=$1 dict=$ROOT/media/location/fuzz/dicts/$1.dict extra=()
+  [[ $t == heif || $t == mp4 ]] && dict=$ROOT/media/location/fuzz/dicts/isobmff.dict
   [[ -f $dict ]] && extra+=(-dict="$dict")
   local seeds=$OUT/seeds/$t
   rm -rf "$seeds" && mkdir -p "$seeds" "$OUT/corpus/$t" "$OUT/crashes/$t"
   hand_seeds "$t" "$seeds"
   sample_seeds "$t" "$seeds"
   local dirs=("$OUT/corpus/$t" "$seeds")
-  [[ -d $ROOT/policy/fuzz/corpus/$t ]] && dirs+=("$ROOT/policy/fuzz/corpus/$t")
+  [[ -d $ROOT/media/location/fuzz/corpus/$t ]] && dirs+=("$ROOT/media/location/fuzz/corpus/$t")
   # -timeout and -rss_limit_mb (which also caps single mallocs): an input that takes seconds or
   # hundreds of megabytes is a denial of service, reported like a crash. Every run has them, the
   # CI smoke run included, since this is the only place the fuzzers are started.

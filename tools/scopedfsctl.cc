@@ -34,10 +34,10 @@
 #include "base/unique_fd.h"
 #include "daemon/control_socket.h"
 #include "google/protobuf/util/json_util.h"
+#include "media/content_facts.h"
+#include "media/location/location.h"
 #include "policy/config.h"
-#include "policy/content_facts.h"
 #include "policy/engine.h"
-#include "policy/location.h"
 
 ABSL_FLAG(std::string, policy, "", "Policy file (text scopedfs.Policy).");
 ABSL_FLAG(std::string, apps, "", "App registry file (text scopedfs.AppRegistry).");
@@ -177,20 +177,6 @@ std::string DescribeRange(uint64_t begin, uint64_t end) {
 }
 
 std::string FillByte(uint8_t fill) { return absl::StrFormat("0x%02x", fill); }
-
-// The fills a redacted reader gets, as the daemon plans them: a malformed scan adds its fallback
-// (when `fallback`; a clean scan's fallback only lists the containers and is never filled), and a
-// malformed file whose plan is still empty is filled whole, since nothing in it can be vouched for.
-std::vector<FillRange> PlanFor(const LocationScan& scan, uint64_t size, EnumMask kinds,
-                               bool fallback) {
-  std::vector<LocationRange> ranges = scan.ranges;
-  if (fallback && scan.malformed) {
-    ranges.insert(ranges.end(), scan.fallback.begin(), scan.fallback.end());
-  }
-  std::vector<FillRange> plan = PlanFills(ranges, kinds);
-  if (scan.malformed && plan.empty() && size > 0) plan.push_back({0, size, 0});
-  return plan;
-}
 
 uint64_t FilledBytes(absl::Span<const FillRange> plan) {
   uint64_t total = 0;
@@ -355,8 +341,9 @@ int Explain() {
       std::cout << "fill:     none (format " << FormatName(scanned->format)
                 << " carries no location)\n";
     } else {
+      // What the daemon would serve: the one RedactedFills both call.
       std::vector<FillRange> plan =
-          PlanFor(*scanned->scan, content_size, d.redact, d.redact_fallback);
+          RedactedFills(&*scanned->scan, /*content_read=*/true, content_size);
       if (plan.empty()) std::cout << "fill:     none (no location found)\n";
       for (const FillRange& f : plan) {
         std::cout << "fill:     " << DescribeRange(f.begin, f.end) << " with " << FillByte(f.fill)
@@ -520,9 +507,10 @@ int ScanCommand(absl::Span<char* const> files) {
       ++failed;
       continue;
     }
-    // Malformed files get their fallback filled too, as a redacted reader would under
-    // uncertain_location REDACT_ALL (under DENY it gets nothing at all).
-    std::vector<FillRange> plan = PlanFor(scan, in.size(), *kinds, /*fallback=*/true);
+    // The daemon's fills (RedactedFills) narrowed to --kinds: malformed files get their fallback
+    // filled too, as a redacted reader would under uncertain_location REDACT_ALL (under DENY it
+    // gets nothing at all).
+    std::vector<FillRange> plan = RedactedFills(&scan, /*content_read=*/true, in.size(), *kinds);
     absl::Status status = WriteRedacted(in, path, plan, out_dir, out_path);
     if (!status.ok()) {
       std::cerr << "scopedfsctl: " << status.message() << "\n";

@@ -3,7 +3,7 @@
 // reports the GPS IFD's entries and their out-of-line values, plus the GPS properties of XMP kept
 // in an ApplicationNotes tag. All offsets are checked against the TIFF's bounds before use;
 // anything inconsistent fails closed.
-#include "policy/exif_gps.h"
+#include "media/location/exif_gps.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -13,7 +13,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "policy/xmp_gps.h"
+#include "media/location/xmp_gps.h"
 
 namespace scopedfs::policy {
 namespace {

@@ -1,14 +1,14 @@
 // Exif GPS finder: walks a TIFF structure (as embedded in JPEG APP1, PNG eXIf, WebP EXIF and the
 // HEIF Exif item) along every route a reader takes to a GPS IFD and reports the GPS entries and
 // their out-of-line values, in either byte order.
-#ifndef SCOPEDFS_POLICY_EXIF_GPS_H_
-#define SCOPEDFS_POLICY_EXIF_GPS_H_
+#ifndef SCOPEDFS_MEDIA_LOCATION_EXIF_GPS_H_
+#define SCOPEDFS_MEDIA_LOCATION_EXIF_GPS_H_
 
 #include <cstdint>
 #include <vector>
 
-#include "policy/location.h"
-#include "policy/scan_reader.h"
+#include "media/location/location.h"
+#include "media/location/scan_reader.h"
 
 namespace scopedfs::policy {
 
@@ -34,4 +34,4 @@ bool FindTiffGps(ScanReader& r, uint64_t tiff_begin, uint64_t tiff_end,
 
 }  // namespace scopedfs::policy
 
-#endif  // SCOPEDFS_POLICY_EXIF_GPS_H_
+#endif  // SCOPEDFS_MEDIA_LOCATION_EXIF_GPS_H_

@@ -1,7 +1,7 @@
 // FindTiffGps on hand-built TIFF structures: both byte orders, inline and out-of-line values,
 // pointers from every IFD, and hostile layouts (truncation, loops, offsets past the end, absurd
 // counts), which must fail closed without reading outside the TIFF.
-#include "policy/exif_gps.h"
+#include "media/location/exif_gps.h"
 
 #include <cstdint>
 #include <cstring>
@@ -11,8 +11,8 @@
 
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
-#include "policy/location.h"
-#include "policy/scan_reader.h"
+#include "media/location/location.h"
+#include "media/location/scan_reader.h"
 
 namespace scopedfs::policy {
 namespace {

@@ -22,10 +22,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "policy/exif_gps.h"
-#include "policy/location.h"
-#include "policy/scan_reader.h"
-#include "policy/xmp_gps.h"
+#include "media/location/exif_gps.h"
+#include "media/location/location.h"
+#include "media/location/scan_reader.h"
+#include "media/location/xmp_gps.h"
 
 namespace scopedfs::policy {
 namespace {

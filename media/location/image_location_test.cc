@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
-#include "policy/location.h"
+#include "media/location/location.h"
 
 namespace scopedfs::policy {
 namespace {

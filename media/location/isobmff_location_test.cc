@@ -11,7 +11,7 @@
 
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
-#include "policy/location.h"
+#include "media/location/location.h"
 
 namespace scopedfs::policy {
 namespace {
@@ -595,7 +595,7 @@ std::string BigXmpPacket(size_t size) {
 
 // A failure in item data, which may lie past boxes the walk has not reached yet, used to end the
 // scan there: a top-level loci box between the meta box and the item was neither walked nor in
-// the fallback [item, end) (policy/testdata/fuzz_crashes/heif-1).
+// the fallback [item, end) (media/location/testdata/fuzz_crashes/heif-1).
 TEST(ScanHeifTest, ItemFailingPastUnwalkedBoxesStillCoversThem) {
   std::string xmp = BigXmpPacket(4000);
   std::string loci = FullBox(
@@ -663,7 +663,7 @@ TEST(ScanHeifTest, MetaFailureStillCoversEarlierChildren) {
 
 // Before a meta box's items are located, a failed scan covers the top-level boxes before the
 // failure point other than ftyp and meta; so item data may not sit inside those
-// (policy/testdata/fuzz_crashes/heif-2: an XMP item starting in an ftyp box).
+// (media/location/testdata/fuzz_crashes/heif-2: an XMP item starting in an ftyp box).
 TEST(ScanHeifTest, ItemDataInsideFtypOrMetaFails) {
   std::string exif = ExifItemBytes();
   {

@@ -1,6 +1,6 @@
 // Format dispatch and range arithmetic for location redaction (see location.h). The per-format
 // parsers live in exif_gps.cc, xmp_gps.cc, image_location.cc and isobmff_location.cc.
-#include "policy/location.h"
+#include "media/location/location.h"
 
 #include <unistd.h>
 
@@ -167,6 +167,20 @@ void ApplyFills(absl::Span<const FillRange> plan, uint64_t offset, absl::Span<ui
     uint64_t to = std::min(it->end, end);
     if (to > from) memset(buf.data() + (from - offset), it->fill, to - from);
   }
+}
+
+std::vector<FillRange> RedactedFills(const LocationScan* scan, bool content_read, uint64_t size,
+                                     uint32_t kinds) {
+  std::vector<FillRange> fills;
+  if (scan == nullptr) {
+    if (!content_read && size > 0) fills.push_back({0, size, 0});
+    return fills;
+  }
+  std::vector<LocationRange> ranges = scan->ranges;
+  if (scan->malformed) ranges.insert(ranges.end(), scan->fallback.begin(), scan->fallback.end());
+  fills = PlanFills(ranges, kinds);
+  if (scan->malformed && fills.empty() && size > 0) fills.push_back({0, size, 0});
+  return fills;
 }
 
 }  // namespace scopedfs::policy

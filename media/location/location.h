@@ -5,8 +5,8 @@
 // The parsers read through a ByteSource and a ScanBudget, so they are bounded in bytes read, in
 // nesting depth and in the number of structures visited (hence in time), and they never read
 // past the end of the source. Hostile input yields LocationScan::malformed, never a crash.
-#ifndef SCOPEDFS_POLICY_LOCATION_H_
-#define SCOPEDFS_POLICY_LOCATION_H_
+#ifndef SCOPEDFS_MEDIA_LOCATION_LOCATION_H_
+#define SCOPEDFS_MEDIA_LOCATION_LOCATION_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "policy/content_facts.h"
+#include "media/content_facts.h"
 #include "proto/policy.pb.h"
 
 namespace scopedfs::policy {
@@ -145,9 +145,27 @@ std::vector<FillRange> PlanFills(absl::Span<const LocationRange> ranges, uint32_
 // Applies `plan` to `buf`, which holds the file's bytes [offset, offset + buf.size()).
 void ApplyFills(absl::Span<const FillRange> plan, uint64_t offset, absl::Span<uint8_t> buf);
 
+// Every kind of location range (a mask of 1 << Redaction).
+inline constexpr uint32_t kAllLocationKinds =
+    (1u << REDACTION_EXIF_GPS) | (1u << REDACTION_XMP_GPS) | (1u << REDACTION_ISOBMFF_LOCATION);
+
+// What a redacted reader gets for a file of `size` bytes: the fills of its redacted view. The
+// daemon serves exactly this and `scopedfsctl explain`/`scan --redacted_out` show and write it,
+// so they cannot drift apart.
+// - `scan`: the file's location scan, null if its format carries no location (not scanned). Such
+//   a file is served as it is, unless its bytes could not be read (`content_read` false): then
+//   nothing in it can be vouched for and it is filled whole.
+// - Every range of the kinds in `kinds` is filled, whichever rule made the view redacted (the
+//   daemon always passes kAllLocationKinds; `scan --kinds` narrows it).
+// - A malformed scan also gets its fallback filled (a clean scan's fallback only lists the
+//   containers and is never filled), and a malformed file whose fills are still empty is filled
+//   whole: a redacted view never serves what it cannot vouch for.
+std::vector<FillRange> RedactedFills(const LocationScan* scan, bool content_read, uint64_t size,
+                                     uint32_t kinds = kAllLocationKinds);
+
 // Sorts `ranges` by (begin, kind) and merges overlapping or touching ranges of the same kind.
 void NormalizeRanges(std::vector<LocationRange>* ranges);
 
 }  // namespace scopedfs::policy
 
-#endif  // SCOPEDFS_POLICY_LOCATION_H_
+#endif  // SCOPEDFS_MEDIA_LOCATION_LOCATION_H_

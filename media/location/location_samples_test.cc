@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "policy/content_facts.h"
-#include "policy/location.h"
+#include "media/content_facts.h"
+#include "media/location/location.h"
 
 namespace scopedfs::policy {
 namespace {

@@ -1,11 +1,11 @@
 // Range arithmetic and the bounded reader: what every parser's output goes through.
-#include "policy/location.h"
+#include "media/location/location.h"
 
 #include <cstdint>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "policy/scan_reader.h"
+#include "media/location/scan_reader.h"
 
 namespace scopedfs::policy {
 namespace {
@@ -48,6 +48,56 @@ TEST(PlanFillsTest, MergesTouchingSameFill) {
   std::vector<FillRange> want = {{0, 20, 0}, {30, 31, 0}};
   EXPECT_EQ(PlanFills(r, kAll), want);
 }
+
+// RedactedFills: what a redacted reader gets, for the daemon and scopedfsctl alike.
+TEST(RedactedFillsTest, FormatWithoutLocationIsServedAsIs) {
+  EXPECT_TRUE(RedactedFills(nullptr, /*content_read=*/true, 100).empty());
+}
+
+TEST(RedactedFillsTest, UnreadableFileIsFilledWhole) {
+  std::vector<FillRange> want = {{0, 100, 0}};
+  EXPECT_EQ(RedactedFills(nullptr, /*content_read=*/false, 100), want);
+  EXPECT_TRUE(RedactedFills(nullptr, /*content_read=*/false, 0).empty());
+}
+
+TEST(RedactedFillsTest, CleanScanFillsEveryKindButNeverTheFallback) {
+  LocationScan scan;
+  scan.ranges = {{0, 10, kExif}, {20, 30, kXmp}, {40, 50, kBox}};
+  scan.fallback = {{0, 60, kExif}};  // just the containers: not filled while the scan is clean
+  std::vector<FillRange> want = {{0, 10, 0}, {20, 30, ' '}, {40, 50, 0}};
+  EXPECT_EQ(RedactedFills(&scan, true, 100), want);
+  // `content_read` only matters when there is no scan.
+  EXPECT_EQ(RedactedFills(&scan, false, 100), want);
+  // scan --kinds narrows the kinds filled.
+  std::vector<FillRange> xmp_only = {{20, 30, ' '}};
+  EXPECT_EQ(RedactedFills(&scan, true, 100, 1u << kXmp), xmp_only);
+  EXPECT_TRUE(RedactedFills(&scan, true, 100, 0).empty());
+}
+
+TEST(RedactedFillsTest, MalformedScanAddsItsFallback) {
+  LocationScan scan;
+  scan.malformed = true;
+  scan.ranges = {{0, 10, kExif}};
+  scan.fallback = {{5, 20, kXmp}, {60, 100, kExif}};
+  std::vector<FillRange> want = {{0, 10, 0}, {10, 20, ' '}, {60, 100, 0}};
+  EXPECT_EQ(RedactedFills(&scan, true, 100), want);
+}
+
+TEST(RedactedFillsTest, MalformedScanWithNothingToFillIsFilledWhole) {
+  LocationScan scan;
+  scan.malformed = true;
+  std::vector<FillRange> whole = {{0, 100, 0}};
+  EXPECT_EQ(RedactedFills(&scan, true, 100), whole);
+  // Also when the kinds asked for select none of its ranges.
+  scan.fallback = {{50, 100, kBox}};
+  EXPECT_EQ(RedactedFills(&scan, true, 100, 1u << kXmp), whole);
+  EXPECT_TRUE(RedactedFills(&scan, true, 0, 1u << kXmp).empty());
+  // A clean scan without ranges fills nothing.
+  LocationScan clean;
+  EXPECT_TRUE(RedactedFills(&clean, true, 100).empty());
+}
+
+TEST(RedactedFillsTest, AllKindsIsTheDefault) { EXPECT_EQ(kAllLocationKinds, kAll); }
 
 TEST(ApplyFillsTest, StraddlingWindows) {
   std::vector<FillRange> plan = {{4, 8, 0}, {12, 14, ' '}};

@@ -1,5 +1,5 @@
 // Bounded reads for the location parsers (see scan_reader.h).
-#include "policy/scan_reader.h"
+#include "media/location/scan_reader.h"
 
 #include <algorithm>
 

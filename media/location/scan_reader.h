@@ -1,8 +1,8 @@
 // The bounded reader every location parser goes through: it counts bytes fetched, structures
 // visited and nesting depth against ScanLimits, and records the first failure. Parsers stop as
 // soon as ok() is false, so a hostile file costs at most the limits, never a crash.
-#ifndef SCOPEDFS_POLICY_SCAN_READER_H_
-#define SCOPEDFS_POLICY_SCAN_READER_H_
+#ifndef SCOPEDFS_MEDIA_LOCATION_SCAN_READER_H_
+#define SCOPEDFS_MEDIA_LOCATION_SCAN_READER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "policy/location.h"
+#include "media/location/location.h"
 
 namespace scopedfs::policy {
 
@@ -83,4 +83,4 @@ inline void AddRange(std::vector<LocationRange>* out, uint64_t begin, uint64_t e
 
 }  // namespace scopedfs::policy
 
-#endif  // SCOPEDFS_POLICY_SCAN_READER_H_
+#endif  // SCOPEDFS_MEDIA_LOCATION_SCAN_READER_H_

@@ -1,13 +1,13 @@
 // XMP GPS finder (see xmp_gps.h): a small single-pass XML tokenizer that tracks the open elements
 // and reports GPS properties in element and attribute form. Anything it does not understand makes
 // it give up on the whole packet, so a lenient reader can never see what it skipped.
-#include "policy/xmp_gps.h"
+#include "media/location/xmp_gps.h"
 
 #include <cstddef>
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "policy/scan_reader.h"
+#include "media/location/scan_reader.h"
 
 namespace scopedfs::policy {
 namespace {

@@ -1,13 +1,13 @@
 // XMP GPS finder: locates GPS properties (exif:GPS*, and any GPS* property of another prefix) in
 // an XMP packet, both as elements and as attributes, without a full XML parser.
-#ifndef SCOPEDFS_POLICY_XMP_GPS_H_
-#define SCOPEDFS_POLICY_XMP_GPS_H_
+#ifndef SCOPEDFS_MEDIA_LOCATION_XMP_GPS_H_
+#define SCOPEDFS_MEDIA_LOCATION_XMP_GPS_H_
 
 #include <cstdint>
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "policy/location.h"
+#include "media/location/location.h"
 
 namespace scopedfs::policy {
 
@@ -24,4 +24,4 @@ bool FindXmpGps(absl::string_view packet, uint64_t packet_offset, int max_depth,
 
 }  // namespace scopedfs::policy
 
-#endif  // SCOPEDFS_POLICY_XMP_GPS_H_
+#endif  // SCOPEDFS_MEDIA_LOCATION_XMP_GPS_H_

@@ -1,7 +1,7 @@
 // FindXmpGps on hand-written packets: GPS properties as attributes and elements (with nested
 // structures), the XML constructs the tokenizer must step over, and malformed packets, which must
 // be redacted whole.
-#include "policy/xmp_gps.h"
+#include "media/location/xmp_gps.h"
 
 #include <cstdint>
 #include <cstring>
@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
-#include "policy/location.h"
+#include "media/location/location.h"
 
 namespace scopedfs::policy {
 namespace {

@@ -5,8 +5,8 @@
 #include <cstdint>
 
 #include "absl/types/span.h"
-#include "policy/fuzz/scan_invariants.h"
-#include "policy/location.h"
+#include "media/location/fuzz/scan_invariants.h"
+#include "media/location/location.h"
 
 namespace {
 

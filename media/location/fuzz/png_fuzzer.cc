@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "policy/fuzz/scan_invariants.h"
-#include "policy/location.h"
+#include "media/location/fuzz/scan_invariants.h"
+#include "media/location/location.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   scopedfs::policy::fuzz::CheckScan(data, size, &scopedfs::policy::ScanPng);

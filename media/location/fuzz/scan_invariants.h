@@ -1,8 +1,8 @@
 // Promises every location scan keeps whatever its input, checked by the libFuzzer targets in this
 // directory on each input. A broken promise traps, so libFuzzer saves the input like a crash and
 // the message printed before it says which promise broke.
-#ifndef SCOPEDFS_POLICY_FUZZ_SCAN_INVARIANTS_H_
-#define SCOPEDFS_POLICY_FUZZ_SCAN_INVARIANTS_H_
+#ifndef SCOPEDFS_MEDIA_LOCATION_FUZZ_SCAN_INVARIANTS_H_
+#define SCOPEDFS_MEDIA_LOCATION_FUZZ_SCAN_INVARIANTS_H_
 
 #include <cstdarg>
 #include <cstddef>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "policy/location.h"
+#include "media/location/location.h"
 
 namespace scopedfs::policy::fuzz {
 
@@ -184,4 +184,4 @@ inline void CheckScan(const uint8_t* bytes, size_t size, ScanFunction scan_funct
 
 }  // namespace scopedfs::policy::fuzz
 
-#endif  // SCOPEDFS_POLICY_FUZZ_SCAN_INVARIANTS_H_
+#endif  // SCOPEDFS_MEDIA_LOCATION_FUZZ_SCAN_INVARIANTS_H_

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "policy/fuzz/scan_invariants.h"
-#include "policy/location.h"
-#include "policy/xmp_gps.h"
+#include "media/location/fuzz/scan_invariants.h"
+#include "media/location/location.h"
+#include "media/location/xmp_gps.h"
 
 namespace scopedfs::policy::fuzz {
 namespace {

@@ -1,0 +1,34 @@
+"""The media parsers' source lists, each written only here.
+
+media/BUILD and media/location/BUILD build their cc_library from these lists, and tools/fuzz.sh,
+which compiles the same sources into the libFuzzer targets with clang outside bazel, reads them
+from this file too (with sed: keep one quoted file name per line, and the closing bracket alone
+on its line). Names are relative to the list's package.
+"""
+
+# //media:content_facts (files in media/): format sniffing and the content facts rules match on.
+MEDIA_SRCS = [
+    "content_facts.cc",
+]
+
+MEDIA_HDRS = [
+    "content_facts.h",
+]
+
+# //media/location:location (files in media/location/): the location finders and the range
+# arithmetic of the redacted views.
+LOCATION_SRCS = [
+    "exif_gps.cc",
+    "image_location.cc",
+    "isobmff_location.cc",
+    "location.cc",
+    "scan_reader.cc",
+    "xmp_gps.cc",
+]
+
+LOCATION_HDRS = [
+    "exif_gps.h",
+    "location.h",
+    "scan_reader.h",
+    "xmp_gps.h",
+]
