@@ -25,7 +25,8 @@ int BackingFiles::Attach(Node& node, int fd, bool* userspace) {
   absl::StatusOr<int> id = source_.load()->BackingOpen(fd);
   if (!id.ok()) {
     if (!warned_.exchange(true)) {
-      fprintf(stderr, "scopedfsd: passthrough unavailable, serving reads and writes in userspace: %s\n",
+      fprintf(stderr,
+              "scopedfsd: passthrough unavailable, serving reads and writes in userspace: %s\n",
               std::string(id.status().message()).c_str());
     }
     ++node.cached_opens;

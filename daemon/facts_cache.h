@@ -40,8 +40,7 @@ class FactsCache {
   // name claims is checked against the content each time; the bytes are read once per version).
   // The scan runs without any lock held. A regular file whose bytes cannot be read is reported
   // with content_read false and location malformed, and is not cached.
-  FileInfo Lookup(int fd, const struct stat& st, absl::string_view name)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  FileInfo Lookup(int fd, const struct stat& st, absl::string_view name) ABSL_LOCKS_EXCLUDED(mu_);
   // Forgets a file (after a write or truncate through the mount, so a timestamp that did not move
   // cannot hide the change).
   void Invalidate(dev_t dev, ino_t ino) ABSL_LOCKS_EXCLUDED(mu_);

@@ -33,8 +33,8 @@ struct OpenFile;  // an open file handle (fuse_file_info::fh); see fs_internal.h
 struct OpenDir;   // an open directory handle (fuse_file_info::fh); see fs_internal.h
 
 struct FilesystemOptions {
-  std::string source;      // lower directory
-  uint32_t user_id = 0;    // Android user whose storage this is
+  std::string source;    // lower directory
+  uint32_t user_id = 0;  // Android user whose storage this is
   bool passthrough = true;
   // Where the callers' SELinux contexts come from; null: SELinux is not consulted. When it reports
   // SELinux enabled, every decision uses the caller's kernel domain (getpidcon), and a caller

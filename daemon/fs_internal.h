@@ -161,8 +161,7 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
 // Replies to an op that makes or finds a name (LOOKUP, MKDIR, SYMLINK, LINK): `err` or the entry.
 void ReplyEntry(fuse_req_t req, int err, const fuse_entry_param& e);
 // Replies to OPEN or CREATE, with the backing id when the open is passthrough.
-void ReplyOpened(fuse_req_t req, fuse_file_info* fi, int backing_id,
-                 const fuse_entry_param* entry);
+void ReplyOpened(fuse_req_t req, fuse_file_info* fi, int backing_id, const fuse_entry_param* entry);
 
 // --- Namespace checks (namespace_checks.cc) ----------------------------------------------------
 
@@ -175,9 +174,8 @@ int CheckFreeName(Filesystem* fs, const RequestContext& ctx, const Resolved& par
 int CheckNoReadGain(Filesystem* fs, const RequestContext& ctx, const std::string& from,
                     const FileInfo& info, const std::string& to, absl::string_view to_name,
                     mode_t type, int fd);
-int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent,
-               const char* name, bool directory, const FileInfo& moving, bool exchange,
-               unsigned int flags);
+int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent, const char* name,
+               bool directory, const FileInfo& moving, bool exchange, unsigned int flags);
 void WarmRenameFacts(Filesystem* fs, fuse_ino_t parent, const char* name);
 
 // --- FUSE glue, by op family -------------------------------------------------------------------
@@ -202,8 +200,7 @@ void sfs_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode
                 fuse_file_info* fi);
 // ops_file.cc
 void sfs_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
-void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
-                 fuse_file_info* fi);
+void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi);
 void sfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);
 void sfs_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off,
                fuse_file_info* fi);
@@ -219,13 +216,12 @@ void sfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, fuse_f
 // ops_dir.cc
 void sfs_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
 void sfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);
-void sfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-                     fuse_file_info* fi);
+void sfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);
 void sfs_releasedir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
 void sfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi);
 // ops_xattr.cc
-void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value,
-                  size_t size, int flags);
+void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
+                  int flags);
 void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size);
 void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
 void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name);

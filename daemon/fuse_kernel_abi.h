@@ -16,8 +16,8 @@ inline constexpr uint32_t kOpcodeOpen = 14;
 inline constexpr uint32_t kOpcodeCreate = 35;
 
 // fuse_init_out.flags bits.
-inline constexpr uint32_t kInitExt = 1u << 30;          // FUSE_INIT_EXT: flags2 is valid
-inline constexpr uint32_t kWritebackCache = 1u << 16;   // FUSE_WRITEBACK_CACHE: incompatible
+inline constexpr uint32_t kInitExt = 1u << 30;         // FUSE_INIT_EXT: flags2 is valid
+inline constexpr uint32_t kWritebackCache = 1u << 16;  // FUSE_WRITEBACK_CACHE: incompatible
 // FUSE_HANDLE_KILLPRIV_V2: the server clears suid/sgid/caps itself, so the kernel sets SB_NOSEC
 // and stops asking for security.capability before every write (one round trip per write
 // otherwise, also for passthrough writes).

@@ -102,8 +102,8 @@ absl::StatusOr<std::unique_ptr<FuseSession>> FuseSession::Mount(const Options& o
   if (session->fd_ < 0) return Errno("open /dev/fuse", errno);
   // rootmode is octal in the kernel's parser. No default_permissions: the policy, not the lower
   // file's mode bits, decides who may do what.
-  std::string data = absl::StrCat("fd=", session->fd_, ",rootmode=",
-                                  absl::StrFormat("%o", S_IFDIR), ",user_id=0,group_id=0,allow_other");
+  std::string data = absl::StrCat("fd=", session->fd_, ",rootmode=", absl::StrFormat("%o", S_IFDIR),
+                                  ",user_id=0,group_id=0,allow_other");
   if (mount(options.fsname.c_str(), options.mountpoint.c_str(),
             absl::StrCat("fuse.", options.fsname).c_str(), MS_NOSUID | MS_NODEV | MS_NOATIME,
             data.c_str()) != 0) {
@@ -134,8 +134,10 @@ FuseSession::~FuseSession() {
       // Already unmounted by `umount` / fusermount3 -u is the normal way out: EINVAL.
     }
   }
-  if (se_ != nullptr) fuse_session_destroy(se_);  // closes fd_
-  else if (fd_ >= 0) close(fd_);
+  if (se_ != nullptr)
+    fuse_session_destroy(se_);  // closes fd_
+  else if (fd_ >= 0)
+    close(fd_);
 }
 
 int FuseSession::Loop(int max_threads) {

@@ -8,8 +8,8 @@
 #include <fuse_lowlevel.h>
 
 #include <atomic>
-#include <memory>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"

@@ -33,8 +33,9 @@ constexpr int kMaxCaseCheckEntries = 1 << 20;
 
 int CheckCaseTwin(Filesystem* fs, const RequestContext& ctx, const Resolved& parent,
                   const char* name) {
-  int depth = parent.path.empty() ? 0 : 1 + static_cast<int>(std::count(
-                                                 parent.path.begin(), parent.path.end(), '/'));
+  int depth = parent.path.empty()
+                  ? 0
+                  : 1 + static_cast<int>(std::count(parent.path.begin(), parent.path.end(), '/'));
   if (depth > kCaseFoldedParentDepth) return 0;
   int fd = openat(parent.node->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return errno;
@@ -74,7 +75,8 @@ int CheckFreeName(Filesystem* fs, const RequestContext& ctx, const Resolved& par
   int err = OpenChild(fs, parent, name, &existing);
   if (err == ENOENT) return CheckCaseTwin(fs, ctx, parent, name);
   if (err != 0) return err;
-  policy::Decision d = ctx.Decide(OP_LOOKUP, existing.path, S_ISDIR(existing.st.st_mode), &existing.info);
+  policy::Decision d =
+      ctx.Decide(OP_LOOKUP, existing.path, S_ISDIR(existing.st.st_mode), &existing.info);
   if (d.outcome == OUTCOME_HIDE) return EACCES;
   *exists_visible = true;
   return 0;
@@ -124,8 +126,8 @@ int CheckFileNoReadGain(const std::vector<RequestContext>& readers, const std::s
 
 // The same for every regular file under a directory being renamed. A tree too large to check is
 // refused (EXDEV) rather than moved unchecked.
-int CheckTreeNoReadGain(Filesystem* fs, const std::vector<RequestContext>& readers, int dir_fd, const std::string& from, const std::string& to, int depth,
-                        int* budget) {
+int CheckTreeNoReadGain(Filesystem* fs, const std::vector<RequestContext>& readers, int dir_fd,
+                        const std::string& from, const std::string& to, int depth, int* budget) {
   if (depth > 64) return EXDEV;
   int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return errno;
@@ -167,8 +169,8 @@ int CheckTreeNoReadGain(Filesystem* fs, const std::vector<RequestContext>& reade
 
 // `fd` is the moved object's O_PATH fd, `type` its S_IFMT bits.
 int CheckNoReadGain(Filesystem* fs, const RequestContext& ctx, const std::string& from,
-                    const FileInfo& info, const std::string& to,
-                    absl::string_view to_name, mode_t type, int fd) {
+                    const FileInfo& info, const std::string& to, absl::string_view to_name,
+                    mode_t type, int fd) {
   std::vector<RequestContext> readers = ReadersToCheck(ctx);
   if (S_ISREG(type)) return CheckFileNoReadGain(readers, from, info, to, to_name);
   if (!S_ISDIR(type)) return 0;  // symlinks and specials hold no bytes to read
@@ -178,21 +180,21 @@ int CheckNoReadGain(Filesystem* fs, const RequestContext& ctx, const std::string
 
 // Checks whether the caller may put the object described by `info` (from `from_path`) at
 // `parent/name`, replacing what is there if `replace`.
-int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent,
-               const char* name, bool directory, const FileInfo& moving,
-               bool exchange, unsigned int flags) {
+int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent, const char* name,
+               bool directory, const FileInfo& moving, bool exchange, unsigned int flags) {
   Child target;
   int err = OpenChild(fs, parent, name, &target);
   bool exists = err == 0;
   if (err != 0 && err != ENOENT) return err;
   if (exists) {
-    policy::Decision seen = ctx.Decide(OP_LOOKUP, target.path, S_ISDIR(target.st.st_mode), &target.info);
+    policy::Decision seen =
+        ctx.Decide(OP_LOOKUP, target.path, S_ISDIR(target.st.st_mode), &target.info);
     if (seen.outcome == OUTCOME_HIDE) return EACCES;  // never reveal a hidden name
     if (flags & RENAME_NOREPLACE) return EEXIST;
     if (!exchange) {
       bool target_dir = S_ISDIR(target.st.st_mode);
       if (int e = Verdict(ctx.Decide(target_dir ? OP_RMDIR : OP_DELETE, target.path, target_dir,
-                                  &target.info))) {
+                                     &target.info))) {
         return e;
       }
     }
@@ -205,8 +207,8 @@ int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent
   FileInfo placed = moving;
   if (!directory) placed.facts = policy::FactsFromFormat(name, moving.facts.format);
   placed.owner.reset();
-  return Verdict(ctx.Decide(directory ? OP_MKDIR : OP_CREATE, path, directory,
-                         directory ? nullptr : &placed));
+  return Verdict(
+      ctx.Decide(directory ? OP_MKDIR : OP_CREATE, path, directory, directory ? nullptr : &placed));
 }
 
 // Scans the content of every file a directory rename will check (at most the check's budget),

@@ -24,9 +24,9 @@ namespace scopedfs::daemon {
 
 // What a node shows. 0 is the raw view: the lower file's bytes. kRedactedView is the lower file
 // with every location range the parsers find filled (and the scan's fallback ranges when the file
-// cannot be vouched for). Each view of a lower file is its own kernel inode, so the page cache of a redacted
-// view only ever holds redacted bytes, and passthrough (raw view only) never shares an inode with
-// a mediated open.
+// cannot be vouched for). Each view of a lower file is its own kernel inode, so the page cache of a
+// redacted view only ever holds redacted bytes, and passthrough (raw view only) never shares an
+// inode with a mediated open.
 using ViewMask = uint32_t;
 inline constexpr ViewMask kRawView = 0;
 // Every redacted reader gets the same bytes (all location the parsers find is filled, plus the
@@ -74,8 +74,8 @@ class NodeTable {
 
   // The node for (dev, ino, view), created if new, with its lookup count raised by one. If it
   // exists, `fd` is closed and the node is moved to (parent, name); otherwise it takes `fd`.
-  std::shared_ptr<Node> Upsert(NodeId parent, const std::string& name, int fd, dev_t dev,
-                               ino_t ino, mode_t type, ViewMask view);
+  std::shared_ptr<Node> Upsert(NodeId parent, const std::string& name, int fd, dev_t dev, ino_t ino,
+                               mode_t type, ViewMask view);
   std::shared_ptr<Node> Get(NodeId id) const;
   // Kernel FORGET: drop `n` lookups; the node goes when none remain (and no one holds it).
   void Forget(NodeId id, uint64_t n);

@@ -52,7 +52,8 @@ int LoadDir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, OpenDir* 
       dir->entries.clear();
       return err;
     }
-    policy::Decision seen = ctx.Decide(OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
+    policy::Decision seen =
+        ctx.Decide(OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
     if (seen.outcome == OUTCOME_HIDE || seen.outcome == OUTCOME_DENY) continue;
     dir->entries.push_back({ent->d_name, ent->d_ino, ent->d_type});
   }
@@ -112,8 +113,8 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
       if (used == 0) return (void)fuse_reply_err(req, err);
       break;
     }
-    need = fuse_add_direntry_plus(req, buf.data() + used, size - used, entry.name.c_str(), &e,
-                                  next);
+    need =
+        fuse_add_direntry_plus(req, buf.data() + used, size - used, entry.name.c_str(), &e, next);
     if (need > size - used) {
       // Not sent, so the kernel will never forget it: undo the lookup.
       if (!dot) fs->nodes().Forget(e.ino, 1);
@@ -128,8 +129,7 @@ void sfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fi
   Readdir(req, ino, size, off, fi, /*plus=*/false);
 }
 
-void sfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-                     fuse_file_info* fi) {
+void sfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
   Readdir(req, ino, size, off, fi, /*plus=*/true);
 }
 

@@ -167,7 +167,8 @@ void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info
   if (file->redacted()) {
     fs->stats().redacted_reads.fetch_add(1);
     size_t got;
-    if (int err = ReadRedacted(fs->facts(), file->node->fd, file->fd, &file->plan, size, off, buf.get(), &got)) {
+    if (int err = ReadRedacted(fs->facts(), file->node->fd, file->fd, &file->plan, size, off,
+                               buf.get(), &got)) {
       return (void)fuse_reply_err(req, err);
     }
     return (void)fuse_reply_buf(req, buf.get(), got);
@@ -268,8 +269,7 @@ void sfs_lseek(fuse_req_t req, fuse_ino_t, off_t off, int whence, fuse_file_info
 }
 
 void sfs_copy_file_range(fuse_req_t req, fuse_ino_t, off_t off_in, fuse_file_info* fi_in,
-                         fuse_ino_t, off_t off_out, fuse_file_info* fi_out, size_t len,
-                         int flags) {
+                         fuse_ino_t, off_t off_out, fuse_file_info* fi_out, size_t len, int flags) {
   Filesystem* fs = Fs(req);
   fs->stats().read_requests.fetch_add(1);
   fs->stats().write_requests.fetch_add(1);
@@ -284,8 +284,8 @@ void sfs_copy_file_range(fuse_req_t req, fuse_ino_t, off_t off_in, fuse_file_inf
     size_t got = 0;
     if (from->redacted()) {
       fs->stats().redacted_reads.fetch_add(1);
-      if (int err = ReadRedacted(fs->facts(), from->node->fd, from->fd, &from->plan, buf.size(), off_in,
-                                 buf.data(), &got)) {
+      if (int err = ReadRedacted(fs->facts(), from->node->fd, from->fd, &from->plan, buf.size(),
+                                 off_in, buf.data(), &got)) {
         return (void)fuse_reply_err(req, err);
       }
     } else {

@@ -20,8 +20,8 @@ namespace scopedfs::daemon {
 std::string ProcPath(int fd) { return absl::StrCat("/proc/self/fd/", fd); }
 
 OpTimer::~OpTimer() {
-  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                std::chrono::steady_clock::now() - start_)
+  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                 start_)
                 .count();
   stats_.Record(kind_, static_cast<uint64_t>(ns));
 }
@@ -100,8 +100,7 @@ ViewMask ViewOf(const policy::Decision& d) {
 // known format, such as an empty file still being written), even while it holds none: location
 // the owner writes later must reach such a caller filled, also through an fd or a mapping it
 // already holds. Only files of a known non-carrier format (PDF, MP3, ...) are read raw.
-ReadJudgement JudgeRead(const RequestContext& ctx, const std::string& path,
-                        const FileInfo& info) {
+ReadJudgement JudgeRead(const RequestContext& ctx, const std::string& path, const FileInfo& info) {
   ReadJudgement j;
   j.decision = ctx.Decide(OP_READ, path, false, &info);
   j.view = ViewOf(j.decision);
@@ -201,8 +200,8 @@ int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* c
 
 // Hands the child's fd to the node table (one more kernel lookup of it) and fills the entry the
 // kernel gets back.
-void PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent,
-                  const char* name, Child* child, ViewMask view, fuse_entry_param* e) {
+void PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
+                  Child* child, ViewMask view, fuse_entry_param* e) {
   std::shared_ptr<Node> node =
       fs->nodes().Upsert(parent, name, child->Release(), child->st.st_dev, child->st.st_ino,
                          child->st.st_mode & S_IFMT, view);

@@ -123,8 +123,8 @@ int DoRemove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   policy::Decision seen = ctx.Decide(OP_LOOKUP, child.path, is_dir, &child.info);
   if (seen.outcome == OUTCOME_HIDE) return ENOENT;
   if (directory != is_dir) return directory ? ENOTDIR : EISDIR;
-  if (int err = Verdict(ctx.Decide(directory ? OP_RMDIR : OP_DELETE, child.path, is_dir,
-                                &child.info))) {
+  if (int err =
+          Verdict(ctx.Decide(directory ? OP_RMDIR : OP_DELETE, child.path, is_dir, &child.info))) {
     return err;
   }
   if (unlinkat(p.node->fd, name, directory ? AT_REMOVEDIR : 0) != 0) return errno;

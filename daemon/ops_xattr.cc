@@ -33,8 +33,8 @@ int XattrTarget(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, bool 
   return 0;
 }
 
-void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value,
-                  size_t size, int flags) {
+void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
+                  int flags) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kXattr);
   RequestContext ctx = fs->Context(req);

@@ -34,8 +34,8 @@ std::string Expected(const std::string& bytes) {
   policy::MediaFormat format = policy::SniffFormat(span.subspan(0, policy::kSniffBytes));
   policy::MemorySource source(span);
   policy::LocationScan scan = policy::ScanLocation(format, source);
-  uint32_t all = (1u << REDACTION_EXIF_GPS) | (1u << REDACTION_XMP_GPS) |
-                 (1u << REDACTION_ISOBMFF_LOCATION);
+  uint32_t all =
+      (1u << REDACTION_EXIF_GPS) | (1u << REDACTION_XMP_GPS) | (1u << REDACTION_ISOBMFF_LOCATION);
   std::string out = bytes;
   policy::ApplyFills(policy::PlanFills(scan.ranges, all), 0,
                      absl::MakeSpan(reinterpret_cast<uint8_t*>(out.data()), out.size()));

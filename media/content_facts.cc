@@ -48,24 +48,18 @@ struct BrandFormat {
 bool IsStructuralHeifBrand(absl::string_view brand) { return brand == "mif1" || brand == "msf1"; }
 
 constexpr BrandFormat kBrands[] = {
-    {"heic", MediaFormat::kHeif},      {"heix", MediaFormat::kHeif},
-    {"hevc", MediaFormat::kHeif},      {"hevx", MediaFormat::kHeif},
-    {"heim", MediaFormat::kHeif},      {"heis", MediaFormat::kHeif},
-    {"mif1", MediaFormat::kHeif},      {"msf1", MediaFormat::kHeif},
-    {"avif", MediaFormat::kAvif},      {"avis", MediaFormat::kAvif},
-    {"qt  ", MediaFormat::kQuickTime}, {"M4A ", MediaFormat::kM4a},
-    {"M4B ", MediaFormat::kM4a},       {"M4P ", MediaFormat::kM4a},
-    {"isom", MediaFormat::kMp4},       {"iso2", MediaFormat::kMp4},
-    {"iso3", MediaFormat::kMp4},       {"iso4", MediaFormat::kMp4},
-    {"iso5", MediaFormat::kMp4},       {"iso6", MediaFormat::kMp4},
-    {"iso7", MediaFormat::kMp4},       {"iso8", MediaFormat::kMp4},
-    {"iso9", MediaFormat::kMp4},       {"mp41", MediaFormat::kMp4},
-    {"mp42", MediaFormat::kMp4},       {"mp71", MediaFormat::kMp4},
-    {"avc1", MediaFormat::kMp4},       {"M4V ", MediaFormat::kMp4},
-    {"M4VH", MediaFormat::kMp4},       {"M4VP", MediaFormat::kMp4},
-    {"dash", MediaFormat::kMp4},       {"mmp4", MediaFormat::kMp4},
-    {"f4v ", MediaFormat::kMp4},       {"f4p ", MediaFormat::kMp4},
-    {"MSNV", MediaFormat::kMp4},       {"XAVC", MediaFormat::kMp4},
+    {"heic", MediaFormat::kHeif}, {"heix", MediaFormat::kHeif},      {"hevc", MediaFormat::kHeif},
+    {"hevx", MediaFormat::kHeif}, {"heim", MediaFormat::kHeif},      {"heis", MediaFormat::kHeif},
+    {"mif1", MediaFormat::kHeif}, {"msf1", MediaFormat::kHeif},      {"avif", MediaFormat::kAvif},
+    {"avis", MediaFormat::kAvif}, {"qt  ", MediaFormat::kQuickTime}, {"M4A ", MediaFormat::kM4a},
+    {"M4B ", MediaFormat::kM4a},  {"M4P ", MediaFormat::kM4a},       {"isom", MediaFormat::kMp4},
+    {"iso2", MediaFormat::kMp4},  {"iso3", MediaFormat::kMp4},       {"iso4", MediaFormat::kMp4},
+    {"iso5", MediaFormat::kMp4},  {"iso6", MediaFormat::kMp4},       {"iso7", MediaFormat::kMp4},
+    {"iso8", MediaFormat::kMp4},  {"iso9", MediaFormat::kMp4},       {"mp41", MediaFormat::kMp4},
+    {"mp42", MediaFormat::kMp4},  {"mp71", MediaFormat::kMp4},       {"avc1", MediaFormat::kMp4},
+    {"M4V ", MediaFormat::kMp4},  {"M4VH", MediaFormat::kMp4},       {"M4VP", MediaFormat::kMp4},
+    {"dash", MediaFormat::kMp4},  {"mmp4", MediaFormat::kMp4},       {"f4v ", MediaFormat::kMp4},
+    {"f4p ", MediaFormat::kMp4},  {"MSNV", MediaFormat::kMp4},       {"XAVC", MediaFormat::kMp4},
     {"cmfc", MediaFormat::kMp4},
 };
 
@@ -119,8 +113,8 @@ MediaFormat SniffFtyp(Bytes head) {
 bool IsClassicQuickTime(Bytes head) {
   if (head.size() < 8 || Be32(head, 0) < 8) return false;
   const absl::string_view type = FourCc(head, 4);
-  return type == "moov" || type == "mdat" || type == "wide" || type == "free" ||
-         type == "skip" || type == "pnot";
+  return type == "moov" || type == "mdat" || type == "wide" || type == "free" || type == "skip" ||
+         type == "pnot";
 }
 
 // ---- EBML (Matroska / WebM) ---------------------------------------------------------------------
@@ -315,7 +309,8 @@ absl::string_view FormatName(MediaFormat format) {
 MediaFormat SniffFormat(Bytes head) {
   if (HasAt(head, 0, "\xFF\xD8\xFF")) return MediaFormat::kJpeg;
   if (HasAt(head, 0, "\x89PNG\r\n\x1A\n")) return MediaFormat::kPng;
-  if (HasAt(head, 0, absl::string_view("II*\0", 4)) || HasAt(head, 0, absl::string_view("MM\0*", 4))) {
+  if (HasAt(head, 0, absl::string_view("II*\0", 4)) ||
+      HasAt(head, 0, absl::string_view("MM\0*", 4))) {
     return MediaFormat::kTiff;
   }
   if (HasAt(head, 0, "GIF87a") || HasAt(head, 0, "GIF89a")) return MediaFormat::kGif;
@@ -407,8 +402,8 @@ ContentFacts FactsFromFormat(absl::string_view name, MediaFormat format) {
                           : MEDIA_CLASS_NONE;
   // A carrier's location is a property of its bytes, not of its name: a JPEG named x.txt still
   // holds its GPS (Policy.location_guard).
-  facts.location = FormatMayCarryLocation(format) ? LocationPresence::kUnknown
-                                                  : LocationFor(facts.media_class);
+  facts.location =
+      FormatMayCarryLocation(format) ? LocationPresence::kUnknown : LocationFor(facts.media_class);
   return facts;
 }
 

@@ -5,8 +5,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include "absl/strings/string_view.h"
 
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "proto/policy.pb.h"
 

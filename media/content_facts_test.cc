@@ -68,13 +68,20 @@ Bytes Ebml(std::string_view doc_type, bool wide_sizes = false) {
     return B({0x01, 0, 0, 0, 0, 0, 0, int(n)});
   };
   const Bytes body = Cat({
-      B({0x42, 0x86}), size(1), B({0x01}),         // EBMLVersion 1
-      B({0x42, 0xF7}), size(1), B({0x01}),         // EBMLReadVersion 1
-      B({0x42, 0xF2}), size(1), B({0x04}),         // EBMLMaxIDLength 4
-      B({0x42, 0xF3}), size(1), B({0x08}),         // EBMLMaxSizeLength 8
-      B({0x42, 0x82}), size(doc_type.size()), B(doc_type),  // DocType
-      B({0x42, 0x87}), size(1), B({0x04}),         // DocTypeVersion 4
-      B({0x42, 0x85}), size(1), B({0x02}),         // DocTypeReadVersion 2
+      B({0x42, 0x86}), size(1),
+      B({0x01}),  // EBMLVersion 1
+      B({0x42, 0xF7}), size(1),
+      B({0x01}),  // EBMLReadVersion 1
+      B({0x42, 0xF2}), size(1),
+      B({0x04}),  // EBMLMaxIDLength 4
+      B({0x42, 0xF3}), size(1),
+      B({0x08}),  // EBMLMaxSizeLength 8
+      B({0x42, 0x82}), size(doc_type.size()),
+      B(doc_type),  // DocType
+      B({0x42, 0x87}), size(1),
+      B({0x04}),  // DocTypeVersion 4
+      B({0x42, 0x85}), size(1),
+      B({0x02}),  // DocTypeReadVersion 2
   });
   return Cat({B({0x1A, 0x45, 0xDF, 0xA3}), size(body.size()), body});
 }
@@ -86,8 +93,8 @@ Bytes Jpeg() {
               B({0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00})});
 }
 Bytes Png() {
-  return Cat({B({0x89}), B("PNG\r\n\x1A\n"), Be32(13), B("IHDR"), Be32(1), Be32(1),
-              B({8, 6, 0, 0, 0})});
+  return Cat(
+      {B({0x89}), B("PNG\r\n\x1A\n"), Be32(13), B("IHDR"), Be32(1), Be32(1), B({8, 6, 0, 0, 0})});
 }
 Bytes Gif87() { return Cat({B("GIF87a"), B({1, 0, 1, 0, 0x80, 0, 0})}); }
 Bytes Gif89() { return Cat({B("GIF89a"), B({1, 0, 1, 0, 0x80, 0, 0})}); }
@@ -209,8 +216,7 @@ TEST(SniffFormatTest, RiffWithOtherFormTypeIsUnknown) {
 }
 
 TEST(SniffFormatTest, Rf64WaveIsWav) {
-  EXPECT_EQ(Sniff(Cat({B("RF64"), B({0xFF, 0xFF, 0xFF, 0xFF}), B("WAVEds64")})),
-            MediaFormat::kWav);
+  EXPECT_EQ(Sniff(Cat({B("RF64"), B({0xFF, 0xFF, 0xFF, 0xFF}), B("WAVEds64")})), MediaFormat::kWav);
 }
 
 // ---- ISO-BMFF brands ----------------------------------------------------------------------------
@@ -356,16 +362,16 @@ TEST(SniffEbmlTest, DocTypeAfterTheHeaderIsIgnored) {
 
 TEST(SniffEbmlTest, DocTypeBytesInsideAnotherValueAreSkipped) {
   // An EBMLVoid (0xEC) whose payload looks like a "webm" DocType precedes the real one.
-  const Bytes body = Cat({B({0xEC, 0x87, 0x42, 0x82, 0x84}), B("webm"), B({0x42, 0x82, 0x88}),
-                          B("matroska")});
+  const Bytes body =
+      Cat({B({0xEC, 0x87, 0x42, 0x82, 0x84}), B("webm"), B({0x42, 0x82, 0x88}), B("matroska")});
   const Bytes bytes = Cat({B({0x1A, 0x45, 0xDF, 0xA3, int(0x80 | body.size())}), body});
   EXPECT_EQ(Sniff(bytes), MediaFormat::kMatroska);
 }
 
 TEST(SniffEbmlTest, ElementIdLongerThanFourBytesIsUnknown) {
   // EBMLMaxIDLength is 4 in every EBML header, so a 5-byte ID means this is not one.
-  const Bytes body = Cat({B({0x08, 0x01, 0x02, 0x03, 0x04, 0x81, 0x00, 0x42, 0x82, 0x84}),
-                          B("webm")});
+  const Bytes body =
+      Cat({B({0x08, 0x01, 0x02, 0x03, 0x04, 0x81, 0x00, 0x42, 0x82, 0x84}), B("webm")});
   const Bytes bytes = Cat({B({0x1A, 0x45, 0xDF, 0xA3, int(0x80 | body.size())}), body});
   EXPECT_EQ(Sniff(bytes), MediaFormat::kUnknown);
 }
@@ -527,8 +533,7 @@ constexpr uint32_t kAudio = 1u << MEDIA_CLASS_AUDIO;
 class ClassesOfFormatTest : public testing::TestWithParam<std::pair<MediaFormat, uint32_t>> {};
 
 TEST_P(ClassesOfFormatTest, Mask) {
-  EXPECT_EQ(ClassesOfFormat(GetParam().first), GetParam().second)
-      << FormatName(GetParam().first);
+  EXPECT_EQ(ClassesOfFormat(GetParam().first), GetParam().second) << FormatName(GetParam().first);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -7,11 +7,11 @@
 #include <bitset>
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "policy/packages_list.h"
 #include "proto/apps.pb.h"
 #include "proto/policy.pb.h"

@@ -168,9 +168,9 @@ TEST(IdentifyTest, SecondaryUserResolvesToSameApp) {
 }
 
 TEST(IdentifyTest, AppRegisteredUnderSecondaryUserUidCoversUserZero) {
-  AppRegistry registry = AppRegistry::Build(
-      ParseApps(R"pb(app { package: "com.example.work" uid: 1010090 })pb"), {},
-      StandardPermissions());
+  AppRegistry registry =
+      AppRegistry::Build(ParseApps(R"pb(app { package: "com.example.work" uid: 1010090 })pb"), {},
+                         StandardPermissions());
   Caller caller = registry.Identify(10090);
   ASSERT_NE(caller.app, nullptr);
   EXPECT_EQ(caller.app->app_id, 10090u);
@@ -327,14 +327,14 @@ TEST(BuildTest, ConfiguredSelinuxDomainIsKept) {
 }
 
 TEST(BuildTest, UndeclaredPermissionsAreIgnored) {
-  AppRegistry registry = AppRegistry::Build(
-      ParseApps(R"pb(app {
-                       package: "com.example.cam"
-                       uid: 10050
-                       permission: "android.permission.CAMERA"
-                       permission: "android.permission.READ_MEDIA_VIDEO"
-                     })pb"),
-      {}, StandardPermissions());
+  AppRegistry registry =
+      AppRegistry::Build(ParseApps(R"pb(app {
+                                          package: "com.example.cam"
+                                          uid: 10050
+                                          permission: "android.permission.CAMERA"
+                                          permission: "android.permission.READ_MEDIA_VIDEO"
+                                        })pb"),
+                         {}, StandardPermissions());
   const AppRecord* record = registry.FindPackage("com.example.cam");
   ASSERT_NE(record, nullptr);
   EXPECT_EQ(record->permissions, Bits({1}));

@@ -152,7 +152,8 @@ class Validator {
           });
       if (!c.ok()) continue;
       if (std::string why = WhyNeverMatches(*c, layout); !why.empty()) {
-        PolicyProblem({{"rule", i}}, absl::StrCat("rule \"", rule.name(), "\" can never match: ", why));
+        PolicyProblem({{"rule", i}},
+                      absl::StrCat("rule \"", rule.name(), "\" can never match: ", why));
         continue;
       }
       for (const auto& [j, earlier] : compiled) {
@@ -213,8 +214,8 @@ class Validator {
                                                  "\" is listed twice (first at ", first_at, ")"));
         } else {
           AppsProblem({{"app", i}, {"uid"}},
-                      absl::StrCat("conflicting uid for package \"", app.package(), "\": ",
-                                   app.uid(), " here, ", first.uid(), " at ", first_at));
+                      absl::StrCat("conflicting uid for package \"", app.package(),
+                                   "\": ", app.uid(), " here, ", first.uid(), " at ", first_at));
         }
       } else {
         auto [uit, new_app_id] = by_app_id.emplace(AppIdOf(app.uid()), i);
@@ -222,11 +223,12 @@ class Validator {
           const App& first = apps.app(uit->second);
           bool shared = !app.shared_user().empty() && app.shared_user() == first.shared_user();
           if (!shared) {
-            AppsProblem({{"app", i}, {"uid"}},
-                        absl::StrCat("duplicate uid ", app.uid(), ": package \"", app.package(),
-                                     "\" and package \"", first.package(), "\" at ",
-                                     apps_src_->Where({{"app", uit->second}}),
-                                     " (apps that share a uid must both set the same shared_user)"));
+            AppsProblem(
+                {{"app", i}, {"uid"}},
+                absl::StrCat("duplicate uid ", app.uid(), ": package \"", app.package(),
+                             "\" and package \"", first.package(), "\" at ",
+                             apps_src_->Where({{"app", uit->second}}),
+                             " (apps that share a uid must both set the same shared_user)"));
           }
         }
       }
@@ -254,8 +256,8 @@ class Validator {
       if (pit != by_package.end()) {
         const App& app = apps.app(pit->second);
         if (AppIdOf(app.uid()) != AppIdOf(entry.uid)) {
-          problems_.Add(at, absl::StrCat("conflicting uid for package \"", entry.package, "\": ",
-                                         entry.uid, " here, ", app.uid(), " at ",
+          problems_.Add(at, absl::StrCat("conflicting uid for package \"", entry.package,
+                                         "\": ", entry.uid, " here, ", app.uid(), " at ",
                                          apps_src_->Where({{"app", pit->second}, {"uid"}})));
         }
         continue;
@@ -311,7 +313,8 @@ absl::StatusOr<LoadedConfig> Validate(absl::StatusOr<TextConfigSource> policy_sr
 
 absl::StatusOr<LoadedConfig> LoadConfig(const ConfigPaths& paths) {
   LoadedConfig config;
-  absl::StatusOr<TextConfigSource> policy_src = TextConfigSource::Load(paths.policy, &config.policy);
+  absl::StatusOr<TextConfigSource> policy_src =
+      TextConfigSource::Load(paths.policy, &config.policy);
   absl::StatusOr<TextConfigSource> apps_src = TextConfigSource::Load(paths.apps, &config.apps);
   absl::StatusOr<std::vector<PackagesListEntry>> packages = std::vector<PackagesListEntry>{};
   if (!paths.packages_list.empty()) packages = ReadPackagesList(paths.packages_list);

@@ -46,9 +46,11 @@ TEST_P(GoldenErrorTest, ReportsEveryProblemWithItsLocation) {
 INSTANTIATE_TEST_SUITE_P(Configs, GoldenErrorTest,
                          testing::Values("syntax_error", "unknown_field", "unknown_permission",
                                          "duplicate_uid", "conflicting_package", "bad_glob",
-                                         "never_match", "unreachable", "packages_list_conflict", "numeric_enums",
-                                         "many_problems", "bad_location_guard"),
-                         [](const testing::TestParamInfo<std::string>& info) { return info.param; });
+                                         "never_match", "unreachable", "packages_list_conflict",
+                                         "numeric_enums", "many_problems", "bad_location_guard"),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 TEST(ConfigTest, ValidCaseLoads) {
   absl::StatusOr<LoadedConfig> config = LoadCase("ok");
@@ -92,8 +94,8 @@ TEST(ConfigTest, MissingPackagesListIsNotFound) {
 }
 
 TEST(ConfigTest, ErrorsInBothFilesAreReportedTogether) {
-  absl::StatusOr<LoadedConfig> config =
-      ParseConfig("name: \"x\"\nbogus: 1\n", "p.textproto", "app { uid: \"ten\" }\n", "a.textproto");
+  absl::StatusOr<LoadedConfig> config = ParseConfig("name: \"x\"\nbogus: 1\n", "p.textproto",
+                                                    "app { uid: \"ten\" }\n", "a.textproto");
   ASSERT_FALSE(config.ok());
   std::string message(config.status().message());
   EXPECT_NE(message.find("p.textproto:2:1: Message type"), std::string::npos) << message;
@@ -117,9 +119,9 @@ struct Shipped {
 class ShippedConfigTest : public testing::TestWithParam<Shipped> {};
 
 TEST_P(ShippedConfigTest, Loads) {
-  absl::StatusOr<LoadedConfig> config = LoadConfig(
-      {std::string("policy/configs/") + GetParam().policy,
-       std::string("policy/configs/") + GetParam().apps, ""});
+  absl::StatusOr<LoadedConfig> config =
+      LoadConfig({std::string("policy/configs/") + GetParam().policy,
+                  std::string("policy/configs/") + GetParam().apps, ""});
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_FALSE(config->policy.name().empty());
   EXPECT_FALSE(config->policy.description().empty());

@@ -44,13 +44,11 @@ struct Decision {
   // ALLOW_REDACTED of content whose location is uncertain under UNCERTAIN_LOCATION_REDACT_ALL:
   // the scan's fallback ranges are filled too.
   bool redact_fallback = false;
-  int rule_index = -1;              // -1: default action or invalid request
-  absl::string_view rule_name;       // points into the Engine; valid while it lives
+  int rule_index = -1;          // -1: default action or invalid request
+  absl::string_view rule_name;  // points into the Engine; valid while it lives
   absl::string_view reason;
 
-  bool Permits() const {
-    return outcome == OUTCOME_ALLOW || outcome == OUTCOME_ALLOW_REDACTED;
-  }
+  bool Permits() const { return outcome == OUTCOME_ALLOW || outcome == OUTCOME_ALLOW_REDACTED; }
 };
 
 class Engine {

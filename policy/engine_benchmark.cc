@@ -26,9 +26,10 @@
 #include "policy/config.h"
 #include "policy/engine.h"
 
-// --- Allocation counting --------------------------------------------------------------------------
-// Every global operator new in the process (this binary, abseil, protobuf, libbenchmark) lands here.
-// Counts are per thread so a benchmark thread sees only its own allocations.
+// --- Allocation counting
+// -------------------------------------------------------------------------- Every global operator
+// new in the process (this binary, abseil, protobuf, libbenchmark) lands here. Counts are per
+// thread so a benchmark thread sees only its own allocations.
 
 namespace {
 
@@ -99,9 +100,7 @@ void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
-  std::free(p);
-}
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace scopedfs::policy {
 namespace {
@@ -156,8 +155,7 @@ absl::StatusOr<std::pair<std::string, std::string>> LoadPolicyText(const std::st
   std::vector<std::string> candidates;
   if (!flag_path.empty()) {
     candidates.push_back(flag_path);
-  } else if (const char* env = std::getenv(kPolicyEnvVar);
-             env != nullptr && *env != '\0') {
+  } else if (const char* env = std::getenv(kPolicyEnvVar); env != nullptr && *env != '\0') {
     candidates.push_back(env);
   } else {
     if (const char* runfiles = std::getenv("RUNFILES_DIR"); runfiles != nullptr && *runfiles) {
@@ -184,18 +182,18 @@ absl::StatusOr<std::pair<std::string, std::string>> LoadPolicyText(const std::st
 std::string MakeAppsText(std::vector<std::string>* packages, std::vector<uint32_t>* uids) {
   // Permission mixes seen on real devices, cycled over the apps.
   const std::vector<std::vector<const char*>> kMixes = {
-      {},                                 // camera-like: no read permission
-      {kImages},                          // photo picker-ish
-      {kImages, kVideo},                  // social
-      {kImages, kVideo, kLocation},       // gallery
-      {kAudio},                           // music player
-      {kReadExternal},                    // legacy app
-      {kManage},                          // file manager
-      {kImages, kVideo, kAudio},          // media hub
-      {kReadExternal, kLocation},         // legacy gallery
-      {},                                 // notes-like
-      {kVideo},                           // video player
-      {kManage, kLocation},               // backup app
+      {},                            // camera-like: no read permission
+      {kImages},                     // photo picker-ish
+      {kImages, kVideo},             // social
+      {kImages, kVideo, kLocation},  // gallery
+      {kAudio},                      // music player
+      {kReadExternal},               // legacy app
+      {kManage},                     // file manager
+      {kImages, kVideo, kAudio},     // media hub
+      {kReadExternal, kLocation},    // legacy gallery
+      {},                            // notes-like
+      {kVideo},                      // video player
+      {kManage, kLocation},          // backup app
   };
   std::string text;
   for (int i = 0; i < kAppCount; ++i) {
@@ -245,8 +243,9 @@ void MakeFacts(std::vector<ContentFacts>* facts) {
   facts->resize(kFactsKinds);
   (*facts)[kJpeg] = Sniffed("a.jpg", absl::string_view("\xFF\xD8\xFF\xE0\x00\x10JFIF\x00", 11));
   (*facts)[kPng] = Sniffed("a.png", absl::string_view("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR", 16));
-  (*facts)[kMp4] =
-      Sniffed("a.mp4", absl::string_view("\x00\x00\x00\x18" "ftypisom\x00\x00\x02\x00isomiso2", 24));
+  (*facts)[kMp4] = Sniffed("a.mp4", absl::string_view("\x00\x00\x00\x18"
+                                                      "ftypisom\x00\x00\x02\x00isomiso2",
+                                                      24));
   (*facts)[kMp3] = Sniffed("a.mp3", absl::string_view("ID3\x04\x00\x00\x00\x00\x00\x00", 10));
   (*facts)[kPdf] = Sniffed("a.pdf", "%PDF-1.7\n%\xE2\xE3\xCF\xD3\n");
   (*facts)[kTxt] = Sniffed("a.txt", "shopping list\nmilk\n");
@@ -315,8 +314,8 @@ void MakeMix(Fixture* f) {
         leaf_is_file = false;
         break;
       case 1: {
-        const char* const kTop[] = {"DCIM", "Pictures", "Download", "Documents", "Music",
-                                    "Movies", "Android", "MyStuff"};
+        const char* const kTop[] = {"DCIM",  "Pictures", "Download", "Documents",
+                                    "Music", "Movies",   "Android",  "MyStuff"};
         path = kTop[pick(8)];
         directory = op != OP_CREATE;
         leaf_is_file = false;
@@ -457,7 +456,8 @@ void PrintMixSummary(const Fixture& f, const std::string& policy_path) {
   }
 }
 
-// --- Benchmarks -----------------------------------------------------------------------------------
+// --- Benchmarks
+// -----------------------------------------------------------------------------------
 
 void SetAllocCounter(benchmark::State& state, uint64_t allocations) {
   state.counters["allocs_per_decision"] = benchmark::Counter(

@@ -5,12 +5,12 @@
 
 #include <cstddef>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace scopedfs::policy {
 namespace {
@@ -24,9 +24,9 @@ absl::Status PatternError(absl::string_view pattern, absl::string_view what, siz
   // Debian's abseil has its own string_view type rather than an alias of absl::string_view.
   // CEscape keeps a NUL or control byte in a rejected pattern from mangling logs.
   const absl::string_view source(pattern.data(), pattern.size());
-  return absl::InvalidArgumentError(absl::StrCat("invalid glob \"", absl::CEscape(source), "\": ",
-                                                 absl::string_view(what.data(), what.size()),
-                                                 " at offset ", offset));
+  return absl::InvalidArgumentError(
+      absl::StrCat("invalid glob \"", absl::CEscape(source),
+                   "\": ", absl::string_view(what.data(), what.size()), " at offset ", offset));
 }
 
 bool IsDotSegment(absl::string_view segment) { return segment == "." || segment == ".."; }
@@ -180,8 +180,7 @@ absl::StatusOr<Glob> Glob::Compile(absl::string_view pattern) {
         // "[]" and "[!]" read as an opening ']' member that was never closed; what the author
         // meant there is an empty class, so say that.
         const bool only_bracket = i == first + 1 && pattern[first] == ']';
-        return PatternError(pattern, only_bracket ? "empty '[]' class" : "unterminated '['",
-                            open);
+        return PatternError(pattern, only_bracket ? "empty '[]' class" : "unterminated '['", open);
       }
       // Folding negation into the set is safe: path segments never contain '/', and a negated
       // set also holding upper-case letters is harmless because lookups are lower-cased.
@@ -231,7 +230,7 @@ bool Glob::SegmentMatches(const Segment& segment, absl::string_view text) const 
   size_t t = segment.token_begin;
   size_t i = 0;
   size_t star_t = absl::string_view::npos;  // token after the last '*' seen
-  size_t star_i = 0;                       // text position that '*' currently extends to
+  size_t star_i = 0;                        // text position that '*' currently extends to
   while (i < text.size()) {
     if (t < segment.token_end) {
       const Token& token = tokens_[t];
@@ -270,10 +269,10 @@ bool Glob::Matches(absl::string_view path) const {
     return slash == absl::string_view::npos ? n + 1 : slash + 1;
   };
 
-  size_t s = 0;    // pattern segment index
-  size_t pos = 0;  // start of the next unconsumed path segment
+  size_t s = 0;                             // pattern segment index
+  size_t pos = 0;                           // start of the next unconsumed path segment
   size_t star_s = absl::string_view::npos;  // pattern segment after the last "**"
-  size_t star_pos = 0;                     // path position that "**" currently extends to
+  size_t star_pos = 0;                      // path position that "**" currently extends to
   while (pos <= n) {
     if (s < segments_.size()) {
       const Segment& segment = segments_[s];

@@ -317,9 +317,7 @@ TEST(GlobMatchTest, BackslashMakesMetacharactersLiteral) {
   EXPECT_TRUE(Match("a\\\\b", "a\\b"));
 }
 
-TEST(GlobMatchTest, BackslashEscapesOrdinaryCharacters) {
-  EXPECT_TRUE(Match("\\a\\B", "Ab"));
-}
+TEST(GlobMatchTest, BackslashEscapesOrdinaryCharacters) { EXPECT_TRUE(Match("\\a\\B", "Ab")); }
 
 TEST(GlobMatchTest, EscapedStarsDoNotFormGlobStar) {
   EXPECT_TRUE(Match("\\*\\*", "**"));
@@ -328,9 +326,7 @@ TEST(GlobMatchTest, EscapedStarsDoNotFormGlobStar) {
   EXPECT_FALSE(Match("*\\*", "a"));
 }
 
-TEST(GlobMatchTest, EscapedSlashIsNotASeparator) {
-  EXPECT_FALSE(Match("a\\/b", "a/b"));
-}
+TEST(GlobMatchTest, EscapedSlashIsNotASeparator) { EXPECT_FALSE(Match("a\\/b", "a/b")); }
 
 // ---- "**" ----
 

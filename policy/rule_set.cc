@@ -76,9 +76,8 @@ bool CompiledRule::Matches(const MatchInput& in) const {
                                     [&caller](IdSpan s) { return s.Contains(caller.uid); })) {
     return false;
   }
-  if (!app_ids.empty() && std::none_of(app_ids.begin(), app_ids.end(), [&caller](IdSpan s) {
-        return s.Contains(caller.app_id);
-      })) {
+  if (!app_ids.empty() && std::none_of(app_ids.begin(), app_ids.end(),
+                                       [&caller](IdSpan s) { return s.Contains(caller.app_id); })) {
     return false;
   }
   if (!user_ids.empty() &&
@@ -100,9 +99,9 @@ bool CompiledRule::Matches(const MatchInput& in) const {
   const PathInfo& path = *in.path;
   bool at_root = path.depth == DEPTH_ROOT;
   if (!top_dirs.empty() && (at_root || !ContainsIgnoreCase(top_dirs, path.top_dir))) return false;
-  if (!globs.empty() && (at_root || std::none_of(globs.begin(), globs.end(), [&path](const Glob& g) {
-                           return g.Matches(path.path);
-                         }))) {
+  if (!globs.empty() &&
+      (at_root || std::none_of(globs.begin(), globs.end(),
+                               [&path](const Glob& g) { return g.Matches(path.path); }))) {
     return false;
   }
   if (depth != DEPTH_UNSPECIFIED && depth != path.depth) return false;
@@ -158,8 +157,8 @@ absl::StatusOr<CompiledAction> CompileAction(const Action& action, bool outcome_
     compiled.outcome = OUTCOME_HIDE;
   }
   if (action.error() != ERRNO_UNSPECIFIED && action.outcome() != OUTCOME_DENY) {
-    problem({{"error"}}, absl::StrCat("error ", Errno_Name(action.error()),
-                                      " only applies to OUTCOME_DENY"));
+    problem({{"error"}},
+            absl::StrCat("error ", Errno_Name(action.error()), " only applies to OUTCOME_DENY"));
   }
   for (int i = 0; i < action.redact_size(); ++i) {
     if (!Redaction_IsValid(action.redact(i))) {
@@ -373,9 +372,8 @@ bool Covers(const CompiledRule& e, const CompiledRule& l) {
         !ListCovers(e.globs, l.globs, [](const Glob& a, const Glob& b) {
           // Case folding applies to matched characters, not to class range bounds: "[A-z]" also
           // holds "[\]^_`", "[a-z]" does not. Only patterns without a class compare ignoring case.
-          return a.pattern() == b.pattern() ||
-                 (!absl::StrContains(a.pattern(), '[') &&
-                  absl::EqualsIgnoreCase(a.pattern(), b.pattern()));
+          return a.pattern() == b.pattern() || (!absl::StrContains(a.pattern(), '[') &&
+                                                absl::EqualsIgnoreCase(a.pattern(), b.pattern()));
         })) {
       return false;
     }
@@ -430,7 +428,8 @@ std::string WhyNeverMatches(const CompiledRule& r, const StorageLayout& layout) 
     if (r.area == AREA_RELATION_OWN || r.area == AREA_RELATION_OTHER) {
       return "depth ROOT with area OWN/OTHER: the root is in no area";
     }
-    if (r.node_type == NODE_TYPE_FILE) return "depth ROOT with node_type FILE: the root is a directory";
+    if (r.node_type == NODE_TYPE_FILE)
+      return "depth ROOT with node_type FILE: the root is a directory";
   }
   if (r.depth == DEPTH_TOP && (r.area == AREA_RELATION_OWN || r.area == AREA_RELATION_OTHER)) {
     // Area roots sit at least two segments deep ("x/{package}") in every valid layout.

@@ -38,19 +38,14 @@ constexpr char kPolicyText[] = R"pb(
   }
 )pb";
 
-constexpr uint32_t kGalleryUid = 10061;     // perm.A, perm.B
-constexpr uint32_t kSharedUid = 10070;      // two packages, perm.C
-constexpr uint32_t kPlainUid = 10080;       // no permissions
+constexpr uint32_t kGalleryUid = 10061;  // perm.A, perm.B
+constexpr uint32_t kSharedUid = 10070;   // two packages, perm.C
+constexpr uint32_t kPlainUid = 10080;    // no permissions
 constexpr uint32_t kUnregisteredUid = 10099;
 
 constexpr char kAppsText[] = R"pb(
   app { package: "com.example.gallery" uid: 10061 permission: "perm.A" permission: "perm.B" }
-  app {
-    package: "com.example.shared.one"
-    uid: 10070
-    shared_user: "shared.x"
-    permission: "perm.C"
-  }
+  app { package: "com.example.shared.one" uid: 10070 shared_user: "shared.x" permission: "perm.C" }
   app { package: "com.example.shared.two" uid: 10070 shared_user: "shared.x" }
   app { package: "com.example.plain" uid: 10080 }
 )pb";
@@ -108,14 +103,38 @@ struct Request {
   bool caller_owns = false;
   bool cross_user = false;
 
-  Request& Uid(uint32_t v) { uid = v; return *this; }
-  Request& WithOp(Op v) { op = v; return *this; }
-  Request& Path(std::string v) { path = std::move(v); return *this; }
-  Request& Dir() { node_type = NODE_TYPE_DIRECTORY; return *this; }
-  Request& Content(ContentFacts v) { content = v; return *this; }
-  Request& Domain(std::string v) { selinux_domain = std::move(v); return *this; }
-  Request& Owns() { caller_owns = true; return *this; }
-  Request& CrossUser() { cross_user = true; return *this; }
+  Request& Uid(uint32_t v) {
+    uid = v;
+    return *this;
+  }
+  Request& WithOp(Op v) {
+    op = v;
+    return *this;
+  }
+  Request& Path(std::string v) {
+    path = std::move(v);
+    return *this;
+  }
+  Request& Dir() {
+    node_type = NODE_TYPE_DIRECTORY;
+    return *this;
+  }
+  Request& Content(ContentFacts v) {
+    content = v;
+    return *this;
+  }
+  Request& Domain(std::string v) {
+    selinux_domain = std::move(v);
+    return *this;
+  }
+  Request& Owns() {
+    caller_owns = true;
+    return *this;
+  }
+  Request& CrossUser() {
+    cross_user = true;
+    return *this;
+  }
 };
 
 struct Problems {
@@ -130,8 +149,8 @@ class RuleSetTest : public testing::Test {
       : policy_(ParseText<Policy>(kPolicyText)),
         permissions_(policy_),
         layout_(CompileLayout(policy_.layout())),
-        registry_(AppRegistry::Build(ParseText<scopedfs::AppRegistry>(kAppsText), {},
-                                     permissions_)) {}
+        registry_(
+            AppRegistry::Build(ParseText<scopedfs::AppRegistry>(kAppsText), {}, permissions_)) {}
 
   // Compiles `text` as a Rule, failing the test if it has any problem.
   CompiledRule Compile(absl::string_view text) {
@@ -200,7 +219,10 @@ using CompileRuleTest = RuleSetTest;
 TEST_F(CompileRuleTest, CompilesAValidRule) {
   Problems p = CompileProblems(R(R"pb(
     op: OP_READ
-    app { holds_all: "perm.B" uid { first: 10061 } }
+    app {
+      holds_all: "perm.B"
+      uid { first: 10061 }
+    }
     path { area: AREA_RELATION_OWN area_name: "app-obb" glob: "Android/**" }
     content { media_class: MEDIA_CLASS_IMAGE }
   )pb"));
@@ -210,8 +232,13 @@ TEST_F(CompileRuleTest, CompilesAValidRule) {
 
 TEST_F(CompileRuleTest, TranslatesFieldsIntoMasksAndBits) {
   CompiledRule c = Compile(R(R"pb(
-    op: OP_READ op: OP_WRITE
-    app { holds_all: "perm.B" holds_none: "perm.C" uid { first: 10061 } }
+    op: OP_READ
+    op: OP_WRITE
+    app {
+      holds_all: "perm.B"
+      holds_none: "perm.C"
+      uid { first: 10061 }
+    }
     path { area: AREA_RELATION_OWN area_name: "app-obb" }
     content { media_class: MEDIA_CLASS_IMAGE }
   )pb"));
@@ -259,7 +286,10 @@ TEST_F(CompileRuleTest, ReversedAppIdRange) {
 }
 
 TEST_F(CompileRuleTest, AppIdOfOneHundredThousandIsRejected) {
-  ExpectOneProblem(R(R"pb(app { app_id { first: 1000 } app_id { first: 100000 } })pb"),
+  ExpectOneProblem(R(R"pb(app {
+                            app_id { first: 1000 }
+                            app_id { first: 100000 }
+                          })pb"),
                    "app.app_id[1]", "100000");
 }
 
@@ -278,8 +308,8 @@ TEST_F(CompileRuleTest, OpUnspecified) {
 }
 
 TEST_F(CompileRuleTest, MediaClassUnspecified) {
-  ExpectOneProblem(R("content { media_class: MEDIA_CLASS_UNSPECIFIED }"),
-                   "content.media_class[0]", "MEDIA_CLASS_UNSPECIFIED");
+  ExpectOneProblem(R("content { media_class: MEDIA_CLASS_UNSPECIFIED }"), "content.media_class[0]",
+                   "MEDIA_CLASS_UNSPECIFIED");
 }
 
 TEST_F(CompileRuleTest, BadGlob) {
@@ -287,12 +317,9 @@ TEST_F(CompileRuleTest, BadGlob) {
 }
 
 TEST_F(CompileRuleTest, UnknownAreaName) {
-  ExpectOneProblem(R(R"pb(path {
-                            area: AREA_RELATION_OWN
-                            area_name: "app-data"
-                            area_name: "app-cache"
-                          })pb"),
-                   "path.area_name[1]", "app-cache");
+  ExpectOneProblem(
+      R(R"pb(path { area: AREA_RELATION_OWN area_name: "app-data" area_name: "app-cache" })pb"),
+      "path.area_name[1]", "app-cache");
 }
 
 TEST_F(CompileRuleTest, AreaNameWithoutArea) {
@@ -301,8 +328,9 @@ TEST_F(CompileRuleTest, AreaNameWithoutArea) {
 }
 
 TEST_F(CompileRuleTest, ActionWithoutOutcome) {
-  ExpectOneProblem(R"pb(name: "r" action { error: ERRNO_UNSPECIFIED })pb", "action.outcome",
-                   "needs an outcome");
+  ExpectOneProblem(R"pb(name: "r"
+                        action { error: ERRNO_UNSPECIFIED })pb",
+                   "action.outcome", "needs an outcome");
 }
 
 TEST_F(CompileRuleTest, MissingActionNeedsAnOutcome) {
@@ -310,24 +338,22 @@ TEST_F(CompileRuleTest, MissingActionNeedsAnOutcome) {
 }
 
 TEST_F(CompileRuleTest, AllowRedactedWithoutRedact) {
-  ExpectOneProblem(R"pb(name: "r" action { outcome: OUTCOME_ALLOW_REDACTED })pb",
+  ExpectOneProblem(R"pb(name: "r"
+                        action { outcome: OUTCOME_ALLOW_REDACTED })pb",
                    "action.outcome", "at least one redact");
 }
 
 TEST_F(CompileRuleTest, AllowRedactedWithRedactIsAccepted) {
   CompiledRule c = Compile(R"pb(
     name: "r"
-    action {
-      outcome: OUTCOME_ALLOW_REDACTED
-      redact: REDACTION_EXIF_GPS
-      redact: REDACTION_XMP_GPS
-    }
+    action { outcome: OUTCOME_ALLOW_REDACTED redact: REDACTION_EXIF_GPS redact: REDACTION_XMP_GPS }
   )pb");
   EXPECT_EQ(c.action.redact, Bit(REDACTION_EXIF_GPS) | Bit(REDACTION_XMP_GPS));
 }
 
 TEST_F(CompileRuleTest, RedactWithAllow) {
-  ExpectOneProblem(R"pb(name: "r" action { outcome: OUTCOME_ALLOW redact: REDACTION_EXIF_GPS })pb",
+  ExpectOneProblem(R"pb(name: "r"
+                        action { outcome: OUTCOME_ALLOW redact: REDACTION_EXIF_GPS })pb",
                    "action.redact[0]", "only applies to OUTCOME_ALLOW_REDACTED");
 }
 
@@ -339,12 +365,14 @@ TEST_F(CompileRuleTest, RedactionUnspecified) {
 }
 
 TEST_F(CompileRuleTest, ErrorWithAllow) {
-  ExpectOneProblem(R"pb(name: "r" action { outcome: OUTCOME_ALLOW error: ERRNO_EPERM })pb",
+  ExpectOneProblem(R"pb(name: "r"
+                        action { outcome: OUTCOME_ALLOW error: ERRNO_EPERM })pb",
                    "action.error", "ERRNO_EPERM");
 }
 
 TEST_F(CompileRuleTest, ErrorWithDenyIsAccepted) {
-  CompiledRule c = Compile(R"pb(name: "r" action { outcome: OUTCOME_DENY error: ERRNO_EROFS })pb");
+  CompiledRule c = Compile(R"pb(name: "r"
+                                action { outcome: OUTCOME_DENY error: ERRNO_EROFS })pb");
   EXPECT_EQ(c.action.outcome, OUTCOME_DENY);
   EXPECT_EQ(c.action.error, ERRNO_EROFS);
 }
@@ -374,21 +402,22 @@ TEST_F(CompileRuleTest, EmptySelinuxDomain) {
 }
 
 // Proto3 enums are open: text format accepts a number the schema does not name.
-TEST_F(CompileRuleTest, UnknownOpNumber) {
-  ExpectOneProblem(R("op: 42"), "op[0]", "42");
-}
+TEST_F(CompileRuleTest, UnknownOpNumber) { ExpectOneProblem(R("op: 42"), "op[0]", "42"); }
 
 TEST_F(CompileRuleTest, UnknownMediaClassNumber) {
   ExpectOneProblem(R("content { media_class: 40 }"), "content.media_class[0]", "40");
 }
 
 TEST_F(CompileRuleTest, UnknownRedactionNumber) {
-  ExpectOneProblem(R"pb(name: "r" action { outcome: OUTCOME_ALLOW_REDACTED redact: 33 })pb",
+  ExpectOneProblem(R"pb(name: "r"
+                        action { outcome: OUTCOME_ALLOW_REDACTED redact: 33 })pb",
                    "action.redact[0]", "33");
 }
 
 TEST_F(CompileRuleTest, UnknownOutcomeNumber) {
-  ExpectOneProblem(R"pb(name: "r" action { outcome: 9 })pb", "action.outcome", "9");
+  ExpectOneProblem(R"pb(name: "r"
+                        action { outcome: 9 })pb",
+                   "action.outcome", "9");
 }
 
 TEST_F(CompileRuleTest, UnknownScalarEnumNumber) {
@@ -462,8 +491,8 @@ TEST_F(MatchesTest, Package) {
 }
 
 TEST_F(MatchesTest, PackageIsCaseInsensitive) {
-  EXPECT_TRUE(RuleMatches(R"pb(app { package: "COM.Example.Gallery" })pb",
-                          Request().Uid(kGalleryUid)));
+  EXPECT_TRUE(
+      RuleMatches(R"pb(app { package: "COM.Example.Gallery" })pb", Request().Uid(kGalleryUid)));
 }
 
 TEST_F(MatchesTest, PackageOfASharedUid) {
@@ -785,10 +814,10 @@ TEST_F(CoversTest, BroaderOpsCoverNarrower) {
 }
 
 TEST_F(CoversTest, BroaderPackagesCoverNarrower) {
-  EXPECT_TRUE(CoversText(R"pb(app { package: "a.b" package: "c.d" })pb",
-                         R"pb(app { package: "C.D" })pb"));
-  EXPECT_FALSE(CoversText(R"pb(app { package: "c.d" })pb",
-                          R"pb(app { package: "a.b" package: "c.d" })pb"));
+  EXPECT_TRUE(
+      CoversText(R"pb(app { package: "a.b" package: "c.d" })pb", R"pb(app { package: "C.D" })pb"));
+  EXPECT_FALSE(
+      CoversText(R"pb(app { package: "c.d" })pb", R"pb(app { package: "a.b" package: "c.d" })pb"));
 }
 
 TEST_F(CoversTest, BroaderUidRangesCoverNarrower) {
@@ -799,10 +828,10 @@ TEST_F(CoversTest, BroaderUidRangesCoverNarrower) {
 }
 
 TEST_F(CoversTest, BroaderAppIdRangesCoverNarrower) {
-  EXPECT_TRUE(CoversText("app { app_id { first: 10000 last: 19999 } }",
-                         "app { app_id { first: 10061 } }"));
-  EXPECT_FALSE(CoversText("app { app_id { first: 10061 } }",
-                          "app { app_id { first: 10000 last: 19999 } }"));
+  EXPECT_TRUE(
+      CoversText("app { app_id { first: 10000 last: 19999 } }", "app { app_id { first: 10061 } }"));
+  EXPECT_FALSE(
+      CoversText("app { app_id { first: 10061 } }", "app { app_id { first: 10000 last: 19999 } }"));
 }
 
 TEST_F(CoversTest, MoreUserIdsCoverFewer) {
@@ -832,25 +861,29 @@ TEST_F(CoversTest, MoreMediaClassesCoverFewer) {
 }
 
 TEST_F(CoversTest, LaterRuleWithAnExtraConditionIsCovered) {
-  EXPECT_TRUE(CoversText(R"pb(op: OP_READ path { top_dir: "DCIM" })pb", R"pb(
-    op: OP_READ
-    app { holds_all: "perm.A" cross_user: TRISTATE_FALSE }
-    path { top_dir: "DCIM" depth: DEPTH_NESTED }
-    content { media_class: MEDIA_CLASS_IMAGE }
-  )pb"));
+  EXPECT_TRUE(CoversText(R"pb(op: OP_READ
+                              path { top_dir: "DCIM" })pb",
+                         R"pb(
+                           op: OP_READ
+                           app { holds_all: "perm.A" cross_user: TRISTATE_FALSE }
+                           path { top_dir: "DCIM" depth: DEPTH_NESTED }
+                           content { media_class: MEDIA_CLASS_IMAGE }
+                         )pb"));
 }
 
 TEST_F(CoversTest, ActionsDoNotMatter) {
   CompiledRule allow = Compile(R(R"pb(path { top_dir: "DCIM" })pb"));
-  CompiledRule deny = Compile(
-      R"pb(name: "d" action { outcome: OUTCOME_DENY } path { top_dir: "DCIM" })pb");
+  CompiledRule deny = Compile(R"pb(name: "d"
+                                   action { outcome: OUTCOME_DENY }
+                                   path { top_dir: "DCIM" })pb");
   EXPECT_TRUE(Covers(allow, deny));
   EXPECT_TRUE(Covers(deny, allow));
 }
 
 TEST_F(CoversTest, IdenticalRulesCoverEachOther) {
   constexpr char kBody[] = R"pb(
-    op: OP_READ op: OP_LOOKUP
+    op: OP_READ
+    op: OP_LOOKUP
     app {
       package: "com.example.gallery"
       uid { first: 10000 last: 19999 }
@@ -970,8 +1003,7 @@ TEST_F(CoversTest, TristateMustBeUnsetOrEqual) {
 
 // An earlier rule constrained on one dimension never covers the catch-all, while the catch-all
 // covers it: every dimension takes part in the comparison.
-class CoversDimensionTest : public RuleSetTest,
-                            public testing::WithParamInterface<const char*> {};
+class CoversDimensionTest : public RuleSetTest, public testing::WithParamInterface<const char*> {};
 
 TEST_P(CoversDimensionTest, ConstrainedRuleDoesNotCoverBroaderLaterRule) {
   EXPECT_FALSE(CoversText(GetParam(), ""));
@@ -981,29 +1013,28 @@ TEST_P(CoversDimensionTest, BroaderEarlierRuleCoversConstrainedRule) {
   EXPECT_TRUE(CoversText("", GetParam()));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Dimensions, CoversDimensionTest,
-    testing::Values("op: OP_READ",  //
-                    R"pb(app { package: "com.example.gallery" })pb",
-                    "app { uid { first: 10000 last: 19999 } }",
-                    "app { app_id { first: 10000 last: 19999 } }",  //
-                    "app { user_id: 0 }",                           //
-                    R"pb(app { holds_all: "perm.A" })pb",           //
-                    R"pb(app { holds_any: "perm.A" })pb",           //
-                    R"pb(app { holds_none: "perm.A" })pb",          //
-                    R"pb(app { selinux_domain: "untrusted_app" })pb",
-                    "app { owner: OWNERSHIP_CALLER_OWNS }",      //
-                    "app { cross_user: TRISTATE_FALSE }",        //
-                    "app { registered: TRISTATE_TRUE }",         //
-                    R"pb(path { top_dir: "DCIM" })pb",           //
-                    R"pb(path { glob: "**" })pb",                //
-                    "path { depth: DEPTH_NESTED }",              //
-                    "path { standard_top_dir: TRISTATE_TRUE }",  //
-                    "path { area: AREA_RELATION_OWN }",          //
-                    "path { area: AREA_RELATION_NONE }",         //
-                    "path { node_type: NODE_TYPE_FILE }",        //
-                    "content { media_class: MEDIA_CLASS_IMAGE }",
-                    "content { has_location: TRISTATE_FALSE }"));
+INSTANTIATE_TEST_SUITE_P(Dimensions, CoversDimensionTest,
+                         testing::Values("op: OP_READ",  //
+                                         R"pb(app { package: "com.example.gallery" })pb",
+                                         "app { uid { first: 10000 last: 19999 } }",
+                                         "app { app_id { first: 10000 last: 19999 } }",  //
+                                         "app { user_id: 0 }",                           //
+                                         R"pb(app { holds_all: "perm.A" })pb",           //
+                                         R"pb(app { holds_any: "perm.A" })pb",           //
+                                         R"pb(app { holds_none: "perm.A" })pb",          //
+                                         R"pb(app { selinux_domain: "untrusted_app" })pb",
+                                         "app { owner: OWNERSHIP_CALLER_OWNS }",      //
+                                         "app { cross_user: TRISTATE_FALSE }",        //
+                                         "app { registered: TRISTATE_TRUE }",         //
+                                         R"pb(path { top_dir: "DCIM" })pb",           //
+                                         R"pb(path { glob: "**" })pb",                //
+                                         "path { depth: DEPTH_NESTED }",              //
+                                         "path { standard_top_dir: TRISTATE_TRUE }",  //
+                                         "path { area: AREA_RELATION_OWN }",          //
+                                         "path { area: AREA_RELATION_NONE }",         //
+                                         "path { node_type: NODE_TYPE_FILE }",        //
+                                         "content { media_class: MEDIA_CLASS_IMAGE }",
+                                         "content { has_location: TRISTATE_FALSE }"));
 
 // ---- WhyNeverMatches ----
 
@@ -1011,7 +1042,8 @@ using WhyNeverMatchesTest = RuleSetTest;
 
 TEST_F(WhyNeverMatchesTest, SensibleRuleCanMatch) {
   EXPECT_EQ(Why(R"pb(
-              op: OP_READ op: OP_LOOKUP
+              op: OP_READ
+              op: OP_LOOKUP
               app {
                 holds_all: "perm.A"
                 holds_any: "perm.B"
@@ -1090,9 +1122,9 @@ TEST_P(WhyNeverMatchesContradictionTest, TrulyNeverMatchesAnExample) {
   CompiledRule rule = Compile(R(GetParam().body));
   for (uint32_t uid : {kGalleryUid, kSharedUid, kPlainUid, kUnregisteredUid, 1010061u, 100003u}) {
     for (Op op : {OP_LOOKUP, OP_READ, OP_WRITE, OP_CREATE, OP_DELETE, OP_MKDIR, OP_RMDIR}) {
-      for (const char* path : {"", "DCIM", "Other", "DCIM/a.jpg",
-                               "Android/data/com.example.gallery",
-                               "Android/data/com.example.plain/a.mp3"}) {
+      for (const char* path :
+           {"", "DCIM", "Other", "DCIM/a.jpg", "Android/data/com.example.gallery",
+            "Android/data/com.example.plain/a.mp3"}) {
         for (bool dir : {false, true}) {
           // Only what the daemon asks: file ops on files, directory ops on directories, the root
           // as a directory.
@@ -1101,8 +1133,8 @@ TEST_P(WhyNeverMatchesContradictionTest, TrulyNeverMatchesAnExample) {
             continue;
           }
           for (bool owns : {false, true}) {
-            Request r = Request().Uid(uid).WithOp(op).Path(path).Content(
-                Image(LocationPresence::kUnknown));
+            Request r =
+                Request().Uid(uid).WithOp(op).Path(path).Content(Image(LocationPresence::kUnknown));
             if (dir) r.Dir();
             if (owns && op != OP_CREATE && op != OP_MKDIR) r.Owns();
             EXPECT_FALSE(Matches(rule, r)) << uid << " " << op << " " << path << " " << dir;
@@ -1116,12 +1148,11 @@ TEST_P(WhyNeverMatchesContradictionTest, TrulyNeverMatchesAnExample) {
 INSTANTIATE_TEST_SUITE_P(
     Contradictions, WhyNeverMatchesContradictionTest,
     testing::Values(
-        Contradiction{"HoldsAllAndNone",
-                      R"pb(app {
-                             holds_all: "perm.A"
-                             holds_none: "perm.B"
-                             holds_none: "perm.A"
-                           })pb"},
+        Contradiction{"HoldsAllAndNone", R"pb(app {
+                                                holds_all: "perm.A"
+                                                holds_none: "perm.B"
+                                                holds_none: "perm.A"
+                                              })pb"},
         Contradiction{"HoldsAnyInsideHoldsNone",
                       R"pb(app {
                              holds_any: "perm.A"
@@ -1129,8 +1160,7 @@ INSTANTIATE_TEST_SUITE_P(
                              holds_none: "perm.A"
                              holds_none: "perm.B"
                            })pb"},
-        Contradiction{"UidsOutsideUserIds",
-                      "app { uid { first: 10000 last: 19999 } user_id: 10 }"},
+        Contradiction{"UidsOutsideUserIds", "app { uid { first: 10000 last: 19999 } user_id: 10 }"},
         Contradiction{"UidsOutsideAppIds",
                       "app { uid { first: 10000 last: 10100 } app_id { first: 20000 } }"},
         Contradiction{"OwnerOnlyCreating",
@@ -1144,18 +1174,14 @@ INSTANTIATE_TEST_SUITE_P(
         Contradiction{"RootFile", "path { depth: DEPTH_ROOT node_type: NODE_TYPE_FILE }"},
         Contradiction{"TopWithAreaOwn", "path { depth: DEPTH_TOP area: AREA_RELATION_OWN }"},
         Contradiction{"TopWithAreaOther", "path { depth: DEPTH_TOP area: AREA_RELATION_OTHER }"},
-        Contradiction{"StandardTrueWithoutStandardTopDir",
-                      R"pb(path {
-                             top_dir: "Books2"
-                             top_dir: "Other"
-                             standard_top_dir: TRISTATE_TRUE
-                           })pb"},
-        Contradiction{"StandardFalseWithOnlyStandardTopDirs",
-                      R"pb(path {
-                             top_dir: "dcim"
-                             top_dir: "Download"
-                             standard_top_dir: TRISTATE_FALSE
-                           })pb"},
+        Contradiction{"StandardTrueWithoutStandardTopDir", R"pb(path {
+                                                                  top_dir: "Books2"
+                                                                  top_dir: "Other"
+                                                                  standard_top_dir: TRISTATE_TRUE
+                                                                })pb"},
+        Contradiction{
+            "StandardFalseWithOnlyStandardTopDirs",
+            R"pb(path { top_dir: "dcim" top_dir: "Download" standard_top_dir: TRISTATE_FALSE })pb"},
         Contradiction{"DirectoryWithMediaClass",
                       "path { node_type: NODE_TYPE_DIRECTORY } "
                       "content { media_class: MEDIA_CLASS_IMAGE }"},

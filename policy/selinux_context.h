@@ -7,9 +7,9 @@
 
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 struct selabel_handle;
 

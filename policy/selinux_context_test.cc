@@ -215,8 +215,7 @@ TEST_F(FileLabelerTest, PermissionBitsDoNotAffectLookup) {
 }
 
 TEST_F(FileLabelerTest, PathWithoutEntryIsNotFound) {
-  EXPECT_EQ(labeler_->Lookup("/data/misc/x", S_IFREG).status().code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(labeler_->Lookup("/data/misc/x", S_IFREG).status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST_F(FileLabelerTest, EntriesAreAnchoredAtBothEnds) {

@@ -43,8 +43,8 @@ absl::Status ValidateStoragePath(absl::string_view path) {
       return absl::InvalidArgumentError(absl::StrCat("path has a '", segment, "' segment"));
     }
     if (segment.size() > kMaxNameBytes) {
-      return absl::InvalidArgumentError(absl::StrCat("path segment is ", segment.size(),
-                                                     " bytes, longer than ", kMaxNameBytes));
+      return absl::InvalidArgumentError(
+          absl::StrCat("path segment is ", segment.size(), " bytes, longer than ", kMaxNameBytes));
     }
   }
   return absl::OkStatus();

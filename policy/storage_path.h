@@ -6,11 +6,11 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "proto/policy.pb.h"
 
 namespace scopedfs::policy {
@@ -20,13 +20,13 @@ inline constexpr size_t kMaxPathBytes = 4095;  // PATH_MAX - 1
 
 // Where a path sits. Views point into the classified path; they live as long as it does.
 struct PathInfo {
-  absl::string_view path;      // "" for the root
+  absl::string_view path;  // "" for the root
   Depth depth = DEPTH_ROOT;
-  absl::string_view top_dir;   // first segment; empty at the root
+  absl::string_view top_dir;  // first segment; empty at the root
   bool standard_top_dir = false;
-  int area = -1;              // index into the layout's areas, -1 if in none
+  int area = -1;                   // index into the layout's areas, -1 if in none
   absl::string_view area_package;  // the {package} segment when area >= 0
-  absl::string_view name;      // last segment; empty at the root
+  absl::string_view name;          // last segment; empty at the root
 };
 
 // Checks a relative storage path without classifying it: no leading or trailing '/', no empty,

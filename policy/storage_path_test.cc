@@ -59,9 +59,7 @@ PathInfo ClassifyOk(absl::string_view path) {
 
 // --- ValidateStoragePath: accepted paths ---
 
-TEST(ValidateStoragePathTest, AcceptsEmptyPathAsRoot) {
-  EXPECT_TRUE(ValidateStoragePath("").ok());
-}
+TEST(ValidateStoragePathTest, AcceptsEmptyPathAsRoot) { EXPECT_TRUE(ValidateStoragePath("").ok()); }
 
 TEST(ValidateStoragePathTest, AcceptsSingleSegment) {
   EXPECT_TRUE(ValidateStoragePath("DCIM").ok());

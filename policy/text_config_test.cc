@@ -21,21 +21,21 @@ constexpr size_t kMaxConfigBytes = 16 << 20;  // Mirrors text_config.cc.
 
 // Positions (1-based line:col) are part of the expectations below; edit with care.
 constexpr char kPolicyText[] =
-    "name: \"android\"\n"                                                 // 1
-    "permission { name: \"android.permission.READ_MEDIA_IMAGES\" }\n"     // 2
-    "permission { name: \"android.permission.READ_MEDIA_VIDEO\" }\n"      // 3
-    "rule {\n"                                                            // 4
-    "  name: \"first\"\n"                                                 // 5
-    "  action { outcome: OUTCOME_ALLOW }\n"                               // 6
-    "}\n"                                                                 // 7
-    "rule {\n"                                                            // 8
-    "  name: \"second\"\n"                                                // 9
-    "  app {\n"                                                           // 10
-    "    holds_any: \"android.permission.READ_MEDIA_IMAGES\"\n"           // 11
-    "    holds_any: \"android.permission.READ_MEDIA_VIDEO\"\n"            // 12
-    "  }\n"                                                               // 13
-    "  action { outcome: OUTCOME_DENY error: ERRNO_EPERM }\n"             // 14
-    "}\n";                                                                // 15
+    "name: \"android\"\n"                                              // 1
+    "permission { name: \"android.permission.READ_MEDIA_IMAGES\" }\n"  // 2
+    "permission { name: \"android.permission.READ_MEDIA_VIDEO\" }\n"   // 3
+    "rule {\n"                                                         // 4
+    "  name: \"first\"\n"                                              // 5
+    "  action { outcome: OUTCOME_ALLOW }\n"                            // 6
+    "}\n"                                                              // 7
+    "rule {\n"                                                         // 8
+    "  name: \"second\"\n"                                             // 9
+    "  app {\n"                                                        // 10
+    "    holds_any: \"android.permission.READ_MEDIA_IMAGES\"\n"        // 11
+    "    holds_any: \"android.permission.READ_MEDIA_VIDEO\"\n"         // 12
+    "  }\n"                                                            // 13
+    "  action { outcome: OUTCOME_DENY error: ERRNO_EPERM }\n"          // 14
+    "}\n";                                                             // 15
 
 // Parses kPolicyText, failing the test if it does not parse.
 TextConfigSource ParsePolicy(Policy* policy) {
@@ -123,8 +123,7 @@ TEST(TextConfigParseTest, UnknownFieldIsLocated) {
   Policy policy;
   absl::StatusOr<TextConfigSource> source = TextConfigSource::Parse(kText, "p.textproto", &policy);
   ASSERT_EQ(source.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StartsWith(source.status().message(), "p.textproto:2:3: "))
-      << source.status();
+  EXPECT_TRUE(absl::StartsWith(source.status().message(), "p.textproto:2:3: ")) << source.status();
   EXPECT_TRUE(absl::StrContains(source.status().message(), "\"bogus\"")) << source.status();
 }
 
@@ -133,8 +132,7 @@ TEST(TextConfigParseTest, UnknownNestedFieldIsLocated) {
   absl::StatusOr<TextConfigSource> source =
       TextConfigSource::Parse("rule { app { bogus: 1 } }\n", "p.textproto", &policy);
   ASSERT_EQ(source.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StartsWith(source.status().message(), "p.textproto:1:14: "))
-      << source.status();
+  EXPECT_TRUE(absl::StartsWith(source.status().message(), "p.textproto:1:14: ")) << source.status();
 }
 
 // TextFormat notices a bad name only at the token after it; the report must still point at the
@@ -144,8 +142,7 @@ TEST(TextConfigParseTest, UnknownFieldBeforeSpaceIsLocated) {
   absl::StatusOr<TextConfigSource> source =
       TextConfigSource::Parse("name: \"a\"\n  bogus { x: 1 }\n", "p.textproto", &policy);
   ASSERT_EQ(source.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StartsWith(source.status().message(), "p.textproto:2:3: "))
-      << source.status();
+  EXPECT_TRUE(absl::StartsWith(source.status().message(), "p.textproto:2:3: ")) << source.status();
 }
 
 TEST(TextConfigParseTest, UnknownFieldBeforeNewlineIsLocated) {
@@ -153,8 +150,7 @@ TEST(TextConfigParseTest, UnknownFieldBeforeNewlineIsLocated) {
   absl::StatusOr<TextConfigSource> source = TextConfigSource::Parse(
       "name: \"a\"\nrule { bogus\n  # comment\n  : 1 }\n", "p.textproto", &policy);
   ASSERT_EQ(source.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StartsWith(source.status().message(), "p.textproto:2:8: "))
-      << source.status();
+  EXPECT_TRUE(absl::StartsWith(source.status().message(), "p.textproto:2:8: ")) << source.status();
 }
 
 TEST(TextConfigParseTest, BadEnumNameAtEndOfLineIsLocated) {
@@ -166,10 +162,8 @@ TEST(TextConfigParseTest, BadEnumNameAtEndOfLineIsLocated) {
   Policy policy;
   absl::StatusOr<TextConfigSource> source = TextConfigSource::Parse(kText, "p.textproto", &policy);
   ASSERT_EQ(source.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StartsWith(source.status().message(), "p.textproto:3:12: "))
-      << source.status();
-  EXPECT_TRUE(absl::StrContains(source.status().message(), "\"OUTCOME_MAYBE\""))
-      << source.status();
+  EXPECT_TRUE(absl::StartsWith(source.status().message(), "p.textproto:3:12: ")) << source.status();
+  EXPECT_TRUE(absl::StrContains(source.status().message(), "\"OUTCOME_MAYBE\"")) << source.status();
 }
 
 TEST(TextConfigParseTest, BadEnumNameBeforeBraceIsLocated) {
@@ -177,17 +171,15 @@ TEST(TextConfigParseTest, BadEnumNameBeforeBraceIsLocated) {
   absl::StatusOr<TextConfigSource> source = TextConfigSource::Parse(
       "default_action { outcome: OUTCOME_MAYBE }\n", "p.textproto", &policy);
   ASSERT_EQ(source.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StartsWith(source.status().message(), "p.textproto:1:27: "))
-      << source.status();
+  EXPECT_TRUE(absl::StartsWith(source.status().message(), "p.textproto:1:27: ")) << source.status();
 }
 
 TEST(TextConfigParseTest, BadEnumNameInListIsLocated) {
   Policy policy;
-  absl::StatusOr<TextConfigSource> source = TextConfigSource::Parse(
-      "rule { op: [OP_READ, OP_FLY] }\n", "p.textproto", &policy);
+  absl::StatusOr<TextConfigSource> source =
+      TextConfigSource::Parse("rule { op: [OP_READ, OP_FLY] }\n", "p.textproto", &policy);
   ASSERT_EQ(source.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StartsWith(source.status().message(), "p.textproto:1:22: "))
-      << source.status();
+  EXPECT_TRUE(absl::StartsWith(source.status().message(), "p.textproto:1:22: ")) << source.status();
 }
 
 TEST(TextConfigParseTest, WrongValueTypeIsRefused) {
@@ -195,8 +187,7 @@ TEST(TextConfigParseTest, WrongValueTypeIsRefused) {
   absl::StatusOr<TextConfigSource> source =
       TextConfigSource::Parse("name: 5\n", "p.textproto", &policy);
   ASSERT_EQ(source.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StartsWith(source.status().message(), "p.textproto:1:7: "))
-      << source.status();
+  EXPECT_TRUE(absl::StartsWith(source.status().message(), "p.textproto:1:7: ")) << source.status();
 }
 
 TEST(TextConfigParseTest, RepeatedSingularFieldIsRefused) {

@@ -42,7 +42,7 @@ std::string ReadFileOrDie(const std::string& path) {
 
 // A sample with what a leak would look like in it, found independently of the parsers.
 struct Sample {
-  std::string name;                 // file name in tests/media
+  std::string name;                  // file name in tests/media
   std::vector<std::string> secrets;  // byte strings that only location metadata holds
 };
 
@@ -88,8 +88,8 @@ std::string ExpectedRedacted(const std::string& original, absl::string_view name
   EXPECT_FALSE(scan.malformed) << name << ": " << scan.error;
   (void)name;
   // Every kind the parsers find, whatever the media class (security issue, finding 4).
-  uint32_t kinds = (1u << REDACTION_ISOBMFF_LOCATION) | (1u << REDACTION_XMP_GPS) |
-                   (1u << REDACTION_EXIF_GPS);
+  uint32_t kinds =
+      (1u << REDACTION_ISOBMFF_LOCATION) | (1u << REDACTION_XMP_GPS) | (1u << REDACTION_EXIF_GPS);
   std::vector<policy::FillRange> plan = policy::PlanFills(scan.ranges, kinds);
   std::string out = original;
   policy::ApplyFills(plan, 0, absl::MakeSpan(reinterpret_cast<uint8_t*>(out.data()), out.size()));
@@ -121,30 +121,46 @@ AppResult Errno(int err, absl::string_view what) {
 
 // Each method returns the whole file as the app received it (or the failing call's errno).
 enum class Method {
-  kRead, kPreadBoundaries, kReadv, kMmapShared, kMmapPrivate, kSendfile, kSplice,
-  kCopyFileRange, kProcReopen,
+  kRead,
+  kPreadBoundaries,
+  kReadv,
+  kMmapShared,
+  kMmapPrivate,
+  kSendfile,
+  kSplice,
+  kCopyFileRange,
+  kProcReopen,
 };
 
 std::string MethodName(Method m) {
   switch (m) {
-    case Method::kRead: return "read";
-    case Method::kPreadBoundaries: return "pread at range boundaries";
-    case Method::kReadv: return "readv";
-    case Method::kMmapShared: return "mmap MAP_SHARED";
-    case Method::kMmapPrivate: return "mmap MAP_PRIVATE";
-    case Method::kSendfile: return "sendfile";
-    case Method::kSplice: return "splice";
-    case Method::kCopyFileRange: return "copy_file_range";
-    case Method::kProcReopen: return "reopen via /proc/self/fd";
+    case Method::kRead:
+      return "read";
+    case Method::kPreadBoundaries:
+      return "pread at range boundaries";
+    case Method::kReadv:
+      return "readv";
+    case Method::kMmapShared:
+      return "mmap MAP_SHARED";
+    case Method::kMmapPrivate:
+      return "mmap MAP_PRIVATE";
+    case Method::kSendfile:
+      return "sendfile";
+    case Method::kSplice:
+      return "splice";
+    case Method::kCopyFileRange:
+      return "copy_file_range";
+    case Method::kProcReopen:
+      return "reopen via /proc/self/fd";
   }
   return "?";
 }
 
 const std::vector<Method>& AllMethods() {
-  static const auto* all = new std::vector<Method>{
-      Method::kRead, Method::kPreadBoundaries, Method::kReadv, Method::kMmapShared,
-      Method::kMmapPrivate, Method::kSendfile, Method::kSplice, Method::kCopyFileRange,
-      Method::kProcReopen};
+  static const auto* all =
+      new std::vector<Method>{Method::kRead,       Method::kPreadBoundaries, Method::kReadv,
+                              Method::kMmapShared, Method::kMmapPrivate,     Method::kSendfile,
+                              Method::kSplice,     Method::kCopyFileRange,   Method::kProcReopen};
   return *all;
 }
 
@@ -294,9 +310,12 @@ class LocationMountTest : public MountTest {
 
   static std::string Scratch(uid_t uid) {
     switch (uid) {
-      case kRedacted: return std::string(kSocialDir) + "/scratch";
-      case kEntitled: return "Android/data/com.example.gallery/scratch";
-      default: return "Android/data/com.example.camera/scratch";
+      case kRedacted:
+        return std::string(kSocialDir) + "/scratch";
+      case kEntitled:
+        return "Android/data/com.example.gallery/scratch";
+      default:
+        return "Android/data/com.example.camera/scratch";
     }
   }
 
@@ -500,9 +519,11 @@ TEST_F(LocationMountTest, LinkAndRenameCannotUnredact) {
     std::string mine = own + "/mine.jpg";
     AppResult link = As(uid).Link(path, mine);
     if (link.ok()) {
-      ExpectRedacted(As(uid).Run("read link", [&] {
-        return ReadWith(Method::kRead, mine, original_[s.name].size(), {}, "");
-      }), s);
+      ExpectRedacted(
+          As(uid).Run(
+              "read link",
+              [&] { return ReadWith(Method::kRead, mine, original_[s.name].size(), {}, ""); }),
+          s);
       EXPECT_TRUE(FailsWith(As(uid).Open(mine, O_RDWR), EACCES));
       EXPECT_TRUE(FailsWith(As(uid).Open(mine, O_WRONLY), EACCES));
       ASSERT_TRUE(Succeeds(As(uid).Unlink(mine)));
@@ -576,9 +597,8 @@ TEST_F(LocationMountTest, OwnerRewriteIsRedactedAfresh) {
   ASSERT_TRUE(Succeeds(As(kOwner).Write(path, original_[second.name])));
   for (Method m : {Method::kRead, Method::kMmapShared}) {
     SCOPED_TRACE(MethodName(m));
-    AppResult r = As(kRedacted).Run("read rewritten", [&] {
-      return ReadWith(m, path, original_[second.name].size(), {}, "");
-    });
+    AppResult r = As(kRedacted).Run(
+        "read rewritten", [&] { return ReadWith(m, path, original_[second.name].size(), {}, ""); });
     ASSERT_TRUE(Succeeds(r));
     EXPECT_TRUE(SameBytes(r.data, redacted_[second.name]));
     for (const std::string& secret : second.secrets) {

@@ -239,16 +239,19 @@ int HoldWhileOwnerRewrites(const ScopedStorage& storage, uid_t uid, const std::s
                            const std::function<int(int)>& after) {
   int ready[2], go[2];
   if (pipe(ready) != 0 || pipe(go) != 0) return -1;
-  pid_t holder = StartAs(uid, [&] {
-    close(ready[0]);
-    close(go[1]);
-    int fd = open(path.c_str(), O_RDONLY);
-    if (fd < 0) return 2;
-    if (int code = before(fd)) return code;
-    char c = 1;
-    if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1) return 3;
-    return after(fd);
-  }, storage.mountpoint());
+  pid_t holder = StartAs(
+      uid,
+      [&] {
+        close(ready[0]);
+        close(go[1]);
+        int fd = open(path.c_str(), O_RDONLY);
+        if (fd < 0) return 2;
+        if (int code = before(fd)) return code;
+        char c = 1;
+        if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1) return 3;
+        return after(fd);
+      },
+      storage.mountpoint());
   close(ready[1]);
   close(go[0]);
   char c = 1;
@@ -375,8 +378,8 @@ TEST_F(SecurityMountTest, DirectoryAttributesDoNotCountHiddenEntries) {
     struct stat a, d;
     if (stat("Android/data", &a) != 0 || stat("Documents", &d) != 0) return Fail(errno, "stat");
     out.value = a.st_nlink;
-    out.data = absl::StrCat(a.st_nlink, " ", d.st_nlink, " ", d.st_size, " ", d.st_mtim.tv_sec,
-                            ".", d.st_mtim.tv_nsec, " ", d.st_ctim.tv_sec);
+    out.data = absl::StrCat(a.st_nlink, " ", d.st_nlink, " ", d.st_size, " ", d.st_mtim.tv_sec, ".",
+                            d.st_mtim.tv_nsec, " ", d.st_ctim.tv_sec);
     return out;
   });
   ASSERT_TRUE(Succeeds(data1));
@@ -388,8 +391,8 @@ TEST_F(SecurityMountTest, DirectoryAttributesDoNotCountHiddenEntries) {
     AppResult out;
     struct stat a, d;
     if (stat("Android/data", &a) != 0 || stat("Documents", &d) != 0) return Fail(errno, "stat");
-    out.data = absl::StrCat(a.st_nlink, " ", d.st_nlink, " ", d.st_size, " ", d.st_mtim.tv_sec,
-                            ".", d.st_mtim.tv_nsec, " ", d.st_ctim.tv_sec);
+    out.data = absl::StrCat(a.st_nlink, " ", d.st_nlink, " ", d.st_size, " ", d.st_mtim.tv_sec, ".",
+                            d.st_mtim.tv_nsec, " ", d.st_ctim.tv_sec);
     return out;
   });
   ASSERT_TRUE(Succeeds(data2));
@@ -522,13 +525,16 @@ TEST_F(HostileMediaMountTest, ProductOfItemsAndExtentsDoesNotStopTheDaemon) {
   SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/evil.heic", evil, kNotes));
   // A reader who would be redacted makes the daemon scan it; any answer is fine, a dead daemon
   // is not. Meanwhile another app's requests keep being answered.
-  pid_t scanner = StartAs(kFiles, [] {
-    struct stat st;
-    stat("Download/evil.heic", &st);
-    int fd = open("Download/evil.heic", O_RDONLY);
-    if (fd >= 0) close(fd);
-    return 0;
-  }, storage_.mountpoint());
+  pid_t scanner = StartAs(
+      kFiles,
+      [] {
+        struct stat st;
+        stat("Download/evil.heic", &st);
+        int fd = open("Download/evil.heic", O_RDONLY);
+        if (fd >= 0) close(fd);
+        return 0;
+      },
+      storage_.mountpoint());
   for (int i = 0; i < 20; ++i) {
     AppResult r = As(kCamera).Read("DCIM/Camera/IMG_0001.jpg");
     ASSERT_TRUE(Succeeds(r)) << "request " << i << " while the hostile file was scanned";

@@ -2,23 +2,18 @@
 // passthrough, so their reads never reach the daemon; and open/close cycles leak no fds or backing
 // files. Each claim is also shown failing with --passthrough=false, so the counters can tell.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-
-#include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "tests/mount_harness.h"
 
@@ -179,14 +174,17 @@ TEST_F(StatsMountTest, ForgottenNodesLeaveTheTable) {
     SCOPEDFS_ASSERT_OK(storage_.WriteLower(absl::StrCat("Download/many/f", i), "x", kNotes));
   }
   int64_t baseline = Stats()["nodes"];
-  int visible = RunAs(kNotes, [&] {
-    int seen = 0;
-    struct stat st;
-    for (int i = 0; i < kFiles; ++i) {
-      if (stat(absl::StrCat("Download/many/f", i).c_str(), &st) == 0) ++seen;
-    }
-    return seen == kFiles ? 0 : 1;
-  }, storage_.mountpoint());
+  int visible = RunAs(
+      kNotes,
+      [&] {
+        int seen = 0;
+        struct stat st;
+        for (int i = 0; i < kFiles; ++i) {
+          if (stat(absl::StrCat("Download/many/f", i).c_str(), &st) == 0) ++seen;
+        }
+        return seen == kFiles ? 0 : 1;
+      },
+      storage_.mountpoint());
   ASSERT_EQ(visible, 0);
   EXPECT_GE(Stats()["nodes"], baseline + kFiles);
   FILE* drop = fopen("/proc/sys/vm/drop_caches", "w");

@@ -105,8 +105,8 @@ bool ScanExifBlock(ScanReader& r, uint64_t begin, uint64_t end, LocationScan* sc
 // (0x0424) resources are scanned. Like ExifTool, the walk ends at a block of another signature.
 // A block that runs past `end` ends it too, unless `strict`: in JPEG, resources may continue in
 // the next APP13 segment (ExifTool joins them), which we do not, so that is malformed.
-bool ScanPhotoshopResources(ScanReader& r, const ScanLimits& limits, uint64_t begin,
-                            uint64_t end, bool strict, LocationScan* scan) {
+bool ScanPhotoshopResources(ScanReader& r, const ScanLimits& limits, uint64_t begin, uint64_t end,
+                            bool strict, LocationScan* scan) {
   uint64_t pos = begin;
   while (end - pos > 8) {
     if (!r.Visit(pos)) return false;

@@ -300,10 +300,14 @@ TEST(ScanJpegTest, ExifIdentifierWithNonZeroPadIsStillExif) {
 
 TEST(ScanJpegTest, ExifIdentifierInAnyCaseAndAfterGarbageIsExif) {
   // ExifTool matches /^(.{0,4})Exif\0/is and takes the TIFF 6 bytes after the match.
-  for (absl::string_view head :
-       {absl::string_view("EXIF\0\0", 6), absl::string_view("exif\0\0", 6),
-        absl::string_view("eXiF\0X", 6), absl::string_view("ab" "Exif\0\0", 8),
-        absl::string_view("abcd" "EXIF\0\0", 10)}) {
+  for (absl::string_view head : {absl::string_view("EXIF\0\0", 6), absl::string_view("exif\0\0", 6),
+                                 absl::string_view("eXiF\0X", 6),
+                                 absl::string_view("ab"
+                                                   "Exif\0\0",
+                                                   8),
+                                 absl::string_view("abcd"
+                                                   "EXIF\0\0",
+                                                   10)}) {
     Jpeg j;
     uint64_t data = j.Segment(0xE1, absl::StrCat(head, Tiff(false)));
     j.EndWithScan();
@@ -337,7 +341,8 @@ TEST(ScanJpegTest, XmpWithNonStandardHeadersIsScanned) {
   // Broken XML there is blanked whole, header included; a segment with none of those markers
   // is left alone.
   Jpeg j;
-  uint64_t data = j.Segment(0xE1, absl::StrCat(absl::string_view("XMP\0", 4), "<a><exif:GPSLatitude>1</a>"));
+  uint64_t data =
+      j.Segment(0xE1, absl::StrCat(absl::string_view("XMP\0", 4), "<a><exif:GPSLatitude>1</a>"));
   uint64_t end = j.bytes.size();
   j.Segment(0xE1, "some other <app> data");
   j.EndWithScan();
@@ -348,8 +353,8 @@ TEST(ScanJpegTest, XmpWithNonStandardHeadersIsScanned) {
 }
 
 std::string PhotoshopResource(uint16_t id, absl::string_view name, absl::string_view data) {
-  std::string r = absl::StrCat("8BIM", Be16(id), std::string(1, static_cast<char>(name.size())),
-                               name);
+  std::string r =
+      absl::StrCat("8BIM", Be16(id), std::string(1, static_cast<char>(name.size())), name);
   if (name.size() % 2 == 0) r += '\0';  // the Pascal name is padded to an even size
   r += absl::StrCat(Be32(static_cast<uint32_t>(data.size())), data);
   if (data.size() % 2) r += '\0';
@@ -369,16 +374,15 @@ TEST(ScanJpegTest, PhotoshopResourcesInApp13AreScanned) {
   uint64_t exif_data = data + kPs.size() + iptc.size() + 4 + 2 + 1 + 2 + 1 + 4;
   uint64_t xmp_data = data + kPs.size() + iptc.size() + exif.size() + 4 + 2 + 1 + 1 + 4;
   EXPECT_EQ(scan.ranges, Sorted(Concat(TiffRanges(exif_data), XmpRanges(xmp_data))));
-  std::string out = ExpectRedaction(
-      ScanJpeg, j.bytes, scan,
-      {{exif_data + kGpsIfd, exif_data + kGpsIfd + 2, kExif}});
+  std::string out = ExpectRedaction(ScanJpeg, j.bytes, scan,
+                                    {{exif_data + kGpsIfd, exif_data + kGpsIfd + 2, kExif}});
   EXPECT_EQ(out.find("GPS"), std::string::npos);
 
   // The old identifier works too; a resource running past its segment (ExifTool would join the
   // next APP13 segment to it) is malformed, with the segment in the fallback.
   Jpeg old;
-  uint64_t old_data = old.Segment(
-      0xED, absl::StrCat("Adobe_Photoshop2.5:", std::string(8, '\0'), exif));
+  uint64_t old_data =
+      old.Segment(0xED, absl::StrCat("Adobe_Photoshop2.5:", std::string(8, '\0'), exif));
   old.EndWithScan();
   scan = Scan(ScanJpeg, old.bytes);
   ASSERT_FALSE(scan.malformed) << scan.error;
@@ -585,7 +589,9 @@ TEST(ScanPngTest, ChunksAfterIendAreScanned) {
   ASSERT_FALSE(scan.malformed) << scan.error;
   EXPECT_EQ(scan.ranges, Sorted(Concat(TiffRanges(exif), XmpRanges(xmp + itxt_head.size()))));
   // A trailer that stops being whole chunks ends the walk, as it ends ExifTool's.
-  for (std::string tail : {std::string("garbage"), std::string("\0\0\0\x40" "eXIfII*\0", 12)}) {
+  for (std::string tail : {std::string("garbage"), std::string("\0\0\0\x40"
+                                                               "eXIfII*\0",
+                                                               12)}) {
     LocationScan t = Scan(ScanPng, file + tail);
     EXPECT_FALSE(t.malformed) << t.error;
     EXPECT_EQ(t.ranges, scan.ranges);
@@ -705,8 +711,7 @@ TEST(ScanWebpTest, AdobeXmpChunkAndNestedRiff) {
   uint64_t riff = w.Chunk("RIFF", absl::StrCat("WEBP", inner.body));
   LocationScan scan = Scan(ScanWebp, w.File());
   ASSERT_FALSE(scan.malformed) << scan.error;
-  EXPECT_EQ(scan.ranges,
-            Sorted(Concat(XmpRanges(pmx), TiffRanges(riff + 4 + exif_in_inner - 12))));
+  EXPECT_EQ(scan.ranges, Sorted(Concat(XmpRanges(pmx), TiffRanges(riff + 4 + exif_in_inner - 12))));
 }
 
 TEST(ScanWebpTest, StructuralErrors) {

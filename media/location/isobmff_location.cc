@@ -107,9 +107,7 @@ bool NamesLocation(absl::string_view key) {
 }
 
 // A four-character code compared case-insensitively, so that 'LOCI' or 'Xmp_' count too.
-bool SameType(uint32_t type, uint32_t want) {
-  return (type | 0x20202020u) == (want | 0x20202020u);
-}
+bool SameType(uint32_t type, uint32_t want) { return (type | 0x20202020u) == (want | 0x20202020u); }
 
 // Item types of coded images (HEIF, AVIF and their derived images): items a reader shows.
 bool IsImageItemType(uint32_t type) {
@@ -663,9 +661,8 @@ class Scanner {
     ScanReader::DepthGuard guard(r_, box.begin);
     if (!guard.ok()) return false;
     return ForEachBox(box.payload, box.end, false, [&](const Box& item) {
-      bool location =
-          item.type == kXyz || item.type == kAtXyz ||
-          std::binary_search(location_keys.begin(), location_keys.end(), item.type);
+      bool location = item.type == kXyz || item.type == kAtXyz ||
+                      std::binary_search(location_keys.begin(), location_keys.end(), item.type);
       if (!location && item.type != kFreeform) return true;
       ScanReader::DepthGuard item_guard(r_, item.begin);
       if (!item_guard.ok()) return false;
@@ -855,9 +852,9 @@ class Scanner {
     if (heif_) {
       // Top-level boxes are in file order and disjoint: the only candidate is the last one
       // beginning before the data ends (a binary search, not a loop per extent).
-      auto it = std::lower_bound(
-          structural_top_level_.begin(), structural_top_level_.end(), begin + length,
-          [](const Box& box, uint64_t at) { return box.begin < at; });
+      auto it = std::lower_bound(structural_top_level_.begin(), structural_top_level_.end(),
+                                 begin + length,
+                                 [](const Box& box, uint64_t at) { return box.begin < at; });
       if (it != structural_top_level_.begin() && begin < std::prev(it)->end) {
         inside = &*std::prev(it);
       }
@@ -931,8 +928,7 @@ class Scanner {
     if (items.empty()) return true;
     // Two Exif or XMP entries with one id: readers disagree on which one counts (one map keeps
     // the first, another the last), so neither can be vouched for.
-    std::sort(items.begin(), items.end(),
-              [](const Item& a, const Item& b) { return a.id < b.id; });
+    std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.id < b.id; });
     for (size_t i = 1; i < items.size(); ++i) {
       if (items[i].id == items[i - 1].id) {
         return r_.Fail(iinf.front().begin,
@@ -1027,8 +1023,8 @@ class Scanner {
   ScanReader r_;
   const ScanLimits limits_;
   const bool needs_ftyp_;
-  bool heif_;                              // items may precede their meta box (see ItemPlace)
-  uint32_t track_handler_ = 0;             // the handler of the track being walked
+  bool heif_;                   // items may precede their meta box (see ItemPlace)
+  uint32_t track_handler_ = 0;  // the handler of the track being walked
   uint32_t tracks_ = 0, sound_tracks_ = 0, picture_tracks_ = 0;
   bool saw_video_track_ = false;
   bool image_items_ = false;               // an infe of a coded image item

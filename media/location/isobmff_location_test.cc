@@ -793,7 +793,6 @@ TEST(ScanHeifTest, EveryPrefix) {
   CheckPrefixes(file, /*heif=*/true);
 }
 
-
 // ---- Hostile item tables (bounded scans) ----
 
 LocationScan Scan(MediaFormat format, const std::string& file, const ScanLimits& limits = {}) {
@@ -807,8 +806,8 @@ std::string BigIinf(uint32_t count, const std::function<std::string(uint32_t)>& 
   for (uint32_t i = 0; i < count; ++i) body += infe(i);
   return FullBox("iinf", 1, body);
 }
-std::string BigIloc(uint32_t count, const std::function<uint32_t(uint32_t)>& id,
-                    uint32_t offset, uint32_t length, uint16_t extents = 1) {
+std::string BigIloc(uint32_t count, const std::function<uint32_t(uint32_t)>& id, uint32_t offset,
+                    uint32_t length, uint16_t extents = 1) {
   std::string body = U8(0x44) + U8(0x00) + U32(count);
   for (uint32_t i = 0; i < count; ++i) {
     body += U32(id(i)) + U16(0) + U16(0) + U16(extents);
@@ -844,12 +843,12 @@ TEST(BoundedScanTest, TenThousandItemsTimesTenThousandEntries) {
   for (bool same_infe_id : {true, false}) {
     std::string ftyp = Ftyp("heic");
     auto meta = [&](uint32_t mdat) {
-      return FullBox("meta", 0,
-                     Hdlr("pict") +
-                         BigIinf(10000, [&](uint32_t i) {
-                           return InfeV3(same_infe_id ? 7 : 7 + i, "Exif");
-                         }) +
-                         BigIloc(10000, [](uint32_t) { return 7; }, mdat, exif.size()));
+      return FullBox(
+          "meta", 0,
+          Hdlr("pict") +
+              BigIinf(10000, [&](uint32_t i) { return InfeV3(same_infe_id ? 7 : 7 + i, "Exif"); }) +
+              BigIloc(
+                  10000, [](uint32_t) { return 7; }, mdat, exif.size()));
     };
     const uint32_t mdat = static_cast<uint32_t>(ftyp.size() + meta(0).size() + 8);
     std::string file = ftyp + meta(mdat) + Box("mdat", exif);
@@ -868,7 +867,8 @@ TEST(BoundedScanTest, TenThousandDistinctItemsEachLocatedOnce) {
   auto meta = [&](uint32_t mdat) {
     return FullBox("meta", 0,
                    Hdlr("pict") + BigIinf(10000, [](uint32_t i) { return InfeV3(i, "Exif"); }) +
-                       BigIloc(10000, [](uint32_t i) { return 9999 - i; }, mdat, exif.size()));
+                       BigIloc(
+                           10000, [](uint32_t i) { return 9999 - i; }, mdat, exif.size()));
   };
   const uint32_t mdat = static_cast<uint32_t>(ftyp.size() + meta(0).size() + 8);
   std::string file = ftyp + meta(mdat) + Box("mdat", exif);
@@ -891,7 +891,8 @@ TEST(BoundedScanTest, ManyExtentsPerItem) {
     auto meta = [&](uint32_t mdat) {
       return FullBox("meta", 0,
                      Hdlr("pict") + BigIinf(items, [](uint32_t i) { return InfeV3(i, "Exif"); }) +
-                         BigIloc(items, [](uint32_t i) { return i; }, mdat, 1, 65535));
+                         BigIloc(
+                             items, [](uint32_t i) { return i; }, mdat, 1, 65535));
     };
     const uint32_t mdat = static_cast<uint32_t>(ftyp.size() + meta(0).size() + 8);
     std::string file = ftyp + meta(mdat) + Box("mdat", exif);
@@ -908,7 +909,8 @@ TEST(BoundedScanTest, MemoryCapFailsClosed) {
   auto meta = [&](uint32_t mdat) {
     return FullBox("meta", 0,
                    Hdlr("pict") + BigIinf(1, [](uint32_t) { return InfeV3(1, "Exif"); }) +
-                       BigIloc(1, [](uint32_t) { return 1; }, mdat, 1, 5000));
+                       BigIloc(
+                           1, [](uint32_t) { return 1; }, mdat, 1, 5000));
   };
   const uint32_t mdat = static_cast<uint32_t>(ftyp.size() + meta(0).size() + 8);
   std::string file = ftyp + meta(mdat) + Box("mdat", exif);
@@ -982,8 +984,8 @@ TEST(UnifiedWalkTest, HeifWithMoovUdtaXyz) {
 // A HEIF whose ftyp says mp42 (sniffed as MP4, named .mp4) keeps its Exif item found.
 TEST(UnifiedWalkTest, FileLevelExifItemUnderVideoBrands) {
   std::string exif = ExifItemBytes();
-  for (MediaFormat format : {MediaFormat::kMp4, MediaFormat::kQuickTime, MediaFormat::k3gp,
-                             MediaFormat::kM4a}) {
+  for (MediaFormat format :
+       {MediaFormat::kMp4, MediaFormat::kQuickTime, MediaFormat::k3gp, MediaFormat::kM4a}) {
     std::string ftyp = Ftyp("mp42");
     auto meta = [&](uint32_t mdat) {
       return FullBox("meta", 0,
@@ -1060,7 +1062,8 @@ TEST(ContentClassTest, ImageItemsUnlessVideo) {
   EXPECT_EQ(Scan(MediaFormat::kHeif, heif(Box("moov", Trak("vide")))).content_class,
             MEDIA_CLASS_VIDEO);
   // Metadata items only (an Exif item) prove no image.
-  std::string exif_only = Ftyp("heic") + FullBox("meta", 0, Hdlr("pict") + Iinf({InfeV2(1, "Exif")}));
+  std::string exif_only =
+      Ftyp("heic") + FullBox("meta", 0, Hdlr("pict") + Iinf({InfeV2(1, "Exif")}));
   EXPECT_EQ(Scan(MediaFormat::kHeif, exif_only).content_class, MEDIA_CLASS_UNSPECIFIED);
 }
 
@@ -1099,8 +1102,8 @@ TEST(LiberalTest, LocationBoxesInEveryUserDataAndMeta) {
       ASSERT_EQ(scan.ranges.size(), 1u) << At(file, "moov");
       EXPECT_EQ(scan.ranges[0].kind, kBox);
       // The coordinates themselves are covered.
-      const uint64_t c = file.find(kIso6709) != std::string::npos ? file.find(kIso6709)
-                                                                 : scan.ranges[0].begin;
+      const uint64_t c =
+          file.find(kIso6709) != std::string::npos ? file.find(kIso6709) : scan.ranges[0].begin;
       EXPECT_LE(scan.ranges[0].begin, c);
       EXPECT_GT(scan.ranges[0].end, c);
     }
@@ -1110,9 +1113,8 @@ TEST(LiberalTest, LocationBoxesInEveryUserDataAndMeta) {
 TEST(LiberalTest, ExifInVendorBoxes) {
   std::string tiff = ExifTiff();
   // A udta atom holding "Exif\0\0" + TIFF, a uuid holding a bare TIFF.
-  for (const std::string& box :
-       {Box("udta", Box("NCDT", std::string("Exif\0\0", 6) + tiff)),
-        Box("uuid", std::string(16, '\x42') + tiff)}) {
+  for (const std::string& box : {Box("udta", Box("NCDT", std::string("Exif\0\0", 6) + tiff)),
+                                 Box("uuid", std::string(16, '\x42') + tiff)}) {
     std::string file = Ftyp("isom") + Box("moov", box) + Mdat();
     LocationScan scan = Scan(MediaFormat::kMp4, file);
     ASSERT_FALSE(scan.malformed) << scan.error;
@@ -1122,8 +1124,8 @@ TEST(LiberalTest, ExifInVendorBoxes) {
   }
   // Canon's uuid: CMT4 is a TIFF whose IFD0 is the GPS IFD; all of it after the header goes.
   std::string canon_uuid("\x85\xC0\xB6\x87\x82\x0F\x11\xE0\x81\x11\xF4\xCE\x46\x2B\x6A\x48", 16);
-  std::string cmt4 = std::string("MM\0*", 4) + U32(8) + U16(1) + U16(1) + U16(2) + U32(2) +
-                     "N" + std::string(3, '\0') + U32(0);
+  std::string cmt4 = std::string("MM\0*", 4) + U32(8) + U16(1) + U16(1) + U16(2) + U32(2) + "N" +
+                     std::string(3, '\0') + U32(0);
   std::string file =
       Ftyp("crx ") + Box("moov", Box("uuid", canon_uuid + Box("CMT4", cmt4))) + Mdat();
   LocationScan scan = Scan(MediaFormat::kMp4, file);
@@ -1131,10 +1133,9 @@ TEST(LiberalTest, ExifInVendorBoxes) {
   const uint64_t c = At(file, "CMT4") + 4;
   EXPECT_EQ(scan.ranges, Only({c + 8, c + cmt4.size(), kExif}));
   // Exif not at the start of a user-data atom cannot be delimited: uncertain, never clean.
-  std::string buried = Ftyp("isom") +
-                       Box("moov", Box("udta", Box("PENT", "junk" + std::string("Exif\0\0", 6) +
-                                                             tiff))) +
-                       Mdat();
+  std::string buried =
+      Ftyp("isom") +
+      Box("moov", Box("udta", Box("PENT", "junk" + std::string("Exif\0\0", 6) + tiff))) + Mdat();
   LocationScan uncertain = Scan(MediaFormat::kMp4, buried);
   EXPECT_TRUE(uncertain.malformed);
   const uint64_t t = At(buried, std::string("MM\0*", 4));

@@ -115,8 +115,9 @@ void NormalizeRanges(std::vector<LocationRange>* ranges) {
       merged.push_back(r);
     }
   }
-  std::stable_sort(merged.begin(), merged.end(),
-                   [](const LocationRange& a, const LocationRange& b) { return a.begin < b.begin; });
+  std::stable_sort(
+      merged.begin(), merged.end(),
+      [](const LocationRange& a, const LocationRange& b) { return a.begin < b.begin; });
   *ranges = std::move(merged);
 }
 

@@ -104,8 +104,7 @@ TEST(ApplyFillsTest, StraddlingWindows) {
   std::vector<uint8_t> file(20, 'x');
   std::vector<uint8_t> whole = file;
   ApplyFills(plan, 0, absl::MakeSpan(whole));
-  EXPECT_EQ(std::string(whole.begin(), whole.end()),
-            std::string("xxxx\0\0\0\0xxxx  xxxxxx", 20));
+  EXPECT_EQ(std::string(whole.begin(), whole.end()), std::string("xxxx\0\0\0\0xxxx  xxxxxx", 20));
   // Every window, at every offset, must agree with the whole-file result.
   for (size_t off = 0; off < file.size(); ++off) {
     for (size_t len = 0; off + len <= file.size(); ++len) {

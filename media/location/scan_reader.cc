@@ -10,8 +10,8 @@ namespace scopedfs::policy {
 bool ScanReader::Read(uint64_t offset, size_t n, uint8_t* out) {
   if (!ok()) return false;
   if (offset > size() || n > size() - offset) {
-    return Fail(offset, absl::StrCat("needs ", n, " bytes at ", offset, " but the file ends at ",
-                                     size()));
+    return Fail(offset,
+                absl::StrCat("needs ", n, " bytes at ", offset, " but the file ends at ", size()));
   }
   if (n > limits_.max_bytes_read - bytes_read_ || bytes_read_ > limits_.max_bytes_read) {
     return Fail(offset, absl::StrCat("read budget of ", limits_.max_bytes_read, " bytes spent"));

@@ -1,6 +1,7 @@
 // libFuzzer target for the ISO-BMFF walk as HEIF and AVIF files reach it (ScanLocation with
 // kHeif: ftyp first, items anywhere). Every input must scan without a crash or sanitizer report,
-// keep the promises scan_invariants.h checks and stay within the memory cap. Built by tools/fuzz.sh.
+// keep the promises scan_invariants.h checks and stay within the memory cap. Built by
+// tools/fuzz.sh.
 #include <cstddef>
 #include <cstdint>
 
