@@ -52,8 +52,8 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
   if (!cached) {
     entry.version = version;
     std::string proc = absl::StrCat("/proc/self/fd/", fd);
-    int rfd = open(proc.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (rfd < 0) {
+    base::UniqueFd rfd(open(proc.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+    if (!rfd.valid()) {
       // Not cached: the next request tries again. Until then nothing about it can be vouched for.
       info.content_read = false;
       info.owner = RecordedOwner(fd);
@@ -62,12 +62,12 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
       return info;
     }
     uint8_t head[policy::kSniffBytes];
-    ssize_t n = pread(rfd, head, sizeof(head), 0);
+    ssize_t n = pread(rfd.get(), head, sizeof(head), 0);
     if (n > 0) {
       entry.format = policy::SniffFormat(absl::MakeConstSpan(head, static_cast<size_t>(n)));
     }
     if (policy::FormatMayCarryLocation(entry.format)) {
-      policy::FdSource source(rfd, static_cast<uint64_t>(st.st_size));
+      policy::FdSource source(rfd.get(), static_cast<uint64_t>(st.st_size));
       auto scan =
           std::make_shared<policy::LocationScan>(policy::ScanLocation(entry.format, source));
       if (stats_ != nullptr) {
@@ -81,7 +81,7 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
       entry.scan = std::move(scan);
     }
     entry.owner = RecordedOwner(fd);
-    close(rfd);
+    rfd.reset();
     absl::MutexLock lock(&mu_);
     if (entries_.size() >= kMaxEntries) entries_.clear();
     entries_[key] = entry;

@@ -15,10 +15,10 @@
 
 namespace scopedfs::daemon {
 
-Filesystem::Filesystem(FilesystemOptions options, int root_fd, const struct stat& root_st,
-                       std::shared_ptr<const policy::Engine> engine)
+Filesystem::Filesystem(FilesystemOptions options, base::UniqueFd root_fd,
+                       const struct stat& root_st, std::shared_ptr<const policy::Engine> engine)
     : options_(std::move(options)),
-      nodes_(root_fd, root_st.st_dev, root_st.st_ino),
+      nodes_(std::move(root_fd), root_st.st_dev, root_st.st_ino),
       facts_(&stats_),
       backing_(options_.passthrough, &stats_),
       engine_(std::move(engine)) {
@@ -29,27 +29,19 @@ Filesystem::Filesystem(FilesystemOptions options, int root_fd, const struct stat
 Filesystem::~Filesystem() {
   // The session, and with it every backing id, is gone by now: only our own fds are left.
   absl::MutexLock lock(&handles_mu_);
-  for (OpenFile* file : open_files_) {
-    close(file->fd);
-    delete file;
-  }
-  for (OpenDir* dir : open_dirs_) {
-    close(dir->fd);
-    delete dir;
-  }
+  for (OpenFile* file : open_files_) delete file;
+  for (OpenDir* dir : open_dirs_) delete dir;
 }
 
 absl::StatusOr<std::unique_ptr<Filesystem>> Filesystem::Create(
     const FilesystemOptions& options, std::shared_ptr<const policy::Engine> engine) {
-  int fd = open(options.source.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("source ", options.source));
+  base::UniqueFd fd(open(options.source.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return absl::ErrnoToStatus(errno, absl::StrCat("source ", options.source));
   struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int err = errno;
-    close(fd);
-    return absl::ErrnoToStatus(err, absl::StrCat("source ", options.source));
+  if (fstat(fd.get(), &st) != 0) {
+    return absl::ErrnoToStatus(errno, absl::StrCat("source ", options.source));
   }
-  return std::unique_ptr<Filesystem>(new Filesystem(options, fd, st, std::move(engine)));
+  return std::unique_ptr<Filesystem>(new Filesystem(options, std::move(fd), st, std::move(engine)));
 }
 
 void Filesystem::Attach(FuseSession* session) {

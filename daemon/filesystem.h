@@ -94,7 +94,7 @@ class Filesystem {
   void Unregister(OpenDir* dir) ABSL_LOCKS_EXCLUDED(handles_mu_);
 
  private:
-  Filesystem(FilesystemOptions options, int root_fd, const struct stat& root_st,
+  Filesystem(FilesystemOptions options, base::UniqueFd root_fd, const struct stat& root_st,
              std::shared_ptr<const policy::Engine> engine);
 
   FilesystemOptions options_;

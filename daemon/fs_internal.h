@@ -8,16 +8,19 @@
 #ifndef SCOPEDFS_DAEMON_FS_INTERNAL_H_
 #define SCOPEDFS_DAEMON_FS_INTERNAL_H_
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "base/unique_fd.h"
 #include "daemon/file_info.h"
 #include "daemon/filesystem.h"
 #include "daemon/fuse_session.h"
@@ -38,9 +41,10 @@ inline constexpr double kEntryTimeout = 0.0;
 
 // An open file handle (fuse_file_info::fh).
 struct OpenFile {
-  OpenFile(int fd_in, std::shared_ptr<Node> node_in) : fd(fd_in), node(std::move(node_in)) {}
+  OpenFile(base::UniqueFd fd_in, std::shared_ptr<Node> node_in)
+      : fd(std::move(fd_in)), node(std::move(node_in)) {}
 
-  int fd = -1;
+  base::UniqueFd fd;
   std::shared_ptr<Node> node;
   bool passthrough = false;
   bool writable = false;
@@ -57,7 +61,7 @@ struct DirEntry {
 
 // An open directory handle (fuse_file_info::fh): the filtered listing, taken once per open.
 struct OpenDir {
-  int fd = -1;
+  base::UniqueFd fd;
   std::vector<DirEntry> entries;
   bool loaded = false;
 };
@@ -69,6 +73,32 @@ inline OpenFile* FileOf(fuse_file_info* fi) { return reinterpret_cast<OpenFile*>
 inline OpenDir* DirOf(fuse_file_info* fi) { return reinterpret_cast<OpenDir*>(fi->fh); }
 std::string ProcPath(int fd);
 std::string ChildPath(const std::string& parent, absl::string_view name);
+
+// A directory stream that owns its fd (closedir when it goes away).
+class DirStream {
+ public:
+  DirStream() = default;
+  DirStream(const DirStream&) = delete;
+  DirStream& operator=(const DirStream&) = delete;
+  ~DirStream();
+  // A stream of its own, from the start, on the directory `dir_fd` (any fd of it, O_PATH too).
+  // Returns 0 or an errno.
+  int Open(int dir_fd);
+  dirent* Next() { return readdir(dir_); }  // with . and ..
+  int fd() const { return dirfd(dir_); }
+
+ private:
+  DIR* dir_ = nullptr;
+};
+
+// Visits every regular file below the directory `dir_fd`, depth first, without following
+// symlinks: visit(fd, st, path relative to dir_fd, name) with the file's O_PATH fd. Returns 0,
+// the first non-zero value `visit` returned, or EXDEV when the walk cannot be complete: more than
+// *budget entries, more than 64 levels, or an entry that cannot be opened or stat'ed (one removed
+// meanwhile is skipped).
+int ForEachFileBelow(int dir_fd, int* budget,
+                     const std::function<int(int fd, const struct stat& st, const std::string& rel,
+                                             absl::string_view name)>& visit);
 
 // Records one op's latency in the stats when it goes out of scope.
 class OpTimer {
@@ -123,18 +153,10 @@ int Resolve(Filesystem* fs, fuse_ino_t ino, Resolved* out);
 
 // A child of a resolved directory as the lower tree has it, without following symlinks.
 struct Child {
-  int fd = -1;  // O_PATH, owned until handed to the node table
+  base::UniqueFd fd;  // O_PATH, until handed to the node table
   struct stat st;
   std::string path;
   FileInfo info;
-  ~Child() {
-    if (fd >= 0) close(fd);
-  }
-  int Release() {
-    int f = fd;
-    fd = -1;
-    return f;
-  }
 };
 int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child);
 // Hands the child's fd to the node table (one more kernel lookup of it) and fills the entry the

@@ -37,17 +37,12 @@ int CheckCaseTwin(Filesystem* fs, const RequestContext& ctx, const Resolved& par
                   ? 0
                   : 1 + static_cast<int>(std::count(parent.path.begin(), parent.path.end(), '/'));
   if (depth > kCaseFoldedParentDepth) return 0;
-  int fd = openat(parent.node->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  DIR* d = fdopendir(fd);
-  if (d == nullptr) {
-    close(fd);
-    return errno;
-  }
+  DirStream stream;
+  if (int err = stream.Open(parent.node->fd.get())) return err;
   std::string twin;
   int seen = 0;
   int err = 0;
-  while (dirent* ent = readdir(d)) {
+  while (dirent* ent = stream.Next()) {
     if (++seen > kMaxCaseCheckEntries) {
       err = EMFILE;  // cannot vouch for the name: refuse rather than risk a twin
       break;
@@ -57,7 +52,6 @@ int CheckCaseTwin(Filesystem* fs, const RequestContext& ctx, const Resolved& par
       break;
     }
   }
-  closedir(d);
   if (err != 0 || twin.empty()) return err;
   Child existing;
   if (OpenChild(fs, parent, twin.c_str(), &existing) != 0) return EEXIST;
@@ -127,44 +121,14 @@ int CheckFileNoReadGain(const std::vector<RequestContext>& readers, const std::s
 // The same for every regular file under a directory being renamed. A tree too large to check is
 // refused (EXDEV) rather than moved unchecked.
 int CheckTreeNoReadGain(Filesystem* fs, const std::vector<RequestContext>& readers, int dir_fd,
-                        const std::string& from, const std::string& to, int depth, int* budget) {
-  if (depth > 64) return EXDEV;
-  int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  DIR* d = fdopendir(fd);
-  if (d == nullptr) {
-    close(fd);
-    return errno;
-  }
-  int err = 0;
-  while (dirent* ent = readdir(d)) {
-    if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) continue;
-    if (--*budget < 0) {
-      err = EXDEV;
-      break;
-    }
-    int child = openat(dirfd(d), ent->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    if (child < 0) {
-      err = errno == ENOENT ? 0 : EXDEV;  // an entry that cannot be checked is not moved unchecked
-      if (err != 0) break;
-      continue;
-    }
-    struct stat st;
-    if (fstatat(child, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0) {
-      std::string from_child = ChildPath(from, ent->d_name);
-      std::string to_child = ChildPath(to, ent->d_name);
-      if (S_ISDIR(st.st_mode)) {
-        err = CheckTreeNoReadGain(fs, readers, child, from_child, to_child, depth + 1, budget);
-      } else if (S_ISREG(st.st_mode)) {
-        FileInfo info = fs->facts().Lookup(child, st, ent->d_name);
-        err = CheckFileNoReadGain(readers, from_child, info, to_child, ent->d_name);
-      }
-    }
-    close(child);
-    if (err != 0) break;
-  }
-  closedir(d);
-  return err;
+                        const std::string& from, const std::string& to) {
+  int budget = kMaxRenameCheckEntries;
+  return ForEachFileBelow(
+      dir_fd, &budget,
+      [&](int fd, const struct stat& st, const std::string& rel, absl::string_view name) {
+        FileInfo info = fs->facts().Lookup(fd, st, name);
+        return CheckFileNoReadGain(readers, ChildPath(from, rel), info, ChildPath(to, rel), name);
+      });
 }
 
 // `fd` is the moved object's O_PATH fd, `type` its S_IFMT bits.
@@ -174,8 +138,7 @@ int CheckNoReadGain(Filesystem* fs, const RequestContext& ctx, const std::string
   std::vector<RequestContext> readers = ReadersToCheck(ctx);
   if (S_ISREG(type)) return CheckFileNoReadGain(readers, from, info, to, to_name);
   if (!S_ISDIR(type)) return 0;  // symlinks and specials hold no bytes to read
-  int budget = kMaxRenameCheckEntries;
-  return CheckTreeNoReadGain(fs, readers, fd, from, to, 0, &budget);
+  return CheckTreeNoReadGain(fs, readers, fd, from, to);
 }
 
 // Checks whether the caller may put the object described by `info` (from `from_path`) at
@@ -211,48 +174,26 @@ int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent
       ctx.Decide(directory ? OP_MKDIR : OP_CREATE, path, directory, directory ? nullptr : &placed));
 }
 
-// Scans the content of every file a directory rename will check (at most the check's budget),
-// before the namespace lock is taken: the check under the lock then finds the facts cached, so a
-// tree of slow-to-scan files does not hold every other app's creates and renames back.
-void WarmTreeFacts(Filesystem* fs, int dir_fd, int depth, int* budget) {
-  if (depth > 64) return;
-  int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  DIR* d = fdopendir(fd);
-  if (d == nullptr) {
-    close(fd);
-    return;
-  }
-  while (dirent* ent = readdir(d)) {
-    if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) continue;
-    if (--*budget < 0) break;
-    int child = openat(dirfd(d), ent->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    if (child < 0) continue;
-    struct stat st;
-    if (fstatat(child, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0) {
-      if (S_ISDIR(st.st_mode)) {
-        WarmTreeFacts(fs, child, depth + 1, budget);
-      } else if (S_ISREG(st.st_mode)) {
-        fs->facts().Lookup(child, st, ent->d_name);
-      }
-    }
-    close(child);
-  }
-  closedir(d);
-}
-
+// Scans the content of every file a rename will check (at most the check's budget) before the
+// namespace lock is taken: the check under the lock then finds the facts cached, so a tree of
+// slow-to-scan files does not hold every other app's creates and renames back.
 void WarmRenameFacts(Filesystem* fs, fuse_ino_t parent, const char* name) {
   Resolved p;
   if (Resolve(fs, parent, &p) != 0 || NameError(name, EINVAL) != 0) return;
-  int fd = openat(p.node->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return;
+  base::UniqueFd fd(openat(p.node->fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
   struct stat st;
-  if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0) {
-    int budget = kMaxRenameCheckEntries;
-    if (S_ISDIR(st.st_mode)) WarmTreeFacts(fs, fd, 0, &budget);
-    if (S_ISREG(st.st_mode)) fs->facts().Lookup(fd, st, name);
-  }
-  close(fd);
+  if (!fd.valid() || fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return;
+  if (S_ISREG(st.st_mode)) fs->facts().Lookup(fd.get(), st, name);
+  if (!S_ISDIR(st.st_mode)) return;
+  int budget = kMaxRenameCheckEntries;
+  // Incomplete warming only costs time under the lock; the check itself refuses what it cannot
+  // read.
+  (void)ForEachFileBelow(fd.get(), &budget,
+                         [&](int child, const struct stat& child_st, const std::string&,
+                             absl::string_view child_name) {
+                           fs->facts().Lookup(child, child_st, child_name);
+                           return 0;
+                         });
 }
 
 }  // namespace scopedfs::daemon

@@ -8,17 +8,13 @@
 
 namespace scopedfs::daemon {
 
-Node::~Node() {
-  if (fd >= 0) close(fd);
-}
-
-NodeTable::NodeTable(int root_fd, dev_t dev, ino_t ino) {
+NodeTable::NodeTable(base::UniqueFd root_fd, dev_t dev, ino_t ino) {
   auto root = std::make_shared<Node>();
   root->id = kRootNodeId;
   root->dev = dev;
   root->ino = ino;
   root->type = S_IFDIR;
-  root->fd = root_fd;
+  root->fd = std::move(root_fd);
   absl::MutexLock lock(&mu_);
   Entry& e = entries_[kRootNodeId];
   e.node = std::move(root);
@@ -26,8 +22,8 @@ NodeTable::NodeTable(int root_fd, dev_t dev, ino_t ino) {
   by_key_[Key{dev, ino, kRawView}] = kRootNodeId;
 }
 
-std::shared_ptr<Node> NodeTable::Upsert(NodeId parent, const std::string& name, int fd, dev_t dev,
-                                        ino_t ino, mode_t type, ViewMask view) {
+std::shared_ptr<Node> NodeTable::Upsert(NodeId parent, const std::string& name, base::UniqueFd fd,
+                                        dev_t dev, ino_t ino, mode_t type, ViewMask view) {
   absl::MutexLock lock(&mu_);
   Key key{dev, ino, view};
   auto it = by_key_.find(key);
@@ -39,7 +35,6 @@ std::shared_ptr<Node> NodeTable::Upsert(NodeId parent, const std::string& name, 
       e.name = name;
       e.unlinked = false;
     }
-    close(fd);
     return e.node;
   }
   auto node = std::make_shared<Node>();
@@ -48,7 +43,7 @@ std::shared_ptr<Node> NodeTable::Upsert(NodeId parent, const std::string& name, 
   node->ino = ino;
   node->view = view;
   node->type = type;
-  node->fd = fd;
+  node->fd = std::move(fd);
   Entry& e = entries_[node->id];
   e.node = node;
   e.lookups = 1;

@@ -19,6 +19,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "base/unique_fd.h"
 
 namespace scopedfs::daemon {
 
@@ -52,8 +53,8 @@ struct Node {
   dev_t dev = 0;
   ino_t ino = 0;
   ViewMask view = kRawView;
-  mode_t type = 0;  // S_IFMT bits
-  int fd = -1;      // O_PATH | O_NOFOLLOW on the lower object; owned
+  mode_t type = 0;    // S_IFMT bits
+  base::UniqueFd fd;  // O_PATH | O_NOFOLLOW on the lower object
 
   // Passthrough: one backing id per node, shared by its opens (kernel rule).
   absl::Mutex backing_mu;
@@ -63,19 +64,17 @@ struct Node {
   // Redacted views: the lower file version the kernel's page cache of this inode was filled
   // from, so an open of an unchanged file keeps the cache.
   FileVersion cached_version ABSL_GUARDED_BY(backing_mu);
-
-  ~Node();
 };
 
 class NodeTable {
  public:
   // `root_fd` is an O_PATH directory fd of the lower root; the table owns it.
-  NodeTable(int root_fd, dev_t dev, ino_t ino);
+  NodeTable(base::UniqueFd root_fd, dev_t dev, ino_t ino);
 
   // The node for (dev, ino, view), created if new, with its lookup count raised by one. If it
   // exists, `fd` is closed and the node is moved to (parent, name); otherwise it takes `fd`.
-  std::shared_ptr<Node> Upsert(NodeId parent, const std::string& name, int fd, dev_t dev, ino_t ino,
-                               mode_t type, ViewMask view);
+  std::shared_ptr<Node> Upsert(NodeId parent, const std::string& name, base::UniqueFd fd, dev_t dev,
+                               ino_t ino, mode_t type, ViewMask view);
   std::shared_ptr<Node> Get(NodeId id) const;
   // Kernel FORGET: drop `n` lookups; the node goes when none remain (and no one holds it).
   void Forget(NodeId id, uint64_t n);

@@ -12,7 +12,7 @@
 namespace scopedfs::daemon {
 namespace {
 
-int AnyFd() { return open("/", O_PATH | O_CLOEXEC); }
+base::UniqueFd AnyFd() { return base::UniqueFd(open("/", O_PATH | O_CLOEXEC)); }
 
 class NodeTableTest : public ::testing::Test {
  protected:

@@ -13,14 +13,66 @@
 
 namespace scopedfs::daemon {
 
+DirStream::~DirStream() {
+  if (dir_ != nullptr) closedir(dir_);
+}
+
+int DirStream::Open(int dir_fd) {
+  base::UniqueFd fd(openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return errno;
+  dir_ = fdopendir(fd.get());
+  if (dir_ == nullptr) return errno;
+  (void)fd.release();  // the stream owns it now
+  return 0;
+}
+
+namespace {
+
+bool IsDot(const char* name) { return strcmp(name, ".") == 0 || strcmp(name, "..") == 0; }
+
+int WalkFiles(int dir_fd, const std::string& rel, int depth, int* budget,
+              const std::function<int(int, const struct stat&, const std::string&,
+                                      absl::string_view)>& visit) {
+  if (depth > 64) return EXDEV;
+  DirStream stream;
+  if (stream.Open(dir_fd) != 0) return EXDEV;
+  while (dirent* ent = stream.Next()) {
+    if (IsDot(ent->d_name)) continue;
+    if (--*budget < 0) return EXDEV;
+    base::UniqueFd child(openat(stream.fd(), ent->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st;
+    if (!child.valid() || fstatat(child.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno == ENOENT) continue;  // removed meanwhile
+      return EXDEV;
+    }
+    std::string child_rel = ChildPath(rel, ent->d_name);
+    int err = 0;
+    if (S_ISDIR(st.st_mode)) {
+      err = WalkFiles(child.get(), child_rel, depth + 1, budget, visit);
+    } else if (S_ISREG(st.st_mode)) {
+      err = visit(child.get(), st, child_rel, ent->d_name);
+    }
+    if (err != 0) return err;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int ForEachFileBelow(int dir_fd, int* budget,
+                     const std::function<int(int fd, const struct stat& st, const std::string& rel,
+                                             absl::string_view name)>& visit) {
+  return WalkFiles(dir_fd, "", 0, budget, visit);
+}
+
 int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi) {
   Resolved r;
   if (int err = Resolve(fs, ino, &r)) return err;
   if (int err = Verdict(ctx.Decide(OP_READ, r.path, true, nullptr))) return err;
-  int fd = openat(r.node->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return errno;
+  base::UniqueFd fd(openat(r.node->fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return errno;
   auto* dir = new OpenDir;
-  dir->fd = fd;
+  dir->fd = std::move(fd);
   fi->fh = reinterpret_cast<uint64_t>(dir);
   fs->Register(dir);
   return 0;
@@ -30,16 +82,10 @@ int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
 int LoadDir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, OpenDir* dir) {
   Resolved r;
   if (int err = Resolve(fs, ino, &r)) return err;
-  int fd = dup(dir->fd);
-  if (fd < 0) return errno;
-  DIR* d = fdopendir(fd);
-  if (d == nullptr) {
-    close(fd);
-    return errno;
-  }
-  rewinddir(d);
-  while (dirent* ent = readdir(d)) {
-    if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) {
+  DirStream stream;
+  if (int err = stream.Open(dir->fd.get())) return err;
+  while (dirent* ent = stream.Next()) {
+    if (IsDot(ent->d_name)) {
       dir->entries.push_back({ent->d_name, ent->d_ino, ent->d_type});
       continue;
     }
@@ -48,7 +94,6 @@ int LoadDir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, OpenDir* 
     // I/O error) fails the listing rather than leave the entry out in silence.
     if (int err = OpenChild(fs, r, ent->d_name, &child)) {
       if (err == ENOENT) continue;
-      closedir(d);
       dir->entries.clear();
       return err;
     }
@@ -57,7 +102,6 @@ int LoadDir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, OpenDir* 
     if (seen.outcome == OUTCOME_HIDE || seen.outcome == OUTCOME_DENY) continue;
     dir->entries.push_back({ent->d_name, ent->d_ino, ent->d_type});
   }
-  closedir(d);
   dir->loaded = true;
   return 0;
 }
@@ -136,13 +180,12 @@ void sfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fus
 void sfs_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   OpenDir* dir = DirOf(fi);
   Fs(req)->Unregister(dir);
-  close(dir->fd);
   delete dir;
   fuse_reply_err(req, 0);
 }
 
 void sfs_fsyncdir(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
-  int fd = DirOf(fi)->fd;
+  int fd = DirOf(fi)->fd.get();
   fuse_reply_err(req, (datasync ? fdatasync(fd) : fsync(fd)) == 0 ? 0 : errno);
 }
 

@@ -46,9 +46,9 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
     if (redacted && reads && policy::FormatMayCarryLocation(info.facts.format)) return EACCES;
   }
   int flags = (fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC;
-  int fd = open(ProcPath(r.node->fd).c_str(), flags);
-  if (fd < 0) return errno;
-  auto* file = new OpenFile(fd, r.node);
+  base::UniqueFd fd(open(ProcPath(r.node->fd.get()).c_str(), flags));
+  if (!fd.valid()) return errno;
+  auto* file = new OpenFile(std::move(fd), r.node);
   file->writable = writes;
   if (redacted) {
     // Served in userspace through the page cache, which holds only redacted bytes; kept while
@@ -68,9 +68,9 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
       fs->stats().open_clean_media.fetch_add(1);
     }
   } else {
-    bool cached;
-    *backing_id = fs->backing().Attach(*r.node, fd, &cached);
-    file->passthrough = !cached;
+    bool userspace;
+    *backing_id = fs->backing().Attach(*r.node, file->fd.get(), &userspace);
+    file->passthrough = !userspace;
     fi->keep_cache = 0;
   }
   fi->fh = reinterpret_cast<uint64_t>(file);
@@ -94,7 +94,7 @@ int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct 
     if (int err = Verdict(ctx.Decide(OP_SETATTR, r.path, dir, &info))) return err;
   }
   bool symlink = S_ISLNK(st.st_mode);
-  std::string proc = ProcPath(r.node->fd);
+  std::string proc = ProcPath(r.node->fd.get());
   if (to_set & FUSE_SET_ATTR_MODE) {
     if (symlink) return EOPNOTSUPP;
     if (chmod(proc.c_str(), ClampMode(ctx, attr->st_mode, dir)) != 0) return errno;
@@ -102,10 +102,11 @@ int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct 
   if (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
     uid_t uid = (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : static_cast<uid_t>(-1);
     gid_t gid = (to_set & FUSE_SET_ATTR_GID) ? attr->st_gid : static_cast<gid_t>(-1);
-    if (fchownat(r.node->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+    if (fchownat(r.node->fd.get(), "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
+      return errno;
   }
   if (to_set & FUSE_SET_ATTR_SIZE) {
-    int rc = fi != nullptr ? ftruncate(FileOf(fi)->fd, attr->st_size)
+    int rc = fi != nullptr ? ftruncate(FileOf(fi)->fd.get(), attr->st_size)
                            : truncate(proc.c_str(), attr->st_size);
     if (rc != 0) return errno;
     fs->facts().Invalidate(r.node->dev, r.node->ino);
@@ -167,13 +168,13 @@ void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info
   if (file->redacted()) {
     fs->stats().redacted_reads.fetch_add(1);
     size_t got;
-    if (int err = ReadRedacted(fs->facts(), file->node->fd, file->fd, &file->plan, size, off,
-                               buf.get(), &got)) {
+    if (int err = ReadRedacted(fs->facts(), file->node->fd.get(), file->fd.get(), &file->plan, size,
+                               off, buf.get(), &got)) {
       return (void)fuse_reply_err(req, err);
     }
     return (void)fuse_reply_buf(req, buf.get(), got);
   }
-  ssize_t n = pread(file->fd, buf.get(), size, off);
+  ssize_t n = pread(file->fd.get(), buf.get(), size, off);
   if (n < 0) return (void)fuse_reply_err(req, errno);
   fuse_reply_buf(req, buf.get(), static_cast<size_t>(n));
 }
@@ -192,12 +193,12 @@ int WriteAllowed(Filesystem* fs, fuse_req_t req, OpenFile* file) {
   std::string path;
   if (!fs->nodes().PathOf(file->node->id, &path)) return EACCES;
   struct stat st;
-  if (fstat(file->fd, &st) != 0) return errno;
+  if (fstat(file->fd.get(), &st) != 0) return errno;
   absl::string_view name(path);
   if (size_t slash = name.rfind('/'); slash != absl::string_view::npos) {
     name.remove_prefix(slash + 1);
   }
-  FileInfo info = fs->facts().Lookup(file->node->fd, st, name);
+  FileInfo info = fs->facts().Lookup(file->node->fd.get(), st, name);
   return Verdict(fs->Context(req).Decide(OP_WRITE, path, false, &info));
 }
 
@@ -219,7 +220,7 @@ void sfs_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t o
   fs->stats().write_requests.fetch_add(1);
   OpenFile* file = FileOf(fi);
   if (int err = WriteAllowed(fs, req, file)) return (void)fuse_reply_err(req, err);
-  ssize_t n = pwrite(file->fd, buf, size, off);
+  ssize_t n = pwrite(file->fd.get(), buf, size, off);
   if (n < 0) return (void)fuse_reply_err(req, errno);
   Written(fs, file);
   NodeId redacted = RedactedNodeOf(file);
@@ -229,15 +230,14 @@ void sfs_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t o
 
 void sfs_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   // close(dup()) makes the lower filesystem see a close, as the app's close would natively.
-  int fd = dup(FileOf(fi)->fd);
-  fuse_reply_err(req, fd >= 0 && close(fd) == 0 ? 0 : errno);
+  base::UniqueFd fd(dup(FileOf(fi)->fd.get()));
+  fuse_reply_err(req, fd.valid() && fd.Close() == 0 ? 0 : errno);
 }
 
 void sfs_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   Filesystem* fs = Fs(req);
   OpenFile* file = FileOf(fi);
   fs->Unregister(file);
-  close(file->fd);
   // Passthrough writes never reach the daemon: the handle's end is where they are known to stop.
   if (file->writable) Written(fs, file);
   if (!file->redacted()) fs->backing().Detach(*file->node, file->passthrough);
@@ -246,7 +246,7 @@ void sfs_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 }
 
 void sfs_fsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
-  int fd = FileOf(fi)->fd;
+  int fd = FileOf(fi)->fd.get();
   fuse_reply_err(req, (datasync ? fdatasync(fd) : fsync(fd)) == 0 ? 0 : errno);
 }
 
@@ -255,7 +255,7 @@ void sfs_fallocate(fuse_req_t req, fuse_ino_t, int mode, off_t offset, off_t len
   Filesystem* fs = Fs(req);
   OpenFile* file = FileOf(fi);
   if (int err = WriteAllowed(fs, req, file)) return (void)fuse_reply_err(req, err);
-  int rc = fallocate(file->fd, mode, offset, length);
+  int rc = fallocate(file->fd.get(), mode, offset, length);
   if (rc == 0) Written(fs, file);
   NodeId redacted = RedactedNodeOf(file);
   fuse_reply_err(req, rc == 0 ? 0 : errno);
@@ -263,7 +263,7 @@ void sfs_fallocate(fuse_req_t req, fuse_ino_t, int mode, off_t offset, off_t len
 }
 
 void sfs_lseek(fuse_req_t req, fuse_ino_t, off_t off, int whence, fuse_file_info* fi) {
-  off_t res = lseek(FileOf(fi)->fd, off, whence);
+  off_t res = lseek(FileOf(fi)->fd.get(), off, whence);
   if (res < 0) return (void)fuse_reply_err(req, errno);
   fuse_reply_lseek(req, res);
 }
@@ -284,16 +284,16 @@ void sfs_copy_file_range(fuse_req_t req, fuse_ino_t, off_t off_in, fuse_file_inf
     size_t got = 0;
     if (from->redacted()) {
       fs->stats().redacted_reads.fetch_add(1);
-      if (int err = ReadRedacted(fs->facts(), from->node->fd, from->fd, &from->plan, buf.size(),
-                                 off_in, buf.data(), &got)) {
+      if (int err = ReadRedacted(fs->facts(), from->node->fd.get(), from->fd.get(), &from->plan,
+                                 buf.size(), off_in, buf.data(), &got)) {
         return (void)fuse_reply_err(req, err);
       }
     } else {
-      ssize_t r = pread(from->fd, buf.data(), buf.size(), off_in);
+      ssize_t r = pread(from->fd.get(), buf.data(), buf.size(), off_in);
       if (r < 0) return (void)fuse_reply_err(req, errno);
       got = static_cast<size_t>(r);
     }
-    ssize_t n = got == 0 ? 0 : pwrite(to->fd, buf.data(), got, off_out);
+    ssize_t n = got == 0 ? 0 : pwrite(to->fd.get(), buf.data(), got, off_out);
     if (n < 0) return (void)fuse_reply_err(req, errno);
     Written(fs, to);
     NodeId redacted = RedactedNodeOf(to);
@@ -301,7 +301,8 @@ void sfs_copy_file_range(fuse_req_t req, fuse_ino_t, off_t off_in, fuse_file_inf
     return AfterRedactedWrite(fs, redacted);
   }
   loff_t in = off_in, out = off_out;
-  ssize_t n = copy_file_range(from->fd, &in, to->fd, &out, len, static_cast<unsigned>(flags));
+  ssize_t n =
+      copy_file_range(from->fd.get(), &in, to->fd.get(), &out, len, static_cast<unsigned>(flags));
   if (n < 0) return (void)fuse_reply_err(req, errno);
   Written(fs, to);
   fuse_reply_write(req, static_cast<size_t>(n));

@@ -118,7 +118,7 @@ ReadJudgement JudgeRead(const RequestContext& ctx, const std::string& path, cons
 }
 
 int StatNode(const Node& node, struct stat* st) {
-  return fstatat(node.fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+  return fstatat(node.fd.get(), "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
 }
 
 void FillAttr(const struct stat& st, fuse_attr* a) {
@@ -190,11 +190,12 @@ int Resolve(Filesystem* fs, fuse_ino_t ino, Resolved* out) {
 
 int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child) {
   if (int err = NameError(name, ENOENT)) return err;
-  child->fd = openat(parent.node->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-  if (child->fd < 0) return errno;
-  if (fstatat(child->fd, "", &child->st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  child->fd.reset(openat(parent.node->fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (child->fd.get() < 0) return errno;
+  if (fstatat(child->fd.get(), "", &child->st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
+    return errno;
   child->path = ChildPath(parent.path, name);
-  child->info = fs->facts().Lookup(child->fd, child->st, name);
+  child->info = fs->facts().Lookup(child->fd.get(), child->st, name);
   return 0;
 }
 
@@ -203,7 +204,7 @@ int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* c
 void PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
                   Child* child, ViewMask view, fuse_entry_param* e) {
   std::shared_ptr<Node> node =
-      fs->nodes().Upsert(parent, name, child->Release(), child->st.st_dev, child->st.st_ino,
+      fs->nodes().Upsert(parent, name, std::move(child->fd), child->st.st_dev, child->st.st_ino,
                          child->st.st_mode & S_IFMT, view);
   *e = {};
   e->ino = node->id;
@@ -218,7 +219,7 @@ FileInfo InfoOfNode(Filesystem* fs, const Resolved& r, const struct stat& st) {
   absl::string_view name(r.path);
   size_t slash = name.rfind('/');
   if (slash != absl::string_view::npos) name.remove_prefix(slash + 1);
-  return fs->facts().Lookup(r.node->fd, st, name);
+  return fs->facts().Lookup(r.node->fd.get(), st, name);
 }
 
 int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Visible* v) {
@@ -289,7 +290,7 @@ void sfs_readlink(fuse_req_t req, fuse_ino_t ino) {
   std::shared_ptr<Node> node = Fs(req)->nodes().Get(ino);
   if (node == nullptr) return (void)fuse_reply_err(req, ENOENT);
   char buf[PATH_MAX + 1];
-  ssize_t n = readlinkat(node->fd, "", buf, PATH_MAX);
+  ssize_t n = readlinkat(node->fd.get(), "", buf, PATH_MAX);
   if (n < 0) return (void)fuse_reply_err(req, errno);
   buf[n] = '\0';
   fuse_reply_readlink(req, buf);
@@ -298,7 +299,7 @@ void sfs_readlink(fuse_req_t req, fuse_ino_t ino) {
 void sfs_statfs(fuse_req_t req, fuse_ino_t) {
   std::shared_ptr<Node> root = Fs(req)->nodes().Get(kRootNodeId);
   struct statvfs sv;
-  if (fstatvfs(root->fd, &sv) != 0) return (void)fuse_reply_err(req, errno);
+  if (fstatvfs(root->fd.get(), &sv) != 0) return (void)fuse_reply_err(req, errno);
   fuse_reply_statfs(req, &sv);
 }
 

@@ -25,13 +25,14 @@ int SetOwner(int fd, uid_t uid) {
 int EntryFor(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const Resolved& p,
              const char* name, bool existing_content, fuse_entry_param* e) {
   Child child;
-  child.fd = openat(p.node->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-  if (child.fd < 0) return errno;
-  if (fstatat(child.fd, "", &child.st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  child.fd.reset(openat(p.node->fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (child.fd.get() < 0) return errno;
+  if (fstatat(child.fd.get(), "", &child.st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
+    return errno;
   ViewMask view = kRawView;
   if (existing_content) {
     child.path = ChildPath(p.path, name);
-    child.info = fs->facts().Lookup(child.fd, child.st, name);
+    child.info = fs->facts().Lookup(child.fd.get(), child.st, name);
     view = CallerView(ctx, child);
   }
   PublishEntry(fs, ctx, parent, name, &child, view, e);
@@ -59,28 +60,25 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   if (int err = Verdict(ctx.Decide(OP_CREATE, path, false, &info))) return err;
   int flags = (fi->flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC) & ~O_NOCTTY;
   mode_t clamped = ClampMode(ctx, mode, /*directory=*/false);
-  int fd = openat(p.node->fd, name, flags, clamped);
-  if (fd < 0) return errno;
+  base::UniqueFd fd(openat(p.node->fd.get(), name, flags, clamped));
+  if (!fd.valid()) return errno;
   // The process umask is 0 in the daemon, but the lower filesystem may still drop bits (or an
   // ACL default may add them): the clamped mode is set exactly.
-  int err = fchmod(fd, clamped) == 0 ? 0 : errno;
-  if (err == 0) err = SetOwner(fd, ctx.uid());
-  if (err == 0) err = fs->Label(fd, path, S_IFREG);
+  int err = fchmod(fd.get(), clamped) == 0 ? 0 : errno;
+  if (err == 0) err = SetOwner(fd.get(), ctx.uid());
+  if (err == 0) err = fs->Label(fd.get(), path, S_IFREG);
+  if (err == 0) err = EntryFor(fs, ctx, parent, p, name, false, e);
   if (err != 0) {
-    // A file without its creator (or its label) would escape the policy; undo rather than keep it.
-    close(fd);
-    unlinkat(p.node->fd, name, 0);
-    return err;
-  }
-  if (int err = EntryFor(fs, ctx, parent, p, name, false, e)) {
-    close(fd);
+    // A file without its creator (or its label) would escape the policy, and one the kernel was
+    // never told about would be a surprise: undo rather than keep it.
+    unlinkat(p.node->fd.get(), name, 0);
     return err;
   }
   std::shared_ptr<Node> node = fs->nodes().Get(e->ino);
-  auto* file = new OpenFile(fd, node);
-  bool cached;
-  *backing_id = fs->backing().Attach(*node, fd, &cached);
-  file->passthrough = !cached;
+  bool userspace;
+  *backing_id = fs->backing().Attach(*node, fd.get(), &userspace);
+  auto* file = new OpenFile(std::move(fd), node);
+  file->passthrough = !userspace;
   fi->fh = reinterpret_cast<uint64_t>(file);
   fs->Register(file);
   return 0;
@@ -98,18 +96,18 @@ int DoMkdir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const 
   std::string path = ChildPath(p.path, name);
   if (int err = Verdict(ctx.Decide(OP_MKDIR, path, true, nullptr))) return err;
   mode_t clamped = ClampMode(ctx, mode, /*directory=*/true);
-  if (mkdirat(p.node->fd, name, clamped) != 0) return errno;
-  int dfd = openat(p.node->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  int err = dfd < 0 ? errno : (fchmod(dfd, clamped) == 0 ? 0 : errno);
-  if (err == 0) err = SetOwner(dfd, ctx.uid());
-  if (err == 0) err = fs->Label(dfd, path, S_IFDIR);
+  if (mkdirat(p.node->fd.get(), name, clamped) != 0) return errno;
+  base::UniqueFd dfd(
+      openat(p.node->fd.get(), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  int err = !dfd.valid() ? errno : (fchmod(dfd.get(), clamped) == 0 ? 0 : errno);
+  if (err == 0) err = SetOwner(dfd.get(), ctx.uid());
+  if (err == 0) err = fs->Label(dfd.get(), path, S_IFDIR);
+  if (err == 0) err = EntryFor(fs, ctx, parent, p, name, false, e);
   if (err != 0) {
-    if (dfd >= 0) close(dfd);
-    unlinkat(p.node->fd, name, AT_REMOVEDIR);
+    unlinkat(p.node->fd.get(), name, AT_REMOVEDIR);
     return err;
   }
-  close(dfd);
-  return EntryFor(fs, ctx, parent, p, name, false, e);
+  return 0;
 }
 
 int DoRemove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
@@ -127,7 +125,7 @@ int DoRemove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
           Verdict(ctx.Decide(directory ? OP_RMDIR : OP_DELETE, child.path, is_dir, &child.info))) {
     return err;
   }
-  if (unlinkat(p.node->fd, name, directory ? AT_REMOVEDIR : 0) != 0) return errno;
+  if (unlinkat(p.node->fd.get(), name, directory ? AT_REMOVEDIR : 0) != 0) return errno;
   fs->nodes().Unlinked(child.st.st_dev, child.st.st_ino, parent, name);
   return 0;
 }
@@ -151,7 +149,7 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   if (int err = CheckPlace(fs, ctx, np, newname, src_dir, src.info, exchange, flags)) return err;
   std::string dst_path = ChildPath(np.path, newname);
   if (int err = CheckNoReadGain(fs, ctx, src.path, src.info, dst_path, newname,
-                                src.st.st_mode & S_IFMT, src.fd)) {
+                                src.st.st_mode & S_IFMT, src.fd.get())) {
     return err;
   }
   if (exchange) {
@@ -161,7 +159,7 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
     if (int err = Verdict(ctx.Decide(OP_RENAME, dst.path, dst_dir, &dst.info))) return err;
     if (int err = CheckPlace(fs, ctx, p, name, dst_dir, dst.info, true, flags)) return err;
     if (int err = CheckNoReadGain(fs, ctx, dst.path, dst.info, src.path, name,
-                                  dst.st.st_mode & S_IFMT, dst.fd)) {
+                                  dst.st.st_mode & S_IFMT, dst.fd.get())) {
       return err;
     }
   }
@@ -169,7 +167,7 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   // exchange, moved to the source name.
   Child replaced;
   bool had_target = OpenChild(fs, np, newname, &replaced) == 0;
-  if (renameat2(p.node->fd, name, np.node->fd, newname, flags) != 0) return errno;
+  if (renameat2(p.node->fd.get(), name, np.node->fd.get(), newname, flags) != 0) return errno;
   if (had_target && !exchange) {
     fs->nodes().Unlinked(replaced.st.st_dev, replaced.st.st_ino, newparent, newname);
   }
@@ -199,10 +197,10 @@ int DoLink(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_ino_t
     return err;
   }
   if (int err = CheckNoReadGain(fs, ctx, r.path, info, ChildPath(np.path, newname), newname,
-                                S_IFREG, r.node->fd)) {
+                                S_IFREG, r.node->fd.get())) {
     return err;
   }
-  if (linkat(r.node->fd, "", np.node->fd, newname, AT_EMPTY_PATH) != 0) return errno;
+  if (linkat(r.node->fd.get(), "", np.node->fd.get(), newname, AT_EMPTY_PATH) != 0) return errno;
   return EntryFor(fs, ctx, newparent, np, newname, true, e);
 }
 
@@ -219,9 +217,9 @@ int DoSymlink(Filesystem* fs, const RequestContext& ctx, const char* target, fus
   if (int err = Verdict(ctx.Decide(OP_CREATE, ChildPath(p.path, name), false, &info))) {
     return err;
   }
-  if (symlinkat(target, p.node->fd, name) != 0) return errno;
+  if (symlinkat(target, p.node->fd.get(), name) != 0) return errno;
   std::string owner = absl::StrCat(ctx.uid());
-  std::string at = absl::StrCat(ProcPath(p.node->fd), "/", name);
+  std::string at = absl::StrCat(ProcPath(p.node->fd.get()), "/", name);
   lsetxattr(at.c_str(), kOwnerXattr, owner.data(), owner.size(), 0);
   return EntryFor(fs, ctx, parent, p, name, false, e);
 }

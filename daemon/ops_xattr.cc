@@ -29,7 +29,7 @@ int XattrTarget(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, bool 
   if (modify) {
     if (int err = Verdict(ctx.Decide(OP_SETATTR, v.r.path, v.dir, &v.info))) return err;
   }
-  *proc = ProcPath(v.r.node->fd);
+  *proc = ProcPath(v.r.node->fd.get());
   return 0;
 }
 
