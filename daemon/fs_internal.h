@@ -142,12 +142,13 @@ ReadJudgement JudgeRead(const RequestContext& ctx, const std::string& path, cons
 
 // --- Nodes ------------------------------------------------------------------------------------
 
-int StatNode(const Node& node, struct stat* st);
+int StatFd(int fd, struct stat* st);
 
-// A node and its current storage path.
+// A node, its current storage path and an O_PATH fd of its lower object for this request.
 struct Resolved {
   std::shared_ptr<Node> node;
   std::string path;
+  base::UniqueFd fd;
 };
 int Resolve(Filesystem* fs, fuse_ino_t ino, Resolved* out);
 

@@ -38,7 +38,7 @@ int CheckCaseTwin(Filesystem* fs, const RequestContext& ctx, const Resolved& par
                   : 1 + static_cast<int>(std::count(parent.path.begin(), parent.path.end(), '/'));
   if (depth > kCaseFoldedParentDepth) return 0;
   DirStream stream;
-  if (int err = stream.Open(parent.node->fd.get())) return err;
+  if (int err = stream.Open(parent.fd.get())) return err;
   std::string twin;
   int seen = 0;
   int err = 0;
@@ -180,7 +180,7 @@ int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent
 void WarmRenameFacts(Filesystem* fs, fuse_ino_t parent, const char* name) {
   Resolved p;
   if (Resolve(fs, parent, &p) != 0 || NameError(name, EINVAL) != 0) return;
-  base::UniqueFd fd(openat(p.node->fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  base::UniqueFd fd(openat(p.fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
   struct stat st;
   if (!fd.valid() || fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return;
   if (S_ISREG(st.st_mode)) fs->facts().Lookup(fd.get(), st, name);

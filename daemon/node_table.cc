@@ -1,14 +1,57 @@
 // Inode table (see node_table.h).
 #include "daemon/node_table.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <vector>
 
 namespace scopedfs::daemon {
+namespace {
+
+struct HandleBuffer {
+  struct file_handle header;
+  unsigned char bytes[MAX_HANDLE_SZ];
+};
+
+}  // namespace
+
+FileHandle HandleOf(int fd, int* mount_id) {
+  HandleBuffer buf;
+  buf.header.handle_bytes = MAX_HANDLE_SZ;
+  FileHandle handle;
+  if (name_to_handle_at(fd, "", &buf.header, mount_id, AT_EMPTY_PATH) != 0) return handle;
+  handle.type = buf.header.handle_type;
+  handle.bytes.assign(reinterpret_cast<const char*>(buf.header.f_handle), buf.header.handle_bytes);
+  return handle;
+}
+
+size_t NodeTable::BytesPerNode() {
+  // The node, its table entry and the two hash-map slots that index it.
+  return sizeof(Node) + sizeof(Entry) + sizeof(std::pair<NodeId, Entry>) +
+         sizeof(std::pair<Key, NodeId>);
+}
+
+int NodeTable::OpenNode(const Node& node, base::UniqueFd* out) const {
+  if (node.handle.empty()) {
+    out->reset(fcntl(node.fd.get(), F_DUPFD_CLOEXEC, 0));
+    return out->valid() ? 0 : errno;
+  }
+  HandleBuffer buf;
+  buf.header.handle_bytes = static_cast<unsigned>(node.handle.bytes.size());
+  buf.header.handle_type = node.handle.type;
+  memcpy(buf.header.f_handle, node.handle.bytes.data(), node.handle.bytes.size());
+  out->reset(open_by_handle_at(mount_fd_.get(), &buf.header, O_PATH | O_CLOEXEC));
+  return out->valid() ? 0 : errno;
+}
 
 NodeTable::NodeTable(base::UniqueFd root_fd, dev_t dev, ino_t ino) {
+  mount_fd_.reset(openat(root_fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  HandleOf(root_fd.get(), &root_mount_id_);
+  // Without a mount fd no handle could be opened: every node keeps its fd instead.
+  if (!mount_fd_.valid()) root_mount_id_ = -2;
   auto root = std::make_shared<Node>();
   root->id = kRootNodeId;
   root->dev = dev;
@@ -24,6 +67,11 @@ NodeTable::NodeTable(base::UniqueFd root_fd, dev_t dev, ino_t ino) {
 
 std::shared_ptr<Node> NodeTable::Upsert(NodeId parent, const std::string& name, base::UniqueFd fd,
                                         dev_t dev, ino_t ino, mode_t type, ViewMask view) {
+  // Outside the lock: a syscall. A handle opens only through a mount fd of its own filesystem,
+  // so an object elsewhere keeps its fd instead.
+  int mount_id = -1;
+  FileHandle handle = HandleOf(fd.get(), &mount_id);
+  if (mount_id != root_mount_id_) handle = {};
   absl::MutexLock lock(&mu_);
   Key key{dev, ino, view};
   auto it = by_key_.find(key);
@@ -43,7 +91,8 @@ std::shared_ptr<Node> NodeTable::Upsert(NodeId parent, const std::string& name, 
   node->ino = ino;
   node->view = view;
   node->type = type;
-  node->fd = std::move(fd);
+  node->handle = std::move(handle);
+  if (node->handle.empty()) node->fd = std::move(fd);
   Entry& e = entries_[node->id];
   e.node = node;
   e.lookups = 1;

@@ -1,6 +1,13 @@
-// Inode table: one FUSE nodeid per (lower inode, view). Each node keeps an O_PATH fd on the lower
-// object, its parent and name (so the policy can be asked about a path), the kernel's lookup count,
-// and the passthrough backing id shared by all its opens.
+// Inode table: one FUSE nodeid per (lower inode, view). Each node keeps the lower object's kernel
+// file handle (name_to_handle_at), its parent and name (so the policy can be asked about a path),
+// the kernel's lookup count, and the passthrough backing id shared by all its opens.
+//
+// No fd per node: a handle is a few bytes that name the inode itself (not a path, so no symlink
+// or rename can redirect it), and OpenNode turns it into an O_PATH fd for the length of one
+// request (open_by_handle_at, which needs CAP_DAC_READ_SEARCH). The daemon's fd count is
+// therefore bounded by its open handles plus a constant, whatever the size of the tree. Only the
+// root, and objects on a filesystem that cannot export handles (or another filesystem than the
+// root's), keep an O_PATH fd.
 //
 // Paths are kept current: the filesystem reports every rename and unlink it makes (Moved,
 // Unlinked), under its namespace lock, so a decision about a node always uses its present name.
@@ -48,13 +55,25 @@ struct FileVersion {
 using NodeId = uint64_t;
 inline constexpr NodeId kRootNodeId = 1;  // FUSE_ROOT_ID
 
+// A lower object's kernel file handle; empty when the filesystem could not give one.
+struct FileHandle {
+  int type = 0;
+  std::string bytes;
+  bool empty() const { return bytes.empty(); }
+};
+
+// The handle of the object `fd` (any fd of it, O_PATH included) and the mount id it belongs to;
+// an empty handle if the filesystem cannot export one.
+FileHandle HandleOf(int fd, int* mount_id);
+
 struct Node {
   NodeId id = 0;
   dev_t dev = 0;
   ino_t ino = 0;
   ViewMask view = kRawView;
-  mode_t type = 0;    // S_IFMT bits
-  base::UniqueFd fd;  // O_PATH | O_NOFOLLOW on the lower object
+  mode_t type = 0;  // S_IFMT bits
+  FileHandle handle;
+  base::UniqueFd fd;  // only without a handle: O_PATH | O_NOFOLLOW on the lower object
 
   // Passthrough: one backing id per node, shared by its opens (kernel rule).
   absl::Mutex backing_mu;
@@ -72,10 +91,17 @@ class NodeTable {
   NodeTable(base::UniqueFd root_fd, dev_t dev, ino_t ino);
 
   // The node for (dev, ino, view), created if new, with its lookup count raised by one. If it
-  // exists, `fd` is closed and the node is moved to (parent, name); otherwise it takes `fd`.
+  // exists, the node is moved to (parent, name). `fd` is an O_PATH fd of the object: a new node
+  // keeps its handle, or the fd itself when there is no usable handle.
   std::shared_ptr<Node> Upsert(NodeId parent, const std::string& name, base::UniqueFd fd, dev_t dev,
                                ino_t ino, mode_t type, ViewMask view);
   std::shared_ptr<Node> Get(NodeId id) const;
+  // An O_PATH fd of the node's lower object, for one request: from its handle, or a duplicate of
+  // the fd it keeps. Returns 0 or an errno (ESTALE: the object is gone).
+  int OpenNode(const Node& node, base::UniqueFd* out) const;
+  // Bytes one remembered node costs, not counting its name and handle bytes or allocator
+  // rounding (README "Real trees" has the measured figure).
+  static size_t BytesPerNode();
   // Kernel FORGET: drop `n` lookups; the node goes when none remain (and no one holds it).
   void Forget(NodeId id, uint64_t n);
   // Storage path of a node relative to the root ("" for the root); false if the node or an
@@ -110,6 +136,10 @@ class NodeTable {
     }
   };
 
+  // open_by_handle_at's mount fd for every handle of the root's filesystem: a real open of the
+  // root directory (the kernel does not take an O_PATH fd there).
+  base::UniqueFd mount_fd_;
+  int root_mount_id_ = -1;
   mutable absl::Mutex mu_;
   NodeId next_id_ ABSL_GUARDED_BY(mu_) = kRootNodeId + 1;
   absl::flat_hash_map<NodeId, Entry> entries_ ABSL_GUARDED_BY(mu_);

@@ -69,7 +69,7 @@ int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
   Resolved r;
   if (int err = Resolve(fs, ino, &r)) return err;
   if (int err = Verdict(ctx.Decide(OP_READ, r.path, true, nullptr))) return err;
-  base::UniqueFd fd(openat(r.node->fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  base::UniqueFd fd(openat(r.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd.valid()) return errno;
   auto* dir = new OpenDir;
   dir->fd = std::move(fd);

@@ -22,7 +22,7 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
   Resolved r;
   if (int err = Resolve(fs, ino, &r)) return err;
   struct stat st;
-  if (int err = StatNode(*r.node, &st)) return err;
+  if (int err = StatFd(r.fd.get(), &st)) return err;
   if (!S_ISREG(st.st_mode)) return EACCES;
   FileInfo info = InfoOfNode(fs, r, st);
   int accmode = fi->flags & O_ACCMODE;
@@ -46,7 +46,7 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
     if (redacted && reads && policy::FormatMayCarryLocation(info.facts.format)) return EACCES;
   }
   int flags = (fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC;
-  base::UniqueFd fd(open(ProcPath(r.node->fd.get()).c_str(), flags));
+  base::UniqueFd fd(open(ProcPath(r.fd.get()).c_str(), flags));
   if (!fd.valid()) return errno;
   auto* file = new OpenFile(std::move(fd), r.node);
   file->writable = writes;
@@ -94,7 +94,7 @@ int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct 
     if (int err = Verdict(ctx.Decide(OP_SETATTR, r.path, dir, &info))) return err;
   }
   bool symlink = S_ISLNK(st.st_mode);
-  std::string proc = ProcPath(r.node->fd.get());
+  std::string proc = ProcPath(r.fd.get());
   if (to_set & FUSE_SET_ATTR_MODE) {
     if (symlink) return EOPNOTSUPP;
     if (chmod(proc.c_str(), ClampMode(ctx, attr->st_mode, dir)) != 0) return errno;
@@ -102,8 +102,7 @@ int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct 
   if (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
     uid_t uid = (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : static_cast<uid_t>(-1);
     gid_t gid = (to_set & FUSE_SET_ATTR_GID) ? attr->st_gid : static_cast<gid_t>(-1);
-    if (fchownat(r.node->fd.get(), "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
-      return errno;
+    if (fchownat(r.fd.get(), "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
   }
   if (to_set & FUSE_SET_ATTR_SIZE) {
     int rc = fi != nullptr ? ftruncate(FileOf(fi)->fd.get(), attr->st_size)
@@ -128,7 +127,7 @@ int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct 
     if (symlink) return EOPNOTSUPP;
     if (utimensat(AT_FDCWD, proc.c_str(), ts, 0) != 0) return errno;
   }
-  if (int err = StatNode(*r.node, out)) return err;
+  if (int err = StatFd(r.fd.get(), out)) return err;
   DirectoryAsSeen(fs, ctx, out);
   return 0;
 }
@@ -168,8 +167,8 @@ void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info
   if (file->redacted()) {
     fs->stats().redacted_reads.fetch_add(1);
     size_t got;
-    if (int err = ReadRedacted(fs->facts(), file->node->fd.get(), file->fd.get(), &file->plan, size,
-                               off, buf.get(), &got)) {
+    if (int err = ReadRedacted(fs->facts(), file->fd.get(), file->fd.get(), &file->plan, size, off,
+                               buf.get(), &got)) {
       return (void)fuse_reply_err(req, err);
     }
     return (void)fuse_reply_buf(req, buf.get(), got);
@@ -198,7 +197,7 @@ int WriteAllowed(Filesystem* fs, fuse_req_t req, OpenFile* file) {
   if (size_t slash = name.rfind('/'); slash != absl::string_view::npos) {
     name.remove_prefix(slash + 1);
   }
-  FileInfo info = fs->facts().Lookup(file->node->fd.get(), st, name);
+  FileInfo info = fs->facts().Lookup(file->fd.get(), st, name);
   return Verdict(fs->Context(req).Decide(OP_WRITE, path, false, &info));
 }
 
@@ -284,7 +283,7 @@ void sfs_copy_file_range(fuse_req_t req, fuse_ino_t, off_t off_in, fuse_file_inf
     size_t got = 0;
     if (from->redacted()) {
       fs->stats().redacted_reads.fetch_add(1);
-      if (int err = ReadRedacted(fs->facts(), from->node->fd.get(), from->fd.get(), &from->plan,
+      if (int err = ReadRedacted(fs->facts(), from->fd.get(), from->fd.get(), &from->plan,
                                  buf.size(), off_in, buf.data(), &got)) {
         return (void)fuse_reply_err(req, err);
       }

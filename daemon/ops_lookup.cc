@@ -117,8 +117,8 @@ ReadJudgement JudgeRead(const RequestContext& ctx, const std::string& path, cons
   return j;
 }
 
-int StatNode(const Node& node, struct stat* st) {
-  return fstatat(node.fd.get(), "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+int StatFd(int fd, struct stat* st) {
+  return fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
 }
 
 void FillAttr(const struct stat& st, fuse_attr* a) {
@@ -185,12 +185,12 @@ void ReplyOpened(fuse_req_t req, fuse_file_info* fi, int backing_id,
 int Resolve(Filesystem* fs, fuse_ino_t ino, Resolved* out) {
   out->node = fs->nodes().Get(ino);
   if (out->node == nullptr || !fs->nodes().PathOf(ino, &out->path)) return ENOENT;
-  return 0;
+  return fs->nodes().OpenNode(*out->node, &out->fd);
 }
 
 int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child) {
   if (int err = NameError(name, ENOENT)) return err;
-  child->fd.reset(openat(parent.node->fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  child->fd.reset(openat(parent.fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
   if (child->fd.get() < 0) return errno;
   if (fstatat(child->fd.get(), "", &child->st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
     return errno;
@@ -219,12 +219,12 @@ FileInfo InfoOfNode(Filesystem* fs, const Resolved& r, const struct stat& st) {
   absl::string_view name(r.path);
   size_t slash = name.rfind('/');
   if (slash != absl::string_view::npos) name.remove_prefix(slash + 1);
-  return fs->facts().Lookup(r.node->fd.get(), st, name);
+  return fs->facts().Lookup(r.fd.get(), st, name);
 }
 
 int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Visible* v) {
   if (int err = Resolve(fs, ino, &v->r)) return err;
-  if (int err = StatNode(*v->r.node, &v->st)) return err;
+  if (int err = StatFd(v->r.fd.get(), &v->st)) return err;
   v->dir = S_ISDIR(v->st.st_mode);
   v->info = InfoOfNode(fs, v->r, v->st);
   if (ctx.Decide(OP_LOOKUP, v->r.path, v->dir, &v->info).outcome == OUTCOME_HIDE) return ENOENT;
@@ -249,10 +249,18 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   return 0;
 }
 
-int DoGetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct stat* st) {
-  std::shared_ptr<Node> node = fs->nodes().Get(ino);
-  if (node == nullptr) return ENOENT;
-  if (int err = StatNode(*node, st)) return err;
+int DoGetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi,
+              struct stat* st) {
+  if (fi != nullptr) {
+    // An open file answers for itself, also once unlinked (its handle would be stale).
+    if (fstat(FileOf(fi)->fd.get(), st) != 0) return errno;
+  } else {
+    std::shared_ptr<Node> node = fs->nodes().Get(ino);
+    if (node == nullptr) return ENOENT;
+    base::UniqueFd fd;
+    if (int err = fs->nodes().OpenNode(*node, &fd)) return err;
+    if (int err = StatFd(fd.get(), st)) return err;
+  }
   DirectoryAsSeen(fs, ctx, st);
   return 0;
 }
@@ -275,11 +283,11 @@ void sfs_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
   fuse_reply_none(req);
 }
 
-void sfs_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+void sfs_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kGetattr);
   struct stat st;
-  if (int err = DoGetattr(fs, fs->Context(req), ino, &st)) {
+  if (int err = DoGetattr(fs, fs->Context(req), ino, fi, &st)) {
     fuse_reply_err(req, err);
   } else {
     fuse_reply_attr(req, &st, AttrTimeoutFor(st));
@@ -287,10 +295,13 @@ void sfs_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
 }
 
 void sfs_readlink(fuse_req_t req, fuse_ino_t ino) {
-  std::shared_ptr<Node> node = Fs(req)->nodes().Get(ino);
+  Filesystem* fs = Fs(req);
+  std::shared_ptr<Node> node = fs->nodes().Get(ino);
   if (node == nullptr) return (void)fuse_reply_err(req, ENOENT);
+  base::UniqueFd fd;
+  if (int err = fs->nodes().OpenNode(*node, &fd)) return (void)fuse_reply_err(req, err);
   char buf[PATH_MAX + 1];
-  ssize_t n = readlinkat(node->fd.get(), "", buf, PATH_MAX);
+  ssize_t n = readlinkat(fd.get(), "", buf, PATH_MAX);
   if (n < 0) return (void)fuse_reply_err(req, errno);
   buf[n] = '\0';
   fuse_reply_readlink(req, buf);

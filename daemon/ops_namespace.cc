@@ -25,7 +25,7 @@ int SetOwner(int fd, uid_t uid) {
 int EntryFor(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const Resolved& p,
              const char* name, bool existing_content, fuse_entry_param* e) {
   Child child;
-  child.fd.reset(openat(p.node->fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  child.fd.reset(openat(p.fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
   if (child.fd.get() < 0) return errno;
   if (fstatat(child.fd.get(), "", &child.st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
     return errno;
@@ -60,7 +60,7 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   if (int err = Verdict(ctx.Decide(OP_CREATE, path, false, &info))) return err;
   int flags = (fi->flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC) & ~O_NOCTTY;
   mode_t clamped = ClampMode(ctx, mode, /*directory=*/false);
-  base::UniqueFd fd(openat(p.node->fd.get(), name, flags, clamped));
+  base::UniqueFd fd(openat(p.fd.get(), name, flags, clamped));
   if (!fd.valid()) return errno;
   // The process umask is 0 in the daemon, but the lower filesystem may still drop bits (or an
   // ACL default may add them): the clamped mode is set exactly.
@@ -71,7 +71,7 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   if (err != 0) {
     // A file without its creator (or its label) would escape the policy, and one the kernel was
     // never told about would be a surprise: undo rather than keep it.
-    unlinkat(p.node->fd.get(), name, 0);
+    unlinkat(p.fd.get(), name, 0);
     return err;
   }
   std::shared_ptr<Node> node = fs->nodes().Get(e->ino);
@@ -96,15 +96,14 @@ int DoMkdir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const 
   std::string path = ChildPath(p.path, name);
   if (int err = Verdict(ctx.Decide(OP_MKDIR, path, true, nullptr))) return err;
   mode_t clamped = ClampMode(ctx, mode, /*directory=*/true);
-  if (mkdirat(p.node->fd.get(), name, clamped) != 0) return errno;
-  base::UniqueFd dfd(
-      openat(p.node->fd.get(), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (mkdirat(p.fd.get(), name, clamped) != 0) return errno;
+  base::UniqueFd dfd(openat(p.fd.get(), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   int err = !dfd.valid() ? errno : (fchmod(dfd.get(), clamped) == 0 ? 0 : errno);
   if (err == 0) err = SetOwner(dfd.get(), ctx.uid());
   if (err == 0) err = fs->Label(dfd.get(), path, S_IFDIR);
   if (err == 0) err = EntryFor(fs, ctx, parent, p, name, false, e);
   if (err != 0) {
-    unlinkat(p.node->fd.get(), name, AT_REMOVEDIR);
+    unlinkat(p.fd.get(), name, AT_REMOVEDIR);
     return err;
   }
   return 0;
@@ -125,7 +124,7 @@ int DoRemove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
           Verdict(ctx.Decide(directory ? OP_RMDIR : OP_DELETE, child.path, is_dir, &child.info))) {
     return err;
   }
-  if (unlinkat(p.node->fd.get(), name, directory ? AT_REMOVEDIR : 0) != 0) return errno;
+  if (unlinkat(p.fd.get(), name, directory ? AT_REMOVEDIR : 0) != 0) return errno;
   fs->nodes().Unlinked(child.st.st_dev, child.st.st_ino, parent, name);
   return 0;
 }
@@ -167,7 +166,7 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   // exchange, moved to the source name.
   Child replaced;
   bool had_target = OpenChild(fs, np, newname, &replaced) == 0;
-  if (renameat2(p.node->fd.get(), name, np.node->fd.get(), newname, flags) != 0) return errno;
+  if (renameat2(p.fd.get(), name, np.fd.get(), newname, flags) != 0) return errno;
   if (had_target && !exchange) {
     fs->nodes().Unlinked(replaced.st.st_dev, replaced.st.st_ino, newparent, newname);
   }
@@ -197,10 +196,10 @@ int DoLink(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_ino_t
     return err;
   }
   if (int err = CheckNoReadGain(fs, ctx, r.path, info, ChildPath(np.path, newname), newname,
-                                S_IFREG, r.node->fd.get())) {
+                                S_IFREG, r.fd.get())) {
     return err;
   }
-  if (linkat(r.node->fd.get(), "", np.node->fd.get(), newname, AT_EMPTY_PATH) != 0) return errno;
+  if (linkat(r.fd.get(), "", np.fd.get(), newname, AT_EMPTY_PATH) != 0) return errno;
   return EntryFor(fs, ctx, newparent, np, newname, true, e);
 }
 
@@ -217,9 +216,9 @@ int DoSymlink(Filesystem* fs, const RequestContext& ctx, const char* target, fus
   if (int err = Verdict(ctx.Decide(OP_CREATE, ChildPath(p.path, name), false, &info))) {
     return err;
   }
-  if (symlinkat(target, p.node->fd.get(), name) != 0) return errno;
+  if (symlinkat(target, p.fd.get(), name) != 0) return errno;
   std::string owner = absl::StrCat(ctx.uid());
-  std::string at = absl::StrCat(ProcPath(p.node->fd.get()), "/", name);
+  std::string at = absl::StrCat(ProcPath(p.fd.get()), "/", name);
   lsetxattr(at.c_str(), kOwnerXattr, owner.data(), owner.size(), 0);
   return EntryFor(fs, ctx, parent, p, name, false, e);
 }

@@ -21,15 +21,23 @@ bool MayModifyXattr(const RequestContext& ctx, const char* name) {
   return ctx.uid() == 0 || absl::StartsWith(name, "user.");
 }
 
+// The object an xattr request acts on, as a /proc path valid while `fd` is held.
+struct XattrPath {
+  base::UniqueFd fd;
+  std::string path;
+  const char* c_str() const { return path.c_str(); }
+};
+
 int XattrTarget(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, bool modify,
-                std::string* proc) {
+                XattrPath* proc) {
   Visible v;
   if (int err = ResolveVisible(fs, ctx, ino, &v)) return err;
   if (S_ISLNK(v.st.st_mode)) return ENOTSUP;
   if (modify) {
     if (int err = Verdict(ctx.Decide(OP_SETATTR, v.r.path, v.dir, &v.info))) return err;
   }
-  *proc = ProcPath(v.r.node->fd.get());
+  proc->path = ProcPath(v.r.fd.get());
+  proc->fd = std::move(v.r.fd);
   return 0;
 }
 
@@ -41,7 +49,7 @@ void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* 
   if (ReservedXattr(name) || !MayModifyXattr(ctx, name)) {
     return (void)fuse_reply_err(req, EPERM);
   }
-  std::string proc;
+  XattrPath proc;
   if (int err = XattrTarget(fs, ctx, ino, true, &proc)) return (void)fuse_reply_err(req, err);
   fuse_reply_err(req, setxattr(proc.c_str(), name, value, size, flags) == 0 ? 0 : errno);
 }
@@ -50,7 +58,7 @@ void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size)
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kXattr);
   if (ReservedXattr(name)) return (void)fuse_reply_err(req, ENODATA);
-  std::string proc;
+  XattrPath proc;
   if (int err = XattrTarget(fs, fs->Context(req), ino, false, &proc)) {
     return (void)fuse_reply_err(req, err);
   }
@@ -68,7 +76,7 @@ void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size)
 void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kXattr);
-  std::string proc;
+  XattrPath proc;
   if (int err = XattrTarget(fs, fs->Context(req), ino, false, &proc)) {
     return (void)fuse_reply_err(req, err);
   }
@@ -96,7 +104,7 @@ void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
   if (ReservedXattr(name) || !MayModifyXattr(ctx, name)) {
     return (void)fuse_reply_err(req, EPERM);
   }
-  std::string proc;
+  XattrPath proc;
   if (int err = XattrTarget(fs, ctx, ino, true, &proc)) return (void)fuse_reply_err(req, err);
   fuse_reply_err(req, removexattr(proc.c_str(), name) == 0 ? 0 : errno);
 }
