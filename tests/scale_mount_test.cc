@@ -1,0 +1,171 @@
+// Real trees (issue 10): the daemon keeps no fd per remembered node, so a tree far larger than its
+// fd limit is served whole; and at the limit, a listing fails visibly rather than leave entries
+// out. The daemon runs with RLIMIT_NOFILE lowered (the soft limit, which needs no capability).
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "gtest/gtest.h"
+#include "tests/mount_harness.h"
+
+namespace scopedfs::tests {
+namespace {
+
+constexpr char kOwnerXattr[] = "trusted.scopedfs.owner";
+
+// Starts the daemon of `storage` with a soft fd limit of `limit`.
+absl::Status StartWithFdLimit(ScopedStorage& storage, rlim_t limit) {
+  struct rlimit saved;
+  if (getrlimit(RLIMIT_NOFILE, &saved) != 0) return absl::InternalError("getrlimit");
+  struct rlimit lowered = saved;
+  lowered.rlim_cur = limit;
+  if (setrlimit(RLIMIT_NOFILE, &lowered) != 0) return absl::InternalError("setrlimit");
+  absl::Status started = storage.StartDaemon();
+  setrlimit(RLIMIT_NOFILE, &saved);
+  return started;
+}
+
+// Files written straight into the lower tree as the notes app's own: `dirs` directories of
+// `per_dir` files under Download/scale, each holding its own name.
+absl::Status Populate(const ScopedStorage& storage, int dirs, int per_dir) {
+  std::string root = storage.Lower("Download/scale");
+  if (mkdir(root.c_str(), 0755) != 0 && errno != EEXIST) return absl::InternalError("mkdir");
+  std::string owner = absl::StrCat(kNotes);
+  for (int d = 0; d < dirs; ++d) {
+    std::string dir = absl::StrFormat("%s/d%03d", root, d);
+    if (mkdir(dir.c_str(), 0755) != 0) return absl::InternalError(absl::StrCat("mkdir ", dir));
+    for (int f = 0; f < per_dir; ++f) {
+      std::string name = absl::StrFormat("f%04d.txt", f);
+      std::string path = dir + "/" + name;
+      int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      if (fd < 0) return absl::InternalError(absl::StrCat("create ", path));
+      bool ok = write(fd, name.data(), name.size()) == static_cast<ssize_t>(name.size()) &&
+                fsetxattr(fd, kOwnerXattr, owner.data(), owner.size(), 0) == 0;
+      close(fd);
+      if (!ok) return absl::InternalError(absl::StrCat("write ", path));
+    }
+  }
+  return absl::OkStatus();
+}
+
+class ScaleMountTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SCOPEDFS_SKIP_UNLESS_MOUNTABLE();
+    SCOPEDFS_ASSERT_OK(storage_.Prepare());
+    SCOPEDFS_ASSERT_OK(storage_.CreateDefaultLayout());
+  }
+  void TearDown() override {
+    if (storage_.daemon_running()) {
+      DaemonExit exit = storage_.StopDaemon();
+      EXPECT_TRUE(exit.clean()) << exit.ToString();
+    }
+    if (HasFailure()) std::cerr << "--- scopedfsd log ---\n" << storage_.DaemonLog();
+  }
+  ScopedStorage storage_;
+};
+
+// 100,000 files under a 1,024-fd limit: every one is listed and read back by its owner app, and
+// the daemon's fd count stays a small constant while the kernel remembers them all.
+TEST_F(ScaleMountTest, HundredThousandFilesUnderAThousandFds) {
+  constexpr int kDirs = 100;
+  constexpr int kPerDir = 1000;
+  SCOPEDFS_ASSERT_OK(Populate(storage_, kDirs, kPerDir));
+  SCOPEDFS_ASSERT_OK(StartWithFdLimit(storage_, 1024));
+  AppResult walked = storage_.As(kNotes).Run("walk and read everything", [&] {
+    AppResult r;
+    int64_t listed = 0, read_ok = 0;
+    for (int d = 0; d < kDirs; ++d) {
+      std::string dir = absl::StrFormat("Download/scale/d%03d", d);
+      DIR* dp = opendir(dir.c_str());
+      if (dp == nullptr) {
+        r.err = errno;
+        r.what = "opendir " + dir;
+        return r;
+      }
+      errno = 0;
+      while (dirent* e = readdir(dp)) {
+        if (e->d_name[0] == '.') continue;
+        ++listed;
+        std::string path = dir + "/" + e->d_name;
+        int fd = open(path.c_str(), O_RDONLY);
+        char buf[64];
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+        if (fd >= 0) close(fd);
+        if (n > 0 && std::string(buf, static_cast<size_t>(n)) == e->d_name) ++read_ok;
+      }
+      int err = errno;
+      closedir(dp);
+      if (err != 0) {
+        r.err = err;
+        r.what = "readdir " + dir;
+        return r;
+      }
+    }
+    r.value = listed;
+    r.data = absl::StrCat(read_ok);
+    return r;
+  });
+  ASSERT_TRUE(Succeeds(walked));
+  EXPECT_EQ(walked.value, kDirs * kPerDir) << "files listed";
+  EXPECT_EQ(walked.data, absl::StrCat(kDirs * kPerDir)) << "files read back intact";
+  absl::StatusOr<int> fds = storage_.DaemonFdCount();
+  ASSERT_TRUE(fds.ok()) << fds.status();
+  EXPECT_LT(*fds, 64) << "the daemon holds an fd per remembered node";
+}
+
+// At the fd limit a listing is whole or an error the app sees: never a listing with entries
+// quietly left out. One app holds as many files open as the daemon will give it; another lists a
+// directory of 40 files meanwhile, then again once the first lets go.
+TEST_F(ScaleMountTest, ListingAtTheFdLimitIsWholeOrAnError) {
+  SCOPEDFS_ASSERT_OK(Populate(storage_, 2, 40));
+  SCOPEDFS_ASSERT_OK(StartWithFdLimit(storage_, 48));
+  int ready[2], go[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(go), 0);
+  pid_t holder = StartAs(kNotes, [&] {
+    close(ready[0]);
+    close(go[1]);
+    std::vector<int> held;
+    for (int f = 0; f < 40; ++f) {
+      int fd = open(absl::StrFormat("Download/scale/d000/f%04d.txt", f).c_str(), O_RDONLY);
+      if (fd >= 0) held.push_back(fd);
+    }
+    char c = static_cast<char>(held.size());
+    if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1) return 3;
+    return 0;
+  }, storage_.mountpoint());
+  close(ready[1]);
+  close(go[0]);
+  char held = 0;
+  ASSERT_EQ(read(ready[0], &held, 1), 1);
+  AppResult during = storage_.As(kNotes).List("Download/scale/d001");
+  if (during.ok()) {
+    EXPECT_EQ(during.names.size(), 40u) << "a listing at the fd limit left entries out";
+  } else {
+    EXPECT_NE(during.err, ENOENT) << during;  // an error the app sees, not "no such directory"
+  }
+  char c = 0;
+  ASSERT_EQ(write(go[1], &c, 1), 1);
+  EXPECT_EQ(WaitChild(holder), 0);
+  close(ready[0]);
+  close(go[1]);
+  AppResult after = storage_.As(kNotes).List("Download/scale/d001");
+  ASSERT_TRUE(Succeeds(after));
+  EXPECT_EQ(after.names.size(), 40u);
+  std::cerr << "holder kept " << static_cast<int>(held) << " files open; listing during: "
+            << (during.ok() ? absl::StrCat(during.names.size(), " names") : ErrnoName(during.err))
+            << "\n";
+}
+
+}  // namespace
+}  // namespace scopedfs::tests
