@@ -132,18 +132,21 @@ TEST_F(ScaleMountTest, ListingAtTheFdLimitIsWholeOrAnError) {
   int ready[2], go[2];
   ASSERT_EQ(pipe(ready), 0);
   ASSERT_EQ(pipe(go), 0);
-  pid_t holder = StartAs(kNotes, [&] {
-    close(ready[0]);
-    close(go[1]);
-    std::vector<int> held;
-    for (int f = 0; f < 40; ++f) {
-      int fd = open(absl::StrFormat("Download/scale/d000/f%04d.txt", f).c_str(), O_RDONLY);
-      if (fd >= 0) held.push_back(fd);
-    }
-    char c = static_cast<char>(held.size());
-    if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1) return 3;
-    return 0;
-  }, storage_.mountpoint());
+  pid_t holder = StartAs(
+      kNotes,
+      [&] {
+        close(ready[0]);
+        close(go[1]);
+        std::vector<int> held;
+        for (int f = 0; f < 40; ++f) {
+          int fd = open(absl::StrFormat("Download/scale/d000/f%04d.txt", f).c_str(), O_RDONLY);
+          if (fd >= 0) held.push_back(fd);
+        }
+        char c = static_cast<char>(held.size());
+        if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1) return 3;
+        return 0;
+      },
+      storage_.mountpoint());
   close(ready[1]);
   close(go[0]);
   char held = 0;
