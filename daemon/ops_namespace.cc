@@ -20,6 +20,15 @@ int SetOwner(int fd, uid_t uid) {
   return fsetxattr(fd, kOwnerXattr, value.data(), value.size(), 0) == 0 ? 0 : errno;
 }
 
+// The parent a new name goes into, resolved, with the name checked and free of hidden or
+// case-twin entries (CheckFreeName). *exists_visible: the name exists and the caller sees it.
+int ResolveNewName(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
+                   Resolved* p, bool* exists_visible) {
+  if (int err = Resolve(fs, parent, p)) return err;
+  if (int err = NameError(name, EINVAL)) return err;
+  return CheckFreeName(fs, ctx, *p, name, exists_visible);
+}
+
 // The entry for a name just made by the caller. A new file or directory is the caller's own (raw
 // view); a new link to an existing file shows the caller the view it reads there.
 int EntryFor(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const Resolved& p,
@@ -43,10 +52,8 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
              mode_t mode, fuse_file_info* fi, fuse_entry_param* e, int* backing_id) {
   absl::ReaderMutexLock ns(&fs->namespace_mu());
   Resolved p;
-  if (int err = Resolve(fs, parent, &p)) return err;
-  if (int err = NameError(name, EINVAL)) return err;
   bool exists;
-  if (int err = CheckFreeName(fs, ctx, p, name, &exists)) return err;
+  if (int err = ResolveNewName(fs, ctx, parent, name, &p, &exists)) return err;
   std::string path = ChildPath(p.path, name);
   FileInfo info{policy::FactsFromName(name), std::nullopt, nullptr};
   if (exists) {
@@ -88,10 +95,8 @@ int DoMkdir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const 
             mode_t mode, fuse_entry_param* e) {
   absl::ReaderMutexLock ns(&fs->namespace_mu());
   Resolved p;
-  if (int err = Resolve(fs, parent, &p)) return err;
-  if (int err = NameError(name, EINVAL)) return err;
   bool exists;
-  if (int err = CheckFreeName(fs, ctx, p, name, &exists)) return err;
+  if (int err = ResolveNewName(fs, ctx, parent, name, &p, &exists)) return err;
   if (exists) return EEXIST;
   std::string path = ChildPath(p.path, name);
   if (int err = Verdict(ctx.Decide(OP_MKDIR, path, true, nullptr))) return err;
@@ -207,10 +212,8 @@ int DoSymlink(Filesystem* fs, const RequestContext& ctx, const char* target, fus
               const char* name, fuse_entry_param* e) {
   absl::ReaderMutexLock ns(&fs->namespace_mu());
   Resolved p;
-  if (int err = Resolve(fs, parent, &p)) return err;
-  if (int err = NameError(name, EINVAL)) return err;
   bool exists;
-  if (int err = CheckFreeName(fs, ctx, p, name, &exists)) return err;
+  if (int err = ResolveNewName(fs, ctx, parent, name, &p, &exists)) return err;
   if (exists) return EEXIST;
   FileInfo info{policy::FactsFromName(name), std::nullopt, nullptr};
   if (int err = Verdict(ctx.Decide(OP_CREATE, ChildPath(p.path, name), false, &info))) {

@@ -182,6 +182,20 @@ inline void CheckScan(const uint8_t* bytes, size_t size, ScanFunction scan_funct
   }
 }
 
+// What a scan keeps in memory is charged before it is allocated, so it never exceeds the cap,
+// however small.
+inline void CheckMemoryCap(const uint8_t* bytes, size_t size, ScanFunction scan_function) {
+  ScanLimits small;
+  small.max_alloc_bytes = 1024;
+  MemorySource source(absl::MakeConstSpan(bytes, size));
+  LocationScan scan = scan_function(source, small);
+  if (scan.bytes_allocated > small.max_alloc_bytes) {
+    Violated("allocated %llu bytes, over the cap of %llu",
+             static_cast<unsigned long long>(scan.bytes_allocated),
+             static_cast<unsigned long long>(small.max_alloc_bytes));
+  }
+}
+
 }  // namespace scopedfs::policy::fuzz
 
 #endif  // SCOPEDFS_MEDIA_LOCATION_FUZZ_SCAN_INVARIANTS_H_
