@@ -3,6 +3,7 @@
 #include "daemon/node_table.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <string>
@@ -101,6 +102,43 @@ TEST_F(NodeTableTest, ForgottenNodesLeave) {
   EXPECT_EQ(table_.Get(dir), nullptr);
   table_.Forget(kRootNodeId, 100);  // the root is never forgotten
   EXPECT_NE(table_.Get(kRootNodeId), nullptr);
+}
+
+}  // namespace
+}  // namespace scopedfs::daemon
+
+namespace scopedfs::daemon {
+namespace {
+
+// A node keeps its lower object's file handle, not an fd, and OpenNode reaches the same inode
+// through it, also after the object was renamed. (On a filesystem without handles the node keeps
+// its fd instead; OpenNode then duplicates it.)
+TEST(NodeTableHandlesTest, OpenNodeReachesTheSameInodeWithoutAnFdPerNode) {
+  std::string dir = ::testing::TempDir() + "/node_table_handles_" + std::to_string(getpid());
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  std::string file = dir + "/a";
+  int w = open(file.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+  ASSERT_GE(w, 0);
+  close(w);
+  base::UniqueFd root(open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  struct stat root_st, st;
+  ASSERT_EQ(fstat(root.get(), &root_st), 0);
+  ASSERT_EQ(stat(file.c_str(), &st), 0);
+  NodeTable table(std::move(root), root_st.st_dev, root_st.st_ino);
+  base::UniqueFd child(open(file.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  std::shared_ptr<Node> node =
+      table.Upsert(kRootNodeId, "a", std::move(child), st.st_dev, st.st_ino, S_IFREG, kRawView);
+  EXPECT_NE(!node->handle.empty(), node->fd.valid()) << "a handle or an fd, never both";
+  ASSERT_EQ(rename(file.c_str(), (dir + "/b").c_str()), 0);
+  base::UniqueFd opened;
+  ASSERT_EQ(table.OpenNode(*node, &opened), 0);
+  struct stat got;
+  ASSERT_EQ(fstat(opened.get(), &got), 0);
+  EXPECT_EQ(got.st_ino, st.st_ino);
+  EXPECT_EQ(got.st_dev, st.st_dev);
+  EXPECT_GT(NodeTable::BytesPerNode(), sizeof(Node));
+  unlink((dir + "/b").c_str());
+  rmdir(dir.c_str());
 }
 
 }  // namespace
