@@ -2,10 +2,12 @@
 #include "daemon/filesystem.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <utility>
 
@@ -24,6 +26,29 @@ Filesystem::Filesystem(FilesystemOptions options, base::UniqueFd root_fd,
       engine_(std::move(engine)) {
   clock_gettime(CLOCK_REALTIME, &started_);
   started_.tv_nsec = 0;
+  // A quarter of the fds the daemon may open, so three apps at their quota still leave room.
+  struct rlimit nofile;
+  rlim_t limit = getrlimit(RLIMIT_NOFILE, &nofile) == 0 ? nofile.rlim_cur : 1024;
+  handle_quota_ = std::max<size_t>(16, static_cast<size_t>(limit / 4));
+}
+
+int Filesystem::TakeHandleSlot(const RequestContext& ctx, std::optional<uid_t>* slot) {
+  slot->reset();
+  if (!ctx.IsApp()) return 0;
+  absl::MutexLock lock(&quota_mu_);
+  size_t& held = handles_by_uid_[ctx.uid()];
+  if (held >= handle_quota_) return EMFILE;
+  ++held;
+  *slot = ctx.uid();
+  return 0;
+}
+
+void Filesystem::ReleaseHandleSlot(const std::optional<uid_t>& slot) {
+  if (!slot.has_value()) return;
+  absl::MutexLock lock(&quota_mu_);
+  auto it = handles_by_uid_.find(*slot);
+  if (it == handles_by_uid_.end()) return;
+  if (--it->second == 0) handles_by_uid_.erase(it);
 }
 
 Filesystem::~Filesystem() {
@@ -86,6 +111,7 @@ void Filesystem::Register(OpenFile* file) {
 }
 
 void Filesystem::Unregister(OpenFile* file) {
+  ReleaseHandleSlot(file->slot);
   absl::MutexLock lock(&handles_mu_);
   open_files_.erase(file);
 }
@@ -96,6 +122,7 @@ void Filesystem::Register(OpenDir* dir) {
 }
 
 void Filesystem::Unregister(OpenDir* dir) {
+  ReleaseHandleSlot(dir->slot);
   absl::MutexLock lock(&handles_mu_);
   open_dirs_.erase(dir);
 }

@@ -11,9 +11,11 @@
 #include <time.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -86,6 +88,14 @@ class Filesystem {
   // "no label".
   int Label(int fd, const std::string& path, mode_t type) ABSL_LOCKS_EXCLUDED(label_mu_);
 
+  // Each app may hold at most handle_quota() open files and directories at once, so that one
+  // app cannot take every fd the daemon has (root and the system uids are not counted): past it,
+  // EMFILE. On success *slot is what the handle gives back when it is unregistered.
+  int TakeHandleSlot(const RequestContext& ctx, std::optional<uid_t>* slot)
+      ABSL_LOCKS_EXCLUDED(quota_mu_);
+  void ReleaseHandleSlot(const std::optional<uid_t>& slot) ABSL_LOCKS_EXCLUDED(quota_mu_);
+  size_t handle_quota() const { return handle_quota_; }
+
   // Every handle given to the kernel stays registered until its RELEASE. An unmount with files
   // still open sends no RELEASE, so the destructor closes and frees whatever is left.
   void Register(OpenFile* file) ABSL_LOCKS_EXCLUDED(handles_mu_);
@@ -112,6 +122,10 @@ class Filesystem {
 
   // libselinux label handles are not safe for concurrent lookups.
   absl::Mutex label_mu_;
+
+  size_t handle_quota_ = 0;
+  absl::Mutex quota_mu_;
+  absl::flat_hash_map<uid_t, size_t> handles_by_uid_ ABSL_GUARDED_BY(quota_mu_);
 
   absl::Mutex handles_mu_;
   absl::flat_hash_set<OpenFile*> open_files_ ABSL_GUARDED_BY(handles_mu_);

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,8 @@ struct OpenFile {
   std::shared_ptr<Node> node;
   bool passthrough = false;
   bool writable = false;
-  RedactionPlan plan;  // redacted views: the fills for the version last read
+  std::optional<uid_t> slot;  // the app's handle-quota slot (Filesystem::TakeHandleSlot)
+  RedactionPlan plan;         // redacted views: the fills for the version last read
 
   bool redacted() const { return node->view != kRawView; }
 };
@@ -62,6 +64,7 @@ struct DirEntry {
 // An open directory handle (fuse_file_info::fh): the filtered listing, taken once per open.
 struct OpenDir {
   base::UniqueFd fd;
+  std::optional<uid_t> slot;  // the app's handle-quota slot
   std::vector<DirEntry> entries;
   bool loaded = false;
 };

@@ -69,10 +69,17 @@ int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
   Resolved r;
   if (int err = Resolve(fs, ino, &r)) return err;
   if (int err = Verdict(ctx.Decide(OP_READ, r.path, true, nullptr))) return err;
+  std::optional<uid_t> slot;
+  if (int err = fs->TakeHandleSlot(ctx, &slot)) return err;
   base::UniqueFd fd(openat(r.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd.valid()) return errno;
+  if (!fd.valid()) {
+    int err = errno;
+    fs->ReleaseHandleSlot(slot);
+    return err;
+  }
   auto* dir = new OpenDir;
   dir->fd = std::move(fd);
+  dir->slot = slot;
   fi->fh = reinterpret_cast<uint64_t>(dir);
   fs->Register(dir);
   return 0;

@@ -46,9 +46,16 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
     if (redacted && reads && policy::FormatMayCarryLocation(info.facts.format)) return EACCES;
   }
   int flags = (fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC;
+  std::optional<uid_t> slot;
+  if (int err = fs->TakeHandleSlot(ctx, &slot)) return err;
   base::UniqueFd fd(open(ProcPath(r.fd.get()).c_str(), flags));
-  if (!fd.valid()) return errno;
+  if (!fd.valid()) {
+    int err = errno;
+    fs->ReleaseHandleSlot(slot);
+    return err;
+  }
   auto* file = new OpenFile(std::move(fd), r.node);
+  file->slot = slot;
   file->writable = writes;
   if (redacted) {
     // Served in userspace through the page cache, which holds only redacted bytes; kept while

@@ -67,8 +67,14 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   if (int err = Verdict(ctx.Decide(OP_CREATE, path, false, &info))) return err;
   int flags = (fi->flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC) & ~O_NOCTTY;
   mode_t clamped = ClampMode(ctx, mode, /*directory=*/false);
+  std::optional<uid_t> slot;
+  if (int err = fs->TakeHandleSlot(ctx, &slot)) return err;
   base::UniqueFd fd(openat(p.fd.get(), name, flags, clamped));
-  if (!fd.valid()) return errno;
+  if (!fd.valid()) {
+    int err = errno;
+    fs->ReleaseHandleSlot(slot);
+    return err;
+  }
   // The process umask is 0 in the daemon, but the lower filesystem may still drop bits (or an
   // ACL default may add them): the clamped mode is set exactly.
   int err = fchmod(fd.get(), clamped) == 0 ? 0 : errno;
@@ -79,6 +85,7 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
     // A file without its creator (or its label) would escape the policy, and one the kernel was
     // never told about would be a surprise: undo rather than keep it.
     unlinkat(p.fd.get(), name, 0);
+    fs->ReleaseHandleSlot(slot);
     return err;
   }
   std::shared_ptr<Node> node = fs->nodes().Get(e->ino);
@@ -86,6 +93,7 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   *backing_id = fs->backing().Attach(*node, fd.get(), &userspace);
   auto* file = new OpenFile(std::move(fd), node);
   file->passthrough = !userspace;
+  file->slot = slot;
   fi->fh = reinterpret_cast<uint64_t>(file);
   fs->Register(file);
   return 0;

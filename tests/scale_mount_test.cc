@@ -170,5 +170,62 @@ TEST_F(ScaleMountTest, ListingAtTheFdLimitIsWholeOrAnError) {
             << "\n";
 }
 
+// One app cannot take every fd the daemon has: it holds at most a quarter of the daemon's fd
+// limit in open files, and another app still opens files meanwhile.
+TEST_F(ScaleMountTest, OneAppCannotTakeEveryFd) {
+  SCOPEDFS_ASSERT_OK(Populate(storage_, 2, 200));
+  SCOPEDFS_ASSERT_OK(StartWithFdLimit(storage_, 256));
+  int ready[2], go[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(go), 0);
+  pid_t hog = StartAs(
+      kFiles,
+      [&] {
+        close(ready[0]);
+        close(go[1]);
+        int held = 0, refused = 0;
+        for (int f = 0; f < 200; ++f) {
+          int fd = open(absl::StrFormat("Download/scale/d000/f%04d.txt", f).c_str(), O_RDONLY);
+          if (fd >= 0) {
+            ++held;
+          } else if (errno == EMFILE) {
+            ++refused;
+          }
+        }
+        char c = static_cast<char>(held);
+        if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1) return 3;
+        return refused > 0 ? 0 : 4;  // 4: the quota never applied
+      },
+      storage_.mountpoint());
+  close(ready[1]);
+  close(go[0]);
+  char held = 0;
+  ASSERT_EQ(read(ready[0], &held, 1), 1);
+  EXPECT_EQ(static_cast<unsigned char>(held), 64) << "a quarter of the daemon's 256 fds";
+  // Another app opens and reads ten files while the first holds its quota.
+  AppResult other = storage_.As(kNotes).Run("open ten files", [] {
+    AppResult r;
+    std::vector<int> fds;
+    for (int f = 0; f < 10; ++f) {
+      int fd = open(absl::StrFormat("Download/scale/d001/f%04d.txt", f).c_str(), O_RDONLY);
+      if (fd < 0) {
+        r.err = errno;
+        break;
+      }
+      fds.push_back(fd);
+    }
+    for (int fd : fds) close(fd);
+    r.value = static_cast<int64_t>(fds.size());
+    return r;
+  });
+  EXPECT_TRUE(Succeeds(other));
+  EXPECT_EQ(other.value, 10);
+  char c = 0;
+  ASSERT_EQ(write(go[1], &c, 1), 1);
+  EXPECT_EQ(WaitChild(hog), 0) << "4: the hog was never refused";
+  close(ready[0]);
+  close(go[1]);
+}
+
 }  // namespace
 }  // namespace scopedfs::tests
