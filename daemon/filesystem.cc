@@ -75,8 +75,19 @@ void Filesystem::Attach(FuseSession* session) {
 }
 
 void Filesystem::SetEngine(std::shared_ptr<const policy::Engine> engine) {
-  absl::MutexLock lock(&engine_mu_);
-  engine_ = std::move(engine);
+  bool cached;
+  {
+    absl::MutexLock lock(&engine_mu_);
+    cached = (engine_ != nullptr && engine_->caller_independent()) ||
+             (engine != nullptr && engine->caller_independent());
+    engine_ = std::move(engine);
+  }
+  if (!cached || session_ == nullptr || session_->session() == nullptr) return;
+  fuse_session* se = session_->session();
+  for (const auto& [parent, name] : nodes_.Names()) {
+    fuse_lowlevel_notify_inval_entry(se, parent, name.c_str(), name.size());
+  }
+  for (NodeId id : nodes_.Ids()) fuse_lowlevel_notify_inval_inode(se, id, -1, 0);
 }
 
 std::shared_ptr<const policy::Engine> Filesystem::engine() const {

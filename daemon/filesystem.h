@@ -61,6 +61,10 @@ class Filesystem {
   static const fuse_lowlevel_ops& Ops();
   void Attach(FuseSession* session);
 
+  // Replaces the policy. When the old or the new one let the kernel cache names and attributes
+  // for every caller, all of them are invalidated before this returns, so the next request is
+  // judged by the new policy. Must not be called from a FUSE worker thread (the kernel may wait
+  // on one while it invalidates).
   void SetEngine(std::shared_ptr<const policy::Engine> engine) ABSL_LOCKS_EXCLUDED(engine_mu_);
   std::shared_ptr<const policy::Engine> engine() const ABSL_LOCKS_EXCLUDED(engine_mu_);
   // The context of one request: its caller, and one snapshot of the engine for all its decisions.

@@ -37,6 +37,9 @@ namespace scopedfs::daemon {
 // asks; the kernel therefore re-asks LOOKUP on every path walk and never serves one app a dentry
 // another app filled. Negative entries are never cached. A file's attributes do not depend on the
 // caller and are cached for a second; a directory's do (DirectoryAsSeen) and are not cached.
+// Under a policy whose decisions cannot depend on the caller (Engine::caller_independent, e.g.
+// the permissive one), names and directory attributes are the same for everyone and are cached
+// for a second too; a reload invalidates them all (Filesystem::SetEngine).
 inline constexpr double kAttrTimeout = 1.0;
 inline constexpr double kEntryTimeout = 0.0;
 
@@ -126,8 +129,14 @@ int ErrnoOf(const policy::Decision& d);
 int Verdict(const policy::Decision& d);
 mode_t ClampMode(const RequestContext& ctx, mode_t mode, bool directory);
 void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, struct stat* st);
-inline double AttrTimeoutFor(const struct stat& st) {
-  return S_ISDIR(st.st_mode) ? 0.0 : kAttrTimeout;
+inline bool CallerIndependent(const RequestContext& ctx) {
+  return ctx.engine() != nullptr && ctx.engine()->caller_independent();
+}
+inline double AttrTimeoutFor(const RequestContext& ctx, const struct stat& st) {
+  return S_ISDIR(st.st_mode) && !CallerIndependent(ctx) ? 0.0 : kAttrTimeout;
+}
+inline double EntryTimeoutFor(const RequestContext& ctx) {
+  return CallerIndependent(ctx) ? kAttrTimeout : kEntryTimeout;
 }
 ViewMask ViewOf(const policy::Decision& d);
 

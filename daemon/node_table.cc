@@ -165,6 +165,24 @@ void NodeTable::Unlinked(dev_t dev, ino_t ino, NodeId parent, const std::string&
   }
 }
 
+std::vector<std::pair<NodeId, std::string>> NodeTable::Names() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::pair<NodeId, std::string>> names;
+  names.reserve(entries_.size());
+  for (const auto& [id, e] : entries_) {
+    if (id != kRootNodeId && !e.unlinked) names.emplace_back(e.parent, e.name);
+  }
+  return names;
+}
+
+std::vector<NodeId> NodeTable::Ids() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<NodeId> ids;
+  ids.reserve(entries_.size());
+  for (const auto& [id, e] : entries_) ids.push_back(id);
+  return ids;
+}
+
 size_t NodeTable::size() const {
   absl::MutexLock lock(&mu_);
   return entries_.size();

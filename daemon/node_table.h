@@ -22,6 +22,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -116,6 +118,10 @@ class NodeTable {
   // that name can no longer be resolved to a path until a lookup names them again.
   void Unlinked(dev_t dev, ino_t ino, NodeId parent, const std::string& name);
   size_t size() const;
+  // Every (parent, name) the kernel may hold a dentry for, and every node id: what a policy
+  // reload must invalidate.
+  std::vector<std::pair<NodeId, std::string>> Names() const;
+  std::vector<NodeId> Ids() const;
 
  private:
   struct Entry {

@@ -157,10 +157,11 @@ void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kSetattr);
   struct stat st;
-  if (int err = DoSetattr(fs, fs->Context(req), ino, attr, to_set, fi, &st)) {
+  RequestContext ctx = fs->Context(req);
+  if (int err = DoSetattr(fs, ctx, ino, attr, to_set, fi, &st)) {
     fuse_reply_err(req, err);
   } else {
-    fuse_reply_attr(req, &st, AttrTimeoutFor(st));
+    fuse_reply_attr(req, &st, AttrTimeoutFor(ctx, st));
   }
 }
 

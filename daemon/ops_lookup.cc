@@ -83,7 +83,8 @@ mode_t ClampMode(const RequestContext& ctx, mode_t mode, bool directory) {
 // system uids see the lower directory as it is. Directories are therefore never attribute-cached
 // by the kernel (attr_timeout 0): the kernel's attribute cache is shared by all callers.
 void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, struct stat* st) {
-  if (!S_ISDIR(st->st_mode) || !ctx.IsApp()) return;
+  // Under a caller-independent policy nothing is hidden from one app that another sees.
+  if (!S_ISDIR(st->st_mode) || !ctx.IsApp() || CallerIndependent(ctx)) return;
   st->st_nlink = 1;
   st->st_size = 4096;
   st->st_blocks = 8;
@@ -210,8 +211,8 @@ void PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, 
   e->ino = node->id;
   e->attr = child->st;
   DirectoryAsSeen(fs, ctx, &e->attr);
-  e->attr_timeout = AttrTimeoutFor(child->st);
-  e->entry_timeout = kEntryTimeout;
+  e->attr_timeout = AttrTimeoutFor(ctx, child->st);
+  e->entry_timeout = EntryTimeoutFor(ctx);
 }
 
 // Content facts and owner of a resolved node, judged under the name its path ends with.
@@ -287,10 +288,11 @@ void sfs_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kGetattr);
   struct stat st;
-  if (int err = DoGetattr(fs, fs->Context(req), ino, fi, &st)) {
+  RequestContext ctx = fs->Context(req);
+  if (int err = DoGetattr(fs, ctx, ino, fi, &st)) {
     fuse_reply_err(req, err);
   } else {
-    fuse_reply_attr(req, &st, AttrTimeoutFor(st));
+    fuse_reply_attr(req, &st, AttrTimeoutFor(ctx, st));
   }
 }
 

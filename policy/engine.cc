@@ -1,6 +1,8 @@
 // Decision engine (see engine.h): first matching rule wins; no rule -> the default action.
 #include "policy/engine.h"
 
+#include <algorithm>
+
 #include "policy/status_macros.h"
 
 namespace scopedfs::policy {
@@ -69,6 +71,10 @@ absl::StatusOr<std::unique_ptr<const Engine>> Engine::Create(const LoadedConfig&
   ASSIGN_OR_RETURN(engine->default_action_,
                    CompileAction(config.policy.default_action(), /*outcome_required=*/false));
   engine->policy_name_ = config.policy.name();
+  engine->caller_independent_ =
+      !config.policy.has_location_guard() &&
+      std::none_of(engine->rules_.begin(), engine->rules_.end(),
+                   [](const CompiledRule& rule) { return rule.DependsOnCaller(); });
   if (config.policy.has_location_guard()) {
     engine->location_guard_ = true;
     for (const AppMatch& app : config.policy.location_guard().entitled()) {

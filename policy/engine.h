@@ -67,6 +67,10 @@ class Engine {
   const PermissionIndex& permissions() const { return permissions_; }
   const std::string& policy_name() const { return policy_name_; }
   bool location_guard() const { return location_guard_; }
+  // True when no decision can depend on who asks: no rule looks at the caller and there is no
+  // location guard. Every caller then sees the same names, views and attributes, so the kernel
+  // may cache them for everyone (the permissive policy is such a policy; Android's is not).
+  bool caller_independent() const { return caller_independent_; }
 
  private:
   Engine(PermissionIndex permissions, AppRegistry apps, StorageLayout layout)
@@ -89,6 +93,7 @@ class Engine {
   std::string policy_name_;
   UncertainLocation uncertain_location_ = UNCERTAIN_LOCATION_DENY;
   bool location_guard_ = false;
+  bool caller_independent_ = false;
   std::vector<CompiledRule> location_entitled_;  // app sections of LocationGuard.entitled
 };
 

@@ -1229,3 +1229,24 @@ TEST_F(EngineTest, LocationGuardRefusesWritesByRedactedReaders) {
 
 }  // namespace
 }  // namespace scopedfs::policy
+
+namespace scopedfs::policy {
+namespace {
+
+std::unique_ptr<const Engine> EngineFor(const std::string& policy) {
+  absl::StatusOr<LoadedConfig> config = LoadConfig({policy, "policy/configs/apps.textproto", ""});
+  EXPECT_TRUE(config.ok()) << config.status();
+  absl::StatusOr<std::unique_ptr<const Engine>> engine = Engine::Create(*config);
+  EXPECT_TRUE(engine.ok()) << engine.status();
+  return std::move(*engine);
+}
+
+// Only a policy whose decisions cannot depend on the caller lets the kernel cache names for all.
+TEST(CallerIndependenceTest, PermissiveIsAndroidIsNot) {
+  EXPECT_TRUE(EngineFor("policy/configs/permissive.textproto")->caller_independent());
+  EXPECT_FALSE(EngineFor("policy/configs/android.textproto")->caller_independent());
+  EXPECT_FALSE(EngineFor("policy/configs/enterprise.textproto")->caller_independent());
+}
+
+}  // namespace
+}  // namespace scopedfs::policy

@@ -63,6 +63,14 @@ bool SpansShareAppId(const IdSpan& uids, const IdSpan& app_ids) {
 
 }  // namespace
 
+bool CompiledRule::DependsOnCaller() const {
+  return !packages.empty() || !uids.empty() || !app_ids.empty() || !user_ids.empty() ||
+         holds_all.any() || holds_any.any() || holds_none.any() || !selinux_domains.empty() ||
+         owner != OWNERSHIP_UNSPECIFIED || cross_user != TRISTATE_UNSPECIFIED ||
+         registered != TRISTATE_UNSPECIFIED || area == AREA_RELATION_OWN ||
+         area == AREA_RELATION_OTHER;
+}
+
 bool CompiledRule::Matches(const MatchInput& in) const {
   if (ops != 0 && (ops & Bit(in.op)) == 0) return false;
 

@@ -83,6 +83,9 @@ struct CompiledRule {
   CompiledAction action;
 
   bool Matches(const MatchInput& in) const;
+  // Whether whom the caller is can change whether the rule matches: any app condition, or an
+  // area relation (OWN/OTHER depend on the caller's packages).
+  bool DependsOnCaller() const;
 };
 
 // Receives each problem found while compiling, with the path to the offending field from the

@@ -801,6 +801,27 @@ absl::StatusOr<int> ScopedStorage::DaemonFdCount() const {
   return n;
 }
 
+absl::StatusOr<std::string> ScopedStorage::Ctl(const std::vector<std::string>& args) const {
+  std::vector<std::string> argv = {kCtlBinary, absl::StrCat("--socket=", control_socket())};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunTool(argv);
+}
+
+absl::StatusOr<int64_t> ScopedStorage::OpCount(absl::string_view op) const {
+  absl::StatusOr<std::string> json = Ctl({"stats", "--json"});
+  if (!json.ok()) return json.status();
+  std::string key = absl::StrCat("{\"op\":\"", op, "\",\"count\":");
+  size_t at = json->find(key);
+  if (at == std::string::npos)
+    return absl::NotFoundError(absl::StrCat("no op ", op, " in ", *json));
+  absl::string_view rest = absl::string_view(*json).substr(at + key.size());
+  int64_t count;
+  if (!absl::SimpleAtoi(rest.substr(0, rest.find_first_of(",}")), &count)) {
+    return absl::DataLossError(absl::StrCat("unreadable count of ", op));
+  }
+  return count;
+}
+
 absl::StatusOr<DaemonStats> ScopedStorage::Stats() const {
   absl::StatusOr<std::string> json =
       RunTool({kCtlBinary, absl::StrCat("--socket=", control_socket()), "stats", "--json"});

@@ -211,6 +211,10 @@ class ScopedStorage {
   absl::StatusOr<int> DaemonFdCount() const;
   // Runs tools/scopedfsctl --socket=<control socket> stats --json and parses its integers.
   absl::StatusOr<DaemonStats> Stats() const;
+  // Runs tools/scopedfsctl --socket=<control socket> <args...> and returns what it printed.
+  absl::StatusOr<std::string> Ctl(const std::vector<std::string>& args) const;
+  // How many requests of one op family (e.g. "lookup") the daemon has served.
+  absl::StatusOr<int64_t> OpCount(absl::string_view op) const;
 
  private:
   std::string work_dir_;

@@ -1,0 +1,79 @@
+// Caching for everyone where no decision depends on the caller (issue 10): under the permissive
+// policy the kernel caches names for a second, so a repeated path walk costs no LOOKUP; a reload
+// to a policy that hides names invalidates them before it returns, so no app sees a name the new
+// policy hides. Under the Android policy every walk still asks.
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/mount_harness.h"
+
+namespace scopedfs::tests {
+namespace {
+
+class CacheMountTest : public MountTest {
+ protected:
+  DaemonOptions Options() const override {
+    DaemonOptions o;
+    o.policy = policy_;
+    o.control_socket = true;
+    return o;
+  }
+  int64_t Lookups() {
+    absl::StatusOr<int64_t> n = storage_.OpCount("lookup");
+    EXPECT_TRUE(n.ok()) << n.status();
+    return n.ok() ? *n : -1;
+  }
+  // Stats `path` as `uid` three times in one process, quickly; returns the LOOKUPs they cost.
+  int64_t LookupsForThreeStats(uid_t uid, const std::string& path) {
+    int64_t before = Lookups();
+    AppResult r = As(uid).Run("stat thrice", [&] {
+      AppResult out;
+      struct stat st;
+      for (int i = 0; i < 3; ++i) {
+        if (stat(path.c_str(), &st) != 0) out.err = errno;
+      }
+      return out;
+    });
+    EXPECT_TRUE(Succeeds(r));
+    return Lookups() - before;
+  }
+  std::string policy_ = "policy/configs/permissive.textproto";
+};
+
+TEST_F(CacheMountTest, PermissiveNamesAreCachedForEveryone) {
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Documents/a/b/c.txt", "x", kNotes));
+  int64_t first = LookupsForThreeStats(kSocial, "Documents/a/b/c.txt");
+  EXPECT_GE(first, 1);
+  EXPECT_LE(first, 4) << "three walks of a 4-name path asked once per name at most";
+  // Another app walks the same path: the names are the same for everyone, still cached.
+  EXPECT_EQ(LookupsForThreeStats(kMusic, "Documents/a/b/c.txt"), 0);
+}
+
+TEST_F(CacheMountTest, AReloadHidesCachedNamesAtOnce) {
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Documents/todo.txt", "x", kNotes));
+  ASSERT_TRUE(Succeeds(As(kSocial).Stat("Documents/todo.txt")));  // cached for everyone now
+  absl::StatusOr<std::string> reloaded =
+      storage_.Ctl({"reload", "--policy=policy/configs/android.textproto",
+                    "--apps=policy/configs/apps.textproto"});
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  // Android hides another app's document: at once, not when the kernel's cache would expire.
+  EXPECT_TRUE(FailsWith(As(kSocial).Stat("Documents/todo.txt"), ENOENT));
+  EXPECT_TRUE(Succeeds(As(kNotes).Stat("Documents/todo.txt")));
+}
+
+class AndroidCacheMountTest : public CacheMountTest {
+ protected:
+  AndroidCacheMountTest() { policy_ = "policy/configs/android.textproto"; }
+};
+
+TEST_F(AndroidCacheMountTest, EveryWalkAsksWhenNamesDependOnTheCaller) {
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Documents/todo.txt", "x", kNotes));
+  EXPECT_GE(LookupsForThreeStats(kNotes, "Documents/todo.txt"), 3);
+}
+
+}  // namespace
+}  // namespace scopedfs::tests
