@@ -28,8 +28,13 @@ struct XattrPath {
   const char* c_str() const { return path.c_str(); }
 };
 
-int XattrTarget(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, bool modify,
+// The node an xattr request acts on, visible to the caller. A request that changes attribute
+// `modify_name` (null: it only reads) is refused EPERM first if the name is reserved or not the
+// caller's to change, then judged as OP_SETATTR.
+int XattrTarget(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, const char* modify_name,
                 XattrPath* proc) {
+  bool modify = modify_name != nullptr;
+  if (modify && (ReservedXattr(modify_name) || !MayModifyXattr(ctx, modify_name))) return EPERM;
   Visible v;
   if (int err = ResolveVisible(fs, ctx, ino, &v)) return err;
   if (S_ISLNK(v.st.st_mode)) return ENOTSUP;
@@ -45,12 +50,10 @@ void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* 
                   int flags) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kXattr);
-  RequestContext ctx = fs->Context(req);
-  if (ReservedXattr(name) || !MayModifyXattr(ctx, name)) {
-    return (void)fuse_reply_err(req, EPERM);
-  }
   XattrPath proc;
-  if (int err = XattrTarget(fs, ctx, ino, true, &proc)) return (void)fuse_reply_err(req, err);
+  if (int err = XattrTarget(fs, fs->Context(req), ino, name, &proc)) {
+    return (void)fuse_reply_err(req, err);
+  }
   fuse_reply_err(req, setxattr(proc.c_str(), name, value, size, flags) == 0 ? 0 : errno);
 }
 
@@ -59,7 +62,7 @@ void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size)
   OpTimer t(fs->stats(), OpKind::kXattr);
   if (ReservedXattr(name)) return (void)fuse_reply_err(req, ENODATA);
   XattrPath proc;
-  if (int err = XattrTarget(fs, fs->Context(req), ino, false, &proc)) {
+  if (int err = XattrTarget(fs, fs->Context(req), ino, nullptr, &proc)) {
     return (void)fuse_reply_err(req, err);
   }
   if (size == 0) {
@@ -77,7 +80,7 @@ void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kXattr);
   XattrPath proc;
-  if (int err = XattrTarget(fs, fs->Context(req), ino, false, &proc)) {
+  if (int err = XattrTarget(fs, fs->Context(req), ino, nullptr, &proc)) {
     return (void)fuse_reply_err(req, err);
   }
   ssize_t n = listxattr(proc.c_str(), nullptr, 0);
@@ -100,12 +103,10 @@ void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
 void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kXattr);
-  RequestContext ctx = fs->Context(req);
-  if (ReservedXattr(name) || !MayModifyXattr(ctx, name)) {
-    return (void)fuse_reply_err(req, EPERM);
-  }
   XattrPath proc;
-  if (int err = XattrTarget(fs, ctx, ino, true, &proc)) return (void)fuse_reply_err(req, err);
+  if (int err = XattrTarget(fs, fs->Context(req), ino, name, &proc)) {
+    return (void)fuse_reply_err(req, err);
+  }
   fuse_reply_err(req, removexattr(proc.c_str(), name) == 0 ? 0 : errno);
 }
 
