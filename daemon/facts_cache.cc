@@ -29,35 +29,45 @@ std::optional<uint32_t> RecordedOwner(int fd) {
   return std::nullopt;
 }
 
-FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view name) {
+FactNeeds NeedsOf(const policy::Engine* engine) {
+  if (engine == nullptr) return {};
+  return {engine->reads_owner(), engine->reads_content(), engine->semantics() == SEMANTICS_POSIX};
+}
+
+FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view name,
+                            FactNeeds needs) {
+  // Only a regular file's bytes are ever read; a directory, symlink, fifo or socket has only
+  // its creator.
+  if (!S_ISREG(st.st_mode)) needs.content = false;
   FileInfo info;
-  if (!S_ISREG(st.st_mode)) {
-    // Never read: a directory, symlink, fifo or socket. Its creator still owns it.
-    info.facts = policy::FactsFromFormat(name, policy::MediaFormat::kUnknown);
-    info.owner = RecordedOwner(fd);
-    return info;
+  info.facts = policy::FactsFromFormat(name, policy::MediaFormat::kUnknown);
+  info.content_read = !S_ISREG(st.st_mode);
+  if (needs.owner && needs.owner_is_uid) {
+    info.owner = st.st_uid;
+    needs.owner = false;
   }
+  if (!needs.owner && !needs.content) return info;
+
   Key key{st.st_dev, st.st_ino};
   FileVersion version = VersionOf(st);
   Entry entry;
-  bool cached = false;
   {
     absl::MutexLock lock(&mu_);
     auto it = entries_.find(key);
-    if (it != entries_.end() && it->second.version == version) {
-      entry = it->second;
-      cached = true;
-    }
+    if (it != entries_.end() && it->second.version == version) entry = it->second;
   }
-  if (!cached) {
+  if (entry.version != version) {
+    entry = Entry();
     entry.version = version;
+  }
+  bool changed = false;
+  if (needs.content && !entry.content_read) {
     std::string proc = absl::StrCat("/proc/self/fd/", fd);
     base::UniqueFd rfd(open(proc.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
     if (!rfd.valid()) {
       // Not cached: the next request tries again. Until then nothing about it can be vouched for.
       info.content_read = false;
-      info.owner = RecordedOwner(fd);
-      info.facts = policy::FactsFromFormat(name, policy::MediaFormat::kUnknown);
+      if (needs.owner) info.owner = entry.owner_read ? entry.owner : RecordedOwner(fd);
       info.facts.location = policy::LocationPresence::kMalformed;
       return info;
     }
@@ -80,15 +90,25 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
       }
       entry.scan = std::move(scan);
     }
+    entry.content_read = true;
+    changed = true;
+  }
+  if (needs.owner && !entry.owner_read) {
     entry.owner = RecordedOwner(fd);
-    rfd.reset();
+    entry.owner_read = true;
+    changed = true;
+  }
+  if (changed) {
     absl::MutexLock lock(&mu_);
     if (entries_.size() >= kMaxEntries) entries_.clear();
     entries_[key] = entry;
   }
-  info.owner = entry.owner;
-  info.scan = entry.scan;
-  info.facts = policy::FactsOfContent(name, entry.format, entry.scan.get());
+  if (needs.owner) info.owner = entry.owner;
+  if (needs.content) {
+    info.content_read = true;
+    info.scan = entry.scan;
+    info.facts = policy::FactsOfContent(name, entry.format, entry.scan.get());
+  }
   return info;
 }
 

@@ -19,6 +19,7 @@
 #include "daemon/file_info.h"
 #include "daemon/node_table.h"
 #include "daemon/stats.h"
+#include "policy/engine.h"
 
 namespace scopedfs::daemon {
 
@@ -28,6 +29,17 @@ FileVersion VersionOf(const struct stat& st);
 // The creator recorded on a lower object (an O_PATH fd of it), or nullopt. Reads the object's own
 // attribute, also for a symlink: the /proc magic link is not followed any further.
 std::optional<uint32_t> RecordedOwner(int fd);
+
+// What a caller of FactsCache::Lookup will use; the rest is neither read nor cached for it.
+struct FactNeeds {
+  bool owner = true;    // the recorded creator (an xattr read)
+  bool content = true;  // format and location scan (an open and a read of the file's head)
+  // POSIX semantics: the creator is the file's owner (st_uid), no attribute is read.
+  bool owner_is_uid = false;
+};
+
+// What the decisions of `engine` can look at (everything for a null engine).
+FactNeeds NeedsOf(const policy::Engine* engine);
 
 class FactsCache {
  public:
@@ -39,8 +51,11 @@ class FactsCache {
   // Facts of the lower object `fd` (O_PATH) as stat'ed in `st`, judged under `name` (the class a
   // name claims is checked against the content each time; the bytes are read once per version).
   // The scan runs without any lock held. A regular file whose bytes cannot be read is reported
-  // with content_read false and location malformed, and is not cached.
-  FileInfo Lookup(int fd, const struct stat& st, absl::string_view name) ABSL_LOCKS_EXCLUDED(mu_);
+  // with content_read false and location malformed, and is not cached. What `needs` leaves out is
+  // not looked at: content_read is then false and the facts are those of the name alone.
+  // Directories and other non-regular objects are cached too (their creator), per version.
+  FileInfo Lookup(int fd, const struct stat& st, absl::string_view name, FactNeeds needs = {})
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Forgets a file (after a write or truncate through the mount, so a timestamp that did not move
   // cannot hide the change).
   void Invalidate(dev_t dev, ino_t ino) ABSL_LOCKS_EXCLUDED(mu_);
@@ -58,6 +73,8 @@ class FactsCache {
   };
   struct Entry {
     FileVersion version;
+    bool owner_read = false;
+    bool content_read = false;
     policy::MediaFormat format = policy::MediaFormat::kUnknown;
     std::optional<uint32_t> owner;
     std::shared_ptr<const policy::LocationScan> scan;

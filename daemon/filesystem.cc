@@ -24,6 +24,7 @@ Filesystem::Filesystem(FilesystemOptions options, base::UniqueFd root_fd,
       facts_(&stats_),
       backing_(options_.passthrough, &stats_),
       engine_(std::move(engine)) {
+  posix_ = engine_ != nullptr && engine_->semantics() == SEMANTICS_POSIX;
   clock_gettime(CLOCK_REALTIME, &started_);
   started_.tv_nsec = 0;
   // A quarter of the fds the daemon may open, so three apps at their quota still leave room.
@@ -74,7 +75,14 @@ void Filesystem::Attach(FuseSession* session) {
   backing_.set_source(session);
 }
 
-void Filesystem::SetEngine(std::shared_ptr<const policy::Engine> engine) {
+absl::Status Filesystem::SetEngine(std::shared_ptr<const policy::Engine> engine) {
+  if (engine != nullptr && (engine->semantics() == SEMANTICS_POSIX) != posix_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "policy \"", engine->policy_name(), "\" has ", posix_ ? "ANDROID" : "POSIX",
+        " semantics but this mount was made with ", posix_ ? "POSIX" : "ANDROID",
+        " semantics (the kernel's permission checking is fixed at mount time); remount to "
+        "change them"));
+  }
   bool cached;
   {
     absl::MutexLock lock(&engine_mu_);
@@ -82,12 +90,13 @@ void Filesystem::SetEngine(std::shared_ptr<const policy::Engine> engine) {
              (engine != nullptr && engine->caller_independent());
     engine_ = std::move(engine);
   }
-  if (!cached || session_ == nullptr || session_->session() == nullptr) return;
+  if (!cached || session_ == nullptr || session_->session() == nullptr) return absl::OkStatus();
   fuse_session* se = session_->session();
   for (const auto& [parent, name] : nodes_.Names()) {
     fuse_lowlevel_notify_inval_entry(se, parent, name.c_str(), name.size());
   }
   for (NodeId id : nodes_.Ids()) fuse_lowlevel_notify_inval_inode(se, id, -1, 0);
+  return absl::OkStatus();
 }
 
 std::shared_ptr<const policy::Engine> Filesystem::engine() const {
@@ -163,6 +172,7 @@ const fuse_lowlevel_ops& Filesystem::Ops() {
     o.setattr = sfs_setattr;
     o.readlink = sfs_readlink;
     o.mkdir = sfs_mkdir;
+    o.mknod = sfs_mknod;
     o.unlink = sfs_unlink;
     o.rmdir = sfs_rmdir;
     o.symlink = sfs_symlink;

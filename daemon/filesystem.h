@@ -65,10 +65,16 @@ class Filesystem {
   // for every caller, all of them are invalidated before this returns, so the next request is
   // judged by the new policy. Must not be called from a FUSE worker thread (the kernel may wait
   // on one while it invalidates).
-  void SetEngine(std::shared_ptr<const policy::Engine> engine) ABSL_LOCKS_EXCLUDED(engine_mu_);
+  // A policy of other semantics than the mount's (posix()) is refused: the kernel was told at
+  // mount time whether it checks permissions.
+  absl::Status SetEngine(std::shared_ptr<const policy::Engine> engine)
+      ABSL_LOCKS_EXCLUDED(engine_mu_);
   std::shared_ptr<const policy::Engine> engine() const ABSL_LOCKS_EXCLUDED(engine_mu_);
   // The context of one request: its caller, and one snapshot of the engine for all its decisions.
   RequestContext Context(fuse_req_t req) const;
+
+  // POSIX semantics (policy.proto Semantics), fixed by the policy the daemon started with.
+  bool posix() const { return posix_; }
 
   Stats& stats() { return stats_; }
   size_t node_count() const { return nodes_.size(); }
@@ -118,6 +124,7 @@ class Filesystem {
   BackingFiles backing_;
   FuseSession* session_ = nullptr;
   struct timespec started_ = {};
+  bool posix_ = false;
 
   absl::Mutex namespace_mu_;
 

@@ -128,6 +128,17 @@ int ErrnoOf(const policy::Decision& d);
 // 0 if the decision lets the operation go ahead on raw bytes (a redacted read is not a raw one).
 int Verdict(const policy::Decision& d);
 mode_t ClampMode(const RequestContext& ctx, mode_t mode, bool directory);
+
+// Under POSIX semantics, who makes a new object in the lower tree: the caller's fsuid, fsgid,
+// supplementary groups and umask (caller_creds.h). nullopt under ANDROID semantics, where the
+// daemon makes everything as itself and records the caller.
+struct PosixCaller {
+  uid_t uid;
+  gid_t gid;
+  mode_t umask;
+  std::vector<gid_t> groups;
+};
+std::optional<PosixCaller> PosixCallerOf(Filesystem* fs, fuse_req_t req);
 void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, struct stat* st);
 inline bool CallerIndependent(const RequestContext& ctx) {
   return ctx.engine() != nullptr && ctx.engine()->caller_independent();
@@ -171,12 +182,13 @@ struct Child {
   std::string path;
   FileInfo info;
 };
-int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child);
+int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child,
+              FactNeeds needs = {});
 // Hands the child's fd to the node table (one more kernel lookup of it) and fills the entry the
 // kernel gets back, as the caller sees it.
 void PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
                   Child* child, ViewMask view, fuse_entry_param* e);
-FileInfo InfoOfNode(Filesystem* fs, const Resolved& r, const struct stat& st);
+FileInfo InfoOfNode(Filesystem* fs, const Resolved& r, const struct stat& st, FactNeeds needs = {});
 
 // A node as the caller may see it: resolved, stat'ed, its content facts known, and not hidden
 // from the caller (ENOENT otherwise, before anything type-specific can answer differently).
@@ -225,6 +237,7 @@ void sfs_statfs(fuse_req_t req, fuse_ino_t ino);
 void sfs_access(fuse_req_t req, fuse_ino_t ino, int mask);
 // ops_namespace.cc
 void sfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode);
+void sfs_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev);
 void sfs_unlink(fuse_req_t req, fuse_ino_t parent, const char* name);
 void sfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name);
 void sfs_symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name);

@@ -22,6 +22,12 @@ inline constexpr uint32_t kWritebackCache = 1u << 16;  // FUSE_WRITEBACK_CACHE: 
 // and stops asking for security.capability before every write (one round trip per write
 // otherwise, also for passthrough writes).
 inline constexpr uint32_t kHandleKillprivV2 = 1u << 28;
+// FUSE_POSIX_ACL: the kernel enforces POSIX ACLs and caches them per inode (implies
+// default_permissions).
+inline constexpr uint32_t kPosixAcl = 1u << 20;
+// FUSE_DONT_MASK: the kernel passes the mode and the umask apart, so the server can leave the
+// umask out where a default ACL replaces it.
+inline constexpr uint32_t kDontMask = 1u << 6;
 // fuse_init_out.flags2 bits (the upper half of the 64-bit flags).
 inline constexpr uint32_t kPassthroughFlag2 = 1u << (37 - 32);  // FUSE_PASSTHROUGH
 

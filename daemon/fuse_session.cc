@@ -39,6 +39,7 @@ ssize_t FuseSession::Read(int fd, void* buf, size_t len, void* userdata) {
       bool ext = (init.flags & abi::kInitExt) != 0;
       self->kernel_offers_passthrough_ = ext && (init.flags2 & abi::kPassthroughFlag2) != 0;
       self->kernel_offers_killpriv_v2_ = (init.flags & abi::kHandleKillprivV2) != 0;
+      self->kernel_offers_posix_acl_ = (init.flags & abi::kPosixAcl) != 0;
       self->init_unique_ = header.unique;
     }
   }
@@ -59,6 +60,11 @@ ssize_t FuseSession::Writev(int fd, struct iovec* iov, int count, void* userdata
       // The mount is nosuid and apps may only set user.* xattrs, so there are no privileges for the
       // kernel to kill on our behalf; the lower filesystem clears them on its own writes.
       if (self->kernel_offers_killpriv_v2_) out->flags |= abi::kHandleKillprivV2;
+      // POSIX semantics: the kernel enforces and caches ACLs (this implies default_permissions,
+      // which the mount options carry too, for kernels that do not offer it).
+      if (self->options_.posix && self->kernel_offers_posix_acl_) {
+        out->flags |= abi::kPosixAcl | abi::kDontMask;
+      }
       if (self->options_.want_passthrough && self->kernel_offers_passthrough_) {
         out->flags |= abi::kInitExt;
         out->flags2 |= abi::kPassthroughFlag2;
@@ -100,10 +106,12 @@ absl::StatusOr<std::unique_ptr<FuseSession>> FuseSession::Mount(const Options& o
 
   session->fd_ = open("/dev/fuse", O_RDWR | O_CLOEXEC);
   if (session->fd_ < 0) return Errno("open /dev/fuse", errno);
-  // rootmode is octal in the kernel's parser. No default_permissions: the policy, not the lower
-  // file's mode bits, decides who may do what.
+  // rootmode is octal in the kernel's parser. Under ANDROID semantics no default_permissions: the
+  // policy, not the lower file's mode bits, decides who may do what. Under POSIX the kernel checks
+  // the bits too, exactly as it would on the lower filesystem.
   std::string data = absl::StrCat("fd=", session->fd_, ",rootmode=", absl::StrFormat("%o", S_IFDIR),
-                                  ",user_id=0,group_id=0,allow_other");
+                                  ",user_id=0,group_id=0,allow_other",
+                                  options.posix ? ",default_permissions" : "");
   if (mount(options.fsname.c_str(), options.mountpoint.c_str(),
             absl::StrCat("fuse.", options.fsname).c_str(), MS_NOSUID | MS_NODEV | MS_NOATIME,
             data.c_str()) != 0) {

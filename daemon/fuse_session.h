@@ -24,6 +24,9 @@ class FuseSession : public BackingIdSource {
     std::string mountpoint;
     std::string fsname = "scopedfs";
     bool want_passthrough = true;
+    // POSIX semantics: the kernel checks mode bits and POSIX ACLs itself (default_permissions,
+    // FUSE_POSIX_ACL), and caches ACLs per inode, so `ls -l` asks the daemon no ACL questions.
+    bool posix = false;
   };
 
   // Creates the libfuse session for `ops`, opens /dev/fuse and mounts. Nothing is mounted if
@@ -66,6 +69,7 @@ class FuseSession : public BackingIdSource {
   std::atomic<uint64_t> init_unique_{0};
   std::atomic<bool> kernel_offers_passthrough_{false};
   std::atomic<bool> kernel_offers_killpriv_v2_{false};
+  std::atomic<bool> kernel_offers_posix_acl_{false};
   std::atomic<bool> passthrough_enabled_{false};
 };
 

@@ -77,7 +77,11 @@ ControlResponse HandleControl(const ControlRequest& request, Filesystem* fs,
       response.set_error(absl::StrCat("reload rejected: ", engine.status().message()));
       return response;
     }
-    fs->SetEngine(std::shared_ptr<const policy::Engine>(std::move(*engine)));
+    if (absl::Status set = fs->SetEngine(std::shared_ptr<const policy::Engine>(std::move(*engine)));
+        !set.ok()) {
+      response.set_error(absl::StrCat("reload rejected: ", set.message()));
+      return response;
+    }
     fs->stats().reloads.fetch_add(1);
     response.set_message(absl::StrCat("reloaded policy \"", config->policy.name(), "\" (",
                                       config->policy.rule_size(), " rules, ",
@@ -150,6 +154,7 @@ int Run() {
   FuseSession::Options session_options;
   session_options.mountpoint = mountpoint;
   session_options.want_passthrough = options.passthrough;
+  session_options.posix = (*fs)->posix();
   absl::StatusOr<std::unique_ptr<FuseSession>> session =
       FuseSession::Mount(session_options, Filesystem::Ops(), fs->get());
   if (!session.ok()) return Fail(std::string(session.status().message()));

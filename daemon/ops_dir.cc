@@ -99,7 +99,7 @@ int LoadDir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, OpenDir* 
     Child child;
     // An entry removed since the listing was read is gone; any other failure (out of fds, an
     // I/O error) fails the listing rather than leave the entry out in silence.
-    if (int err = OpenChild(fs, r, ent->d_name, &child)) {
+    if (int err = OpenChild(fs, r, ent->d_name, &child, NeedsOf(ctx.engine()))) {
       if (err == ENOENT) continue;
       dir->entries.clear();
       return err;

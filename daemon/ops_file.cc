@@ -24,7 +24,7 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
   struct stat st;
   if (int err = StatFd(r.fd.get(), &st)) return err;
   if (!S_ISREG(st.st_mode)) return EACCES;
-  FileInfo info = InfoOfNode(fs, r, st);
+  FileInfo info = InfoOfNode(fs, r, st, NeedsOf(ctx.engine()));
   int accmode = fi->flags & O_ACCMODE;
   bool reads = accmode != O_WRONLY;
   bool writes = accmode != O_RDONLY || (fi->flags & O_TRUNC);
@@ -93,7 +93,12 @@ int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct 
   const struct stat& st = v.st;
   const FileInfo& info = v.info;
   bool dir = v.dir;
-  if ((to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) && ctx.uid() != 0) return EPERM;
+  // Under POSIX semantics the kernel has already applied POSIX's rules (default_permissions:
+  // who may chown, chgrp, chmod or set times, and which set-id bits a change clears), on the
+  // attributes the lower tree reports; the daemon carries the change out. Under ANDROID only root
+  // changes owners, and modes are clamped.
+  bool posix = fs->posix();
+  if ((to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) && ctx.uid() != 0 && !posix) return EPERM;
   if (to_set & FUSE_SET_ATTR_SIZE) {
     if (int err = Verdict(ctx.Decide(OP_WRITE, r.path, dir, &info))) return err;
   }
@@ -104,7 +109,8 @@ int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct 
   std::string proc = ProcPath(r.fd.get());
   if (to_set & FUSE_SET_ATTR_MODE) {
     if (symlink) return EOPNOTSUPP;
-    if (chmod(proc.c_str(), ClampMode(ctx, attr->st_mode, dir)) != 0) return errno;
+    mode_t mode = posix ? attr->st_mode & 07777 : ClampMode(ctx, attr->st_mode, dir);
+    if (chmod(proc.c_str(), mode) != 0) return errno;
   }
   if (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
     uid_t uid = (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : static_cast<uid_t>(-1);
@@ -131,8 +137,8 @@ int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct 
     } else if (to_set & FUSE_SET_ATTR_MTIME) {
       ts[1] = attr->st_mtim;
     }
-    if (symlink) return EOPNOTSUPP;
-    if (utimensat(AT_FDCWD, proc.c_str(), ts, 0) != 0) return errno;
+    // The O_PATH fd itself, so a symlink's own times change (lutimes), as natively.
+    if (utimensat(r.fd.get(), "", ts, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
   }
   if (int err = StatFd(r.fd.get(), out)) return err;
   DirectoryAsSeen(fs, ctx, out);

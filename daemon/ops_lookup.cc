@@ -189,14 +189,15 @@ int Resolve(Filesystem* fs, fuse_ino_t ino, Resolved* out) {
   return fs->nodes().OpenNode(*out->node, &out->fd);
 }
 
-int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child) {
+int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child,
+              FactNeeds needs) {
   if (int err = NameError(name, ENOENT)) return err;
   child->fd.reset(openat(parent.fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
   if (child->fd.get() < 0) return errno;
   if (fstatat(child->fd.get(), "", &child->st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
     return errno;
   child->path = ChildPath(parent.path, name);
-  child->info = fs->facts().Lookup(child->fd.get(), child->st, name);
+  child->info = fs->facts().Lookup(child->fd.get(), child->st, name, needs);
   return 0;
 }
 
@@ -216,18 +217,18 @@ void PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, 
 }
 
 // Content facts and owner of a resolved node, judged under the name its path ends with.
-FileInfo InfoOfNode(Filesystem* fs, const Resolved& r, const struct stat& st) {
+FileInfo InfoOfNode(Filesystem* fs, const Resolved& r, const struct stat& st, FactNeeds needs) {
   absl::string_view name(r.path);
   size_t slash = name.rfind('/');
   if (slash != absl::string_view::npos) name.remove_prefix(slash + 1);
-  return fs->facts().Lookup(r.fd.get(), st, name);
+  return fs->facts().Lookup(r.fd.get(), st, name, needs);
 }
 
 int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Visible* v) {
   if (int err = Resolve(fs, ino, &v->r)) return err;
   if (int err = StatFd(v->r.fd.get(), &v->st)) return err;
   v->dir = S_ISDIR(v->st.st_mode);
-  v->info = InfoOfNode(fs, v->r, v->st);
+  v->info = InfoOfNode(fs, v->r, v->st, NeedsOf(ctx.engine()));
   if (ctx.Decide(OP_LOOKUP, v->r.path, v->dir, &v->info).outcome == OUTCOME_HIDE) return ENOENT;
   return 0;
 }
@@ -235,6 +236,7 @@ int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Vi
 // The view of a regular file the caller reads (JudgeRead).
 ViewMask CallerView(const RequestContext& ctx, const Child& child) {
   if (!S_ISREG(child.st.st_mode)) return kRawView;
+  if (ctx.engine() != nullptr && !ctx.engine()->may_redact()) return kRawView;
   return JudgeRead(ctx, child.path, child.info).view;
 }
 
@@ -243,7 +245,7 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
   Child child;
-  if (int err = OpenChild(fs, p, name, &child)) return err;
+  if (int err = OpenChild(fs, p, name, &child, NeedsOf(ctx.engine()))) return err;
   policy::Decision d = ctx.Decide(OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
   if (d.outcome == OUTCOME_HIDE || d.outcome == OUTCOME_DENY) return ErrnoOf(d);
   PublishEntry(fs, ctx, parent, name, &child, CallerView(ctx, child), e);

@@ -8,12 +8,37 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
+#include <functional>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "daemon/caller_creds.h"
 #include "daemon/fs_internal.h"
 
 namespace scopedfs::daemon {
+
+std::optional<PosixCaller> PosixCallerOf(Filesystem* fs, fuse_req_t req) {
+  if (!fs->posix()) return std::nullopt;
+  const fuse_ctx* c = fuse_req_ctx(req);
+  PosixCaller caller{c->uid, c->gid, c->umask, {}};
+  // The kernel passes no supplementary groups; libfuse reads them from /proc. A caller whose
+  // groups cannot be read (it exited) acts with none, which can only take rights away.
+  gid_t groups[NGROUPS_MAX];
+  int n = fuse_req_getgroups(req, NGROUPS_MAX, groups);
+  if (n > 0) caller.groups.assign(groups, groups + std::min(n, NGROUPS_MAX));
+  return caller;
+}
+
+// Runs `make` (the lower operation that makes an object) as the caller under POSIX semantics,
+// as the daemon itself otherwise. Returns its errno.
+int MakeAs(const PosixCaller* as, const std::function<int()>& make) {
+  if (as == nullptr) return make() == 0 ? 0 : errno;
+  ActingAsCaller acting(as->uid, as->gid, as->groups, as->umask);
+  if (acting.error() != 0) return acting.error();
+  return make() == 0 ? 0 : errno;
+}
 
 int SetOwner(int fd, uid_t uid) {
   std::string value = absl::StrCat(uid);
@@ -41,15 +66,16 @@ int EntryFor(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   ViewMask view = kRawView;
   if (existing_content) {
     child.path = ChildPath(p.path, name);
-    child.info = fs->facts().Lookup(child.fd.get(), child.st, name);
+    child.info = fs->facts().Lookup(child.fd.get(), child.st, name, NeedsOf(ctx.engine()));
     view = CallerView(ctx, child);
   }
   PublishEntry(fs, ctx, parent, name, &child, view, e);
   return 0;
 }
 
-int DoCreate(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
-             mode_t mode, fuse_file_info* fi, fuse_entry_param* e, int* backing_id) {
+int DoCreate(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fuse_ino_t parent,
+             const char* name, mode_t mode, fuse_file_info* fi, fuse_entry_param* e,
+             int* backing_id) {
   absl::ReaderMutexLock ns(&fs->namespace_mu());
   Resolved p;
   bool exists;
@@ -66,19 +92,23 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   }
   if (int err = Verdict(ctx.Decide(OP_CREATE, path, false, &info))) return err;
   int flags = (fi->flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC) & ~O_NOCTTY;
-  mode_t clamped = ClampMode(ctx, mode, /*directory=*/false);
+  mode_t clamped = as != nullptr ? mode : ClampMode(ctx, mode, /*directory=*/false);
   std::optional<uid_t> slot;
   if (int err = fs->TakeHandleSlot(ctx, &slot)) return err;
-  base::UniqueFd fd(openat(p.fd.get(), name, flags, clamped));
-  if (!fd.valid()) {
-    int err = errno;
+  base::UniqueFd fd;
+  if (int err = MakeAs(as, [&] {
+        fd.reset(openat(p.fd.get(), name, flags, clamped));
+        return fd.valid() ? 0 : -1;
+      })) {
     fs->ReleaseHandleSlot(slot);
     return err;
   }
-  // The process umask is 0 in the daemon, but the lower filesystem may still drop bits (or an
-  // ACL default may add them): the clamped mode is set exactly.
-  int err = fchmod(fd.get(), clamped) == 0 ? 0 : errno;
-  if (err == 0) err = SetOwner(fd.get(), ctx.uid());
+  // ANDROID: the process umask is 0 in the daemon, but the lower filesystem may still drop bits
+  // (or an ACL default may add them): the clamped mode is set exactly, and the creator recorded.
+  // POSIX: the lower filesystem made it as the caller's own, with the caller's umask.
+  int err = 0;
+  if (as == nullptr) err = fchmod(fd.get(), clamped) == 0 ? 0 : errno;
+  if (err == 0 && as == nullptr) err = SetOwner(fd.get(), ctx.uid());
   if (err == 0) err = fs->Label(fd.get(), path, S_IFREG);
   if (err == 0) err = EntryFor(fs, ctx, parent, p, name, false, e);
   if (err != 0) {
@@ -99,8 +129,8 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   return 0;
 }
 
-int DoMkdir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
-            mode_t mode, fuse_entry_param* e) {
+int DoMkdir(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fuse_ino_t parent,
+            const char* name, mode_t mode, fuse_entry_param* e) {
   absl::ReaderMutexLock ns(&fs->namespace_mu());
   Resolved p;
   bool exists;
@@ -108,11 +138,12 @@ int DoMkdir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const 
   if (exists) return EEXIST;
   std::string path = ChildPath(p.path, name);
   if (int err = Verdict(ctx.Decide(OP_MKDIR, path, true, nullptr))) return err;
-  mode_t clamped = ClampMode(ctx, mode, /*directory=*/true);
-  if (mkdirat(p.fd.get(), name, clamped) != 0) return errno;
+  mode_t clamped = as != nullptr ? mode : ClampMode(ctx, mode, /*directory=*/true);
+  if (int err = MakeAs(as, [&] { return mkdirat(p.fd.get(), name, clamped); })) return err;
   base::UniqueFd dfd(openat(p.fd.get(), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  int err = !dfd.valid() ? errno : (fchmod(dfd.get(), clamped) == 0 ? 0 : errno);
-  if (err == 0) err = SetOwner(dfd.get(), ctx.uid());
+  int err = dfd.valid() ? 0 : errno;
+  if (err == 0 && as == nullptr) err = fchmod(dfd.get(), clamped) == 0 ? 0 : errno;
+  if (err == 0 && as == nullptr) err = SetOwner(dfd.get(), ctx.uid());
   if (err == 0) err = fs->Label(dfd.get(), path, S_IFDIR);
   if (err == 0) err = EntryFor(fs, ctx, parent, p, name, false, e);
   if (err != 0) {
@@ -216,8 +247,8 @@ int DoLink(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_ino_t
   return EntryFor(fs, ctx, newparent, np, newname, true, e);
 }
 
-int DoSymlink(Filesystem* fs, const RequestContext& ctx, const char* target, fuse_ino_t parent,
-              const char* name, fuse_entry_param* e) {
+int DoSymlink(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, const char* target,
+              fuse_ino_t parent, const char* name, fuse_entry_param* e) {
   absl::ReaderMutexLock ns(&fs->namespace_mu());
   Resolved p;
   bool exists;
@@ -227,10 +258,35 @@ int DoSymlink(Filesystem* fs, const RequestContext& ctx, const char* target, fus
   if (int err = Verdict(ctx.Decide(OP_CREATE, ChildPath(p.path, name), false, &info))) {
     return err;
   }
-  if (symlinkat(target, p.fd.get(), name) != 0) return errno;
-  std::string owner = absl::StrCat(ctx.uid());
-  std::string at = absl::StrCat(ProcPath(p.fd.get()), "/", name);
-  lsetxattr(at.c_str(), kOwnerXattr, owner.data(), owner.size(), 0);
+  if (int err = MakeAs(as, [&] { return symlinkat(target, p.fd.get(), name); })) return err;
+  if (as == nullptr) {
+    std::string owner = absl::StrCat(ctx.uid());
+    std::string at = absl::StrCat(ProcPath(p.fd.get()), "/", name);
+    lsetxattr(at.c_str(), kOwnerXattr, owner.data(), owner.size(), 0);
+  }
+  return EntryFor(fs, ctx, parent, p, name, false, e);
+}
+
+// FIFOs, sockets and device nodes: POSIX semantics only, made as the caller (so only root, with
+// CAP_MKNOD, makes a device node). Android's emulated storage has none of them.
+int DoMknod(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fuse_ino_t parent,
+            const char* name, mode_t mode, dev_t rdev, fuse_entry_param* e) {
+  if (as == nullptr) return EPERM;
+  mode_t type = mode & S_IFMT;
+  if (type != S_IFIFO && type != S_IFSOCK && type != S_IFCHR && type != S_IFBLK &&
+      type != S_IFREG) {
+    return EINVAL;
+  }
+  absl::ReaderMutexLock ns(&fs->namespace_mu());
+  Resolved p;
+  bool exists;
+  if (int err = ResolveNewName(fs, ctx, parent, name, &p, &exists)) return err;
+  if (exists) return EEXIST;
+  FileInfo info{policy::FactsFromName(name), std::nullopt, nullptr};
+  if (int err = Verdict(ctx.Decide(OP_CREATE, ChildPath(p.path, name), false, &info))) {
+    return err;
+  }
+  if (int err = MakeAs(as, [&] { return mknodat(p.fd.get(), name, mode, rdev); })) return err;
   return EntryFor(fs, ctx, parent, p, name, false, e);
 }
 
@@ -238,7 +294,17 @@ void sfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode)
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kMkdir);
   fuse_entry_param e;
-  ReplyEntry(req, DoMkdir(fs, fs->Context(req), parent, name, mode, &e), e);
+  std::optional<PosixCaller> as = PosixCallerOf(fs, req);
+  ReplyEntry(req, DoMkdir(fs, fs->Context(req), as ? &*as : nullptr, parent, name, mode, &e), e);
+}
+
+void sfs_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
+  Filesystem* fs = Fs(req);
+  OpTimer t(fs->stats(), OpKind::kMkdir);
+  fuse_entry_param e;
+  std::optional<PosixCaller> as = PosixCallerOf(fs, req);
+  ReplyEntry(req, DoMknod(fs, fs->Context(req), as ? &*as : nullptr, parent, name, mode, rdev, &e),
+             e);
 }
 
 void sfs_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
@@ -257,7 +323,8 @@ void sfs_symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kSymlink);
   fuse_entry_param e;
-  ReplyEntry(req, DoSymlink(fs, fs->Context(req), link, parent, name, &e), e);
+  std::optional<PosixCaller> as = PosixCallerOf(fs, req);
+  ReplyEntry(req, DoSymlink(fs, fs->Context(req), as ? &*as : nullptr, link, parent, name, &e), e);
 }
 
 void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
@@ -280,7 +347,9 @@ void sfs_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode
   OpTimer t(fs->stats(), OpKind::kCreate);
   fuse_entry_param e;
   int backing_id = -1;
-  if (int err = DoCreate(fs, fs->Context(req), parent, name, mode, fi, &e, &backing_id)) {
+  std::optional<PosixCaller> as = PosixCallerOf(fs, req);
+  if (int err = DoCreate(fs, fs->Context(req), as ? &*as : nullptr, parent, name, mode, fi, &e,
+                         &backing_id)) {
     fs->stats().open_denied.fetch_add(1);
     fuse_reply_err(req, err);
     return;

@@ -1,6 +1,10 @@
-// Extended attributes: apps may change only user.* attributes (the daemon acts as root, so
-// security.* or trusted.* set through it would grant capabilities or forge daemon state), and the
-// daemon's own trusted.scopedfs.* attributes are invisible through the mount.
+// Extended attributes. The daemon's own trusted.scopedfs.* attributes are invisible through the
+// mount under either semantics. ANDROID: only user.* attributes exist in the view (ACLs and
+// labels are EOPNOTSUPP, so `ls -l` learns once per mount that there are none instead of asking
+// per file), and apps may change only those (the daemon acts as root: security.* or trusted.* set
+// through it would grant capabilities or forge daemon state). POSIX: every attribute as the lower
+// tree has it; the kernel has already applied its own rules for who may set which namespace
+// (CAP_SYS_ADMIN for trusted.*, capabilities for security.*, ownership for ACLs).
 #include <sys/xattr.h>
 
 #include <cerrno>
@@ -17,8 +21,13 @@ bool ReservedXattr(const char* name) { return absl::StartsWith(name, "trusted.sc
 
 // Apps may only change user.* attributes: the daemon acts as root, so letting an app set
 // security.* or trusted.* through it would grant capabilities or forge daemon state.
-bool MayModifyXattr(const RequestContext& ctx, const char* name) {
-  return ctx.uid() == 0 || absl::StartsWith(name, "user.");
+bool MayModifyXattr(Filesystem* fs, const RequestContext& ctx, const char* name) {
+  return fs->posix() || ctx.uid() == 0 || absl::StartsWith(name, "user.");
+}
+
+// Whether the name exists in the mount's view at all (ANDROID: only user.*).
+bool InView(Filesystem* fs, const char* name) {
+  return fs->posix() || absl::StartsWith(name, "user.");
 }
 
 // The object an xattr request acts on, as a /proc path valid while `fd` is held.
@@ -34,7 +43,10 @@ struct XattrPath {
 int XattrTarget(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, const char* modify_name,
                 XattrPath* proc) {
   bool modify = modify_name != nullptr;
-  if (modify && (ReservedXattr(modify_name) || !MayModifyXattr(ctx, modify_name))) return EPERM;
+  if (modify && (ReservedXattr(modify_name) || !MayModifyXattr(fs, ctx, modify_name))) {
+    return EPERM;
+  }
+  if (modify && !InView(fs, modify_name)) return EOPNOTSUPP;
   Visible v;
   if (int err = ResolveVisible(fs, ctx, ino, &v)) return err;
   if (S_ISLNK(v.st.st_mode)) return ENOTSUP;
@@ -61,6 +73,7 @@ void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size)
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kXattr);
   if (ReservedXattr(name)) return (void)fuse_reply_err(req, ENODATA);
+  if (!InView(fs, name)) return (void)fuse_reply_err(req, EOPNOTSUPP);
   XattrPath proc;
   if (int err = XattrTarget(fs, fs->Context(req), ino, nullptr, &proc)) {
     return (void)fuse_reply_err(req, err);
@@ -92,7 +105,7 @@ void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   for (size_t i = 0; i < static_cast<size_t>(n);) {
     const char* entry = all.data() + i;
     size_t len = strlen(entry);
-    if (!ReservedXattr(entry)) visible.append(entry, len + 1);
+    if (!ReservedXattr(entry) && InView(fs, entry)) visible.append(entry, len + 1);
     i += len + 1;
   }
   if (size == 0) return (void)fuse_reply_xattr(req, visible.size());

@@ -75,7 +75,19 @@ absl::StatusOr<std::unique_ptr<const Engine>> Engine::Create(const LoadedConfig&
       !config.policy.has_location_guard() &&
       std::none_of(engine->rules_.begin(), engine->rules_.end(),
                    [](const CompiledRule& rule) { return rule.DependsOnCaller(); });
-  if (config.policy.has_location_guard()) {
+  auto any_rule = [&engine](auto&& pred) {
+    return std::any_of(engine->rules_.begin(), engine->rules_.end(), pred);
+  };
+  bool guard = config.policy.has_location_guard();
+  engine->may_redact_ =
+      guard || engine->default_action_.outcome == OUTCOME_ALLOW_REDACTED ||
+      any_rule([](const CompiledRule& r) { return r.action.outcome == OUTCOME_ALLOW_REDACTED; });
+  engine->reads_owner_ =
+      guard || any_rule([](const CompiledRule& r) { return r.owner != OWNERSHIP_UNSPECIFIED; });
+  engine->reads_content_ = engine->may_redact_ || any_rule([](const CompiledRule& r) {
+                             return r.media_classes != 0 || r.has_location != TRISTATE_UNSPECIFIED;
+                           });
+  if (guard) {
     engine->location_guard_ = true;
     for (const AppMatch& app : config.policy.location_guard().entitled()) {
       Rule rule;
@@ -87,6 +99,7 @@ absl::StatusOr<std::unique_ptr<const Engine>> Engine::Create(const LoadedConfig&
       engine->location_entitled_.push_back(std::move(compiled));
     }
   }
+  if (config.policy.semantics() == SEMANTICS_POSIX) engine->semantics_ = SEMANTICS_POSIX;
   if (config.policy.uncertain_location() == UNCERTAIN_LOCATION_REDACT_ALL) {
     engine->uncertain_location_ = UNCERTAIN_LOCATION_REDACT_ALL;
   }

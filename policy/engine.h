@@ -71,6 +71,15 @@ class Engine {
   // location guard. Every caller then sees the same names, views and attributes, so the kernel
   // may cache them for everyone (the permissive policy is such a policy; Android's is not).
   bool caller_independent() const { return caller_independent_; }
+  // What decisions can look at, so the daemon reads no more of a file than the policy uses: the
+  // recorded creator (an `owner` condition, or the location guard, which exempts owners), and the
+  // content (a media class or location condition, an ALLOW_REDACTED action, or the guard).
+  bool reads_owner() const { return reads_owner_; }
+  bool reads_content() const { return reads_content_; }
+  // Whether any decision can be ALLOW_REDACTED; if not, every caller reads every file raw.
+  bool may_redact() const { return may_redact_; }
+  // ANDROID unless the policy asks for POSIX (never UNSPECIFIED).
+  Semantics semantics() const { return semantics_; }
 
  private:
   Engine(PermissionIndex permissions, AppRegistry apps, StorageLayout layout)
@@ -94,6 +103,10 @@ class Engine {
   UncertainLocation uncertain_location_ = UNCERTAIN_LOCATION_DENY;
   bool location_guard_ = false;
   bool caller_independent_ = false;
+  bool reads_owner_ = true;
+  bool reads_content_ = true;
+  bool may_redact_ = true;
+  Semantics semantics_ = SEMANTICS_ANDROID;
   std::vector<CompiledRule> location_entitled_;  // app sections of LocationGuard.entitled
 };
 

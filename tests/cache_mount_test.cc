@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <fstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -53,16 +54,46 @@ TEST_F(CacheMountTest, PermissiveNamesAreCachedForEveryone) {
   EXPECT_EQ(LookupsForThreeStats(kMusic, "Documents/a/b/c.txt"), 0);
 }
 
+// A POSIX policy like the permissive one, except that `social` sees no Documents: names stay
+// the same for everyone until a reload brings this in.
+std::string WriteHidingPolicy() {
+  std::string path = absl::StrCat(::testing::TempDir(), "/hiding_policy.textproto");
+  std::ofstream out(path);
+  out << "name: \"posix-hiding\"\n"
+         "description: \"POSIX semantics; one app sees no Documents.\"\n"
+         "semantics: SEMANTICS_POSIX\n"
+         "rule { name: \"social-no-documents\" description: \"test\"\n"
+         "       app { uid { first: "
+      << kSocial
+      << " } } path { top_dir: \"Documents\" }\n"
+         "       action { outcome: OUTCOME_HIDE } }\n"
+         "rule { name: \"allow-everything\" description: \"test\"\n"
+         "       action { outcome: OUTCOME_ALLOW } }\n";
+  return path;
+}
+
 TEST_F(CacheMountTest, AReloadHidesCachedNamesAtOnce) {
   SCOPEDFS_ASSERT_OK(storage_.WriteLower("Documents/todo.txt", "x", kNotes));
   ASSERT_TRUE(Succeeds(As(kSocial).Stat("Documents/todo.txt")));  // cached for everyone now
   absl::StatusOr<std::string> reloaded =
-      storage_.Ctl({"reload", "--policy=policy/configs/android.textproto",
+      storage_.Ctl({"reload", absl::StrCat("--policy=", WriteHidingPolicy()),
                     "--apps=policy/configs/apps.textproto"});
   ASSERT_TRUE(reloaded.ok()) << reloaded.status();
-  // Android hides another app's document: at once, not when the kernel's cache would expire.
+  // The new policy hides Documents from social: at once, not when the kernel's cache would expire.
   EXPECT_TRUE(FailsWith(As(kSocial).Stat("Documents/todo.txt"), ENOENT));
   EXPECT_TRUE(Succeeds(As(kNotes).Stat("Documents/todo.txt")));
+}
+
+// The kernel was told at mount time whether it checks mode bits: a policy of the other
+// semantics is refused, with a message that says so, and the old policy stays in force.
+TEST_F(CacheMountTest, AReloadToOtherSemanticsIsRefused) {
+  absl::StatusOr<std::string> reloaded =
+      storage_.Ctl({"reload", "--policy=policy/configs/android.textproto",
+                    "--apps=policy/configs/apps.textproto"});
+  ASSERT_FALSE(reloaded.ok());
+  EXPECT_NE(reloaded.status().message().find("semantics"), std::string::npos) << reloaded.status();
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Documents/todo.txt", "x", kNotes));
+  EXPECT_TRUE(Succeeds(As(kSocial).Stat("Documents/todo.txt")));  // still permissive
 }
 
 class AndroidCacheMountTest : public CacheMountTest {
