@@ -128,6 +128,7 @@ class Ctx {
  public:
   std::string out;
   int other = -1;      // a directory fd on another file system (for EXDEV)
+  int lower = -1;      // the case directory reached without the mount (natively: itself)
   std::string unique;  // a name unique to this side and case, for use under `other`
 
   void Log(const std::string& what, const std::string& result) {
@@ -270,6 +271,7 @@ struct Case {
 struct Side {
   std::string name;  // "native" or "mount"
   std::string root;
+  std::string lower;  // the same tree reached without the mount (for the bare tmpfs: root)
 };
 
 // Forks, enters side.root (and `dir`, creating it 0777 first if asked) as root, opens the other
@@ -294,6 +296,7 @@ std::string RunChild(const Side& side, const std::string& other_fs, const std::s
     if (!dir.empty() && chdir(dir.c_str()) != 0) _exit(121);
     c.other = open(other_fs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (c.other < 0) _exit(122);
+    c.lower = open(absl::StrCat(side.lower, "/", dir).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (setgroups(cred.groups.size(), cred.groups.data()) != 0 ||
         setresgid(cred.gid, cred.gid, cred.gid) != 0 ||
         setresuid(cred.uid, cred.uid, cred.uid) != 0) {
@@ -415,17 +418,17 @@ class PosixCompareTest : public ::testing::Test {
     }
     other_fs_ = storage_.work_dir() + "/other";
     ASSERT_EQ(chmod(other_fs_.c_str(), 01777), 0);
-    native_ = {"native", storage_.work_dir() + "/native"};
+    native_ = {"native", storage_.work_dir() + "/native", storage_.work_dir() + "/native"};
     if (self_mode_) {
       std::cout << "posix_compare: " << kSelfModeEnv
                 << "=1: comparing native with native (no daemon)\n";
-      mount_ = {"native2", storage_.work_dir() + "/mirror"};
+      mount_ = {"native2", storage_.work_dir() + "/mirror", storage_.work_dir() + "/mirror"};
       return;
     }
     DaemonOptions options;
     options.policy = "policy/configs/permissive.textproto";
     SCOPEDFS_ASSERT_OK(storage_.StartDaemon(options));
-    mount_ = {"mount", storage_.mountpoint()};
+    mount_ = {"mount", storage_.mountpoint(), storage_.lower()};
   }
 
   void TearDown() override {
@@ -1284,6 +1287,21 @@ int TryPosix(const char* path, short type, off_t start, off_t len, int cmd = F_S
   return fcntl(fd, cmd, &fl) == 0 ? 0 : errno;
 }
 
+// The same through the lower tree: a lock on the mount and one on the file below are one lock.
+int TryPosixAt(int dirfd, short type) {
+  int fd = openat(dirfd, "f", O_RDWR);
+  if (fd < 0) return errno;
+  struct flock fl {};
+  fl.l_type = type;
+  fl.l_whence = SEEK_SET;
+  return fcntl(fd, F_SETLK, &fl) == 0 ? 0 : errno;
+}
+int TryFlockAt(int dirfd, int op) {
+  int fd = openat(dirfd, "f", O_RDWR);
+  if (fd < 0) return errno;
+  return flock(fd, op | LOCK_NB) == 0 ? 0 : errno;
+}
+
 TEST_F(PosixCompareTest, Locks) {
   std::vector<Obj> file = {F("f", 0666, 1234, 1234)};
   // clang-format off
@@ -1360,6 +1378,36 @@ TEST_F(PosixCompareTest, Locks) {
        c.Do("flock EX", flock(fd, LOCK_EX));
        c.InChild("other: F_SETLK WR", [] { return TryPosix("f", F_WRLCK, 0, 0); });
        close(fd);
+     }},
+    {"fcntl lock here, a second process locks the file below", file, kUser, [](Ctx& c) {
+       int fd = c.OpenFd("f", O_RDWR);
+       struct flock fl{};
+       fl.l_type = F_WRLCK; fl.l_whence = SEEK_SET;
+       c.Do("F_SETLK WR", fcntl(fd, F_SETLK, &fl));
+       int lower = c.lower;
+       c.InChild("below: F_SETLK WR", [lower] { return TryPosixAt(lower, F_WRLCK); });
+       close(fd);
+     }},
+    {"fcntl lock below, a second process locks here", file, kUser, [](Ctx& c) {
+       int fd = static_cast<int>(c.Do("open below", openat(c.lower, "f", O_RDWR)));
+       struct flock fl{};
+       fl.l_type = F_WRLCK; fl.l_whence = SEEK_SET;
+       c.Do("F_SETLK WR below", fcntl(fd, F_SETLK, &fl));
+       c.InChild("here: F_SETLK WR", [] { return TryPosix("f", F_WRLCK, 0, 0); });
+       if (fd >= 0) close(fd);
+     }},
+    {"flock here, a second process flocks the file below", file, kUser, [](Ctx& c) {
+       int fd = c.OpenFd("f", O_RDWR);
+       c.Do("flock EX", flock(fd, LOCK_EX));
+       int lower = c.lower;
+       c.InChild("below: flock EX|NB", [lower] { return TryFlockAt(lower, LOCK_EX); });
+       close(fd);
+     }},
+    {"flock below, a second process flocks here", file, kUser, [](Ctx& c) {
+       int fd = static_cast<int>(c.Do("open below", openat(c.lower, "f", O_RDWR)));
+       c.Do("flock EX below", flock(fd, LOCK_EX));
+       c.InChild("here: flock EX|NB", [] { return TryFlock("f", LOCK_EX); });
+       if (fd >= 0) close(fd);
      }},
     {"F_SETLK WR on an O_RDONLY fd", file, kUser, [](Ctx& c) {
        int fd = c.OpenFd("f", O_RDONLY);
