@@ -8,8 +8,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
 
 namespace scopedfs::daemon {
 namespace {
@@ -66,6 +70,22 @@ ActingAsCaller::ActingAsCaller(uid_t uid, gid_t gid, const std::vector<gid_t>& g
 
 ActingAsCaller::~ActingAsCaller() {
   if (error_ == 0) Restore();
+}
+
+bool ProcessInGroup(pid_t pid, gid_t gid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    std::istringstream fields(line);
+    std::string key;
+    fields >> key;
+    std::vector<gid_t> ids;
+    for (gid_t id; fields >> id;) ids.push_back(id);
+    // "Gid:" lists real, effective, saved and file-system gids; only the last counts here.
+    if (key == "Gid:" && ids.size() == 4 && ids[3] == gid) return true;
+    if (key == "Groups:" && std::find(ids.begin(), ids.end(), gid) != ids.end()) return true;
+  }
+  return false;
 }
 
 void ActingAsCaller::Restore() {

@@ -36,6 +36,10 @@ class ActingAsCaller {
   bool groups_set_ = false;
 };
 
+// Whether process `pid` is in group `gid` (its fsgid or a supplementary group), from
+// /proc/<pid>/status. False if that cannot be read.
+bool ProcessInGroup(pid_t pid, gid_t gid);
+
 }  // namespace scopedfs::daemon
 
 #endif  // SCOPEDFS_DAEMON_CALLER_CREDS_H_

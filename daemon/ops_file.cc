@@ -13,9 +13,24 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "daemon/caller_creds.h"
 #include "daemon/fs_internal.h"
 
 namespace scopedfs::daemon {
+
+// POSIX semantics: what a write or truncate by a caller without CAP_FSETID does natively to a
+// file's set-id bits: set-uid goes; set-gid goes where group execute is set, or else where the
+// caller is not in the file's group. The kernel leaves this to the daemon
+// (FUSE_HANDLE_KILLPRIV_V2), and a passthrough write runs with the daemon's credentials, which
+// would keep them.
+int KillSetId(const RequestContext& ctx, const Resolved& r, const struct stat& st) {
+  mode_t kill = S_ISUID;
+  if ((st.st_mode & S_ISGID) && ((st.st_mode & S_IXGRP) || !ProcessInGroup(ctx.pid(), st.st_gid))) {
+    kill |= S_ISGID;
+  }
+  if ((st.st_mode & kill) == 0) return 0;
+  return chmod(ProcPath(r.fd.get()).c_str(), st.st_mode & 07777 & ~kill) == 0 ? 0 : errno;
+}
 
 int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi,
            int* backing_id) {
@@ -44,6 +59,10 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
     if (int err = Verdict(ctx.Decide(OP_WRITE, r.path, false, &info))) return err;
     // A read-modify-write of filled ranges would make the fills permanent in the owner's file.
     if (redacted && reads && policy::FormatMayCarryLocation(info.facts.format)) return EACCES;
+  }
+  // Cleared at the open rather than at the first write: passthrough writes never reach the daemon.
+  if (writes && fs->posix() && ctx.uid() != 0) {
+    if (int err = KillSetId(ctx, r, st)) return err;
   }
   int flags = (fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC;
   std::optional<uid_t> slot;
@@ -85,6 +104,9 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
   return 0;
 }
 
+// FATTR_KILL_SUIDGID, which libfuse 3.14 passes on under the name FUSE_SET_ATTR_KILL_SUID.
+constexpr int kKillSuidGid = FUSE_SET_ATTR_KILL_SUID;
+
 int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct stat* attr,
               int to_set, fuse_file_info* fi, struct stat* out) {
   Visible v;
@@ -122,6 +144,18 @@ int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct 
                            : truncate(proc.c_str(), attr->st_size);
     if (rc != 0) return errno;
     fs->facts().Invalidate(r.node->dev, r.node->ino);
+    // FATTR_KILL_SUIDGID: the kernel asks for it when the caller lacks CAP_FSETID.
+    if (posix && (to_set & kKillSuidGid)) {
+      if (int err = KillSetId(ctx, r, st)) return err;
+    }
+  }
+  // chown(f, -1, -1) reaches us as a SETATTR that sets nothing (the kernel keeps the set-id
+  // clearing for the server): natively it still changes ctime and clears set-id bits.
+  if (posix && (to_set & ~(kKillSuidGid | FUSE_SET_ATTR_CTIME)) == 0) {
+    if (fchownat(r.fd.get(), "", static_cast<uid_t>(-1), static_cast<gid_t>(-1),
+                 AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+      return errno;
+    }
   }
   if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) {
     struct timespec ts[2];
