@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # The README's first command: installs what is needed, builds, makes a sample Android data
 # partition with the device-image builder (tools/device_image/make_device_image.sh: photos with
 # GPS, a video with location, music, downloads, per-app data, owners recorded), loop-mounts that
