@@ -105,6 +105,11 @@ int Run() {
   if (stat(source.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return Fail(absl::StrCat("--source=", source, " is not a directory"));
   }
+  // A daemon killed while serving leaves its dead FUSE mount behind (ENOTCONN): replaced, so a
+  // service manager's restart serves again instead of failing forever.
+  absl::StatusOr<std::string> dead_mount = DetachDeadFuseMount(mountpoint);
+  if (!dead_mount.ok()) return Fail(absl::StrCat("--mountpoint: ", dead_mount.status().message()));
+  if (!dead_mount->empty()) fprintf(stderr, "scopedfsd: %s\n", dead_mount->c_str());
   if (stat(mountpoint.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return Fail(absl::StrCat("--mountpoint=", mountpoint, " is not a directory"));
   }

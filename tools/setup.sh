@@ -13,6 +13,8 @@ PACKAGES=(
   libselinux1-dev libbenchmark-dev
   # runtime: fusermount3 for unmounting; attr (setfattr/getfattr) for the demo and tests
   fuse3 attr
+  # the device-image builder: mke2fs -d and debugfs
+  e2fsprogs
   # tests: jq reads `scopedfsctl stats --json` in tools/scopedfsctl_test.sh; clang-format checks
   # the tree against .clang-format
   jq clang-format

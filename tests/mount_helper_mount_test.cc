@@ -1,0 +1,234 @@
+// The mount helper (tools/service/scopedfs) through mount(8) itself: `mount -t fuse.scopedfs
+// SOURCE DIR -o policy=...,apps=...` and an fstab line (mount -T FILE DIR) start scopedfsd, which
+// then serves apps; `umount DIR` stops it; unknown options are refused with a clear message and
+// nothing is mounted. mount(8) runs fuse3's mount.fuse3, which runs `scopedfs` from sh's default
+// PATH (mount(8) clears PATH), so the test installs the helper and the daemon on a tmpfs mounted
+// over /usr/local/sbin in its private mount namespace: nothing is installed on the machine.
+// Needs root, /dev/fuse, mount(8) and mount.fuse3; skips, saying which is missing, without them.
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/mount_harness.h"
+
+namespace scopedfs::tests {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kHelper[] = "tools/service/scopedfs";
+constexpr char kInstallDir[] = "/usr/local/sbin";  // first in sh's default PATH
+
+// Runs argv (stdout and stderr captured); returns the exit status (128 + signal if killed).
+int RunCommand(const std::vector<std::string>& argv, std::string* output) {
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    dup2(out[1], STDERR_FILENO);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    fprintf(stderr, "exec %s: %s\n", args[0], strerror(errno));
+    _exit(127);
+  }
+  close(out[1]);
+  output->clear();
+  char buf[4096];
+  for (ssize_t n; (n = read(out[0], buf, sizeof(buf))) > 0;) output->append(buf, n);
+  close(out[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string Absolute(const std::string& path) {
+  char real[PATH_MAX];
+  return realpath(path.c_str(), real) == nullptr ? path : real;
+}
+
+// The pid of the scopedfsd the helper started for `mountpoint` (the daemon is not our child:
+// the helper detached it), found by its --mountpoint argument; -1 if none runs.
+pid_t DaemonServing(const std::string& mountpoint) {
+  std::string wanted = "--mountpoint=" + mountpoint;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return -1;
+  pid_t found = -1;
+  while (dirent* e = readdir(proc)) {
+    pid_t pid = atoi(e->d_name);
+    if (pid <= 0) continue;
+    std::ifstream in(absl::StrCat("/proc/", pid, "/cmdline"), std::ios::binary);
+    std::string arg;
+    bool daemon = false, ours = false;
+    while (std::getline(in, arg, '\0')) {
+      daemon = daemon || absl::EndsWith(arg, "scopedfsd");
+      ours = ours || arg == wanted;
+    }
+    if (daemon && ours) found = pid;
+  }
+  closedir(proc);
+  return found;
+}
+
+// Whether `pid` has ended (gone, or a zombie nobody reaped yet).
+bool Ended(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
+  std::string stat((std::istreambuf_iterator<char>(in)), {});
+  size_t paren = stat.rfind(')');
+  return stat.empty() || (paren != std::string::npos && stat.substr(paren + 2, 1) == "Z");
+}
+
+bool AwaitEnd(pid_t pid, absl::Duration timeout) {
+  absl::Time deadline = absl::Now() + timeout;
+  while (!Ended(pid)) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return true;
+}
+
+class MountHelperTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    SCOPEDFS_SKIP_UNLESS_MOUNTABLE();
+    for (const char* tool : {"/usr/bin/mount", "/usr/bin/umount", "/sbin/mount.fuse3"}) {
+      if (access(tool, X_OK) != 0) GTEST_SKIP() << "needs " << tool << ": " << strerror(errno);
+    }
+    SCOPEDFS_ASSERT_OK(storage_.Prepare());  // private mount namespace from here on
+    SCOPEDFS_ASSERT_OK(storage_.CreateDefaultLayout());
+    SCOPEDFS_ASSERT_OK(storage_.WriteLower("DCIM/Camera/a.jpg", JpegBytes(), kCamera));
+    ASSERT_EQ(mount("tmpfs", kInstallDir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755"), 0)
+        << "tmpfs on " << kInstallDir << ": " << strerror(errno);
+    install_mounted_ = true;
+    std::string out;
+    ASSERT_EQ(RunCommand({"install", "-m", "0755", kHelper, absl::StrCat(kInstallDir, "/scopedfs")},
+                         &out),
+              0)
+        << out;
+    ASSERT_EQ(symlink(Absolute("daemon/scopedfsd").c_str(),
+                      absl::StrCat(kInstallDir, "/scopedfsd").c_str()),
+              0)
+        << strerror(errno);
+    log_ = storage_.work_dir() + "/helper.log";
+    options_ = absl::StrCat("policy=", Absolute("policy/configs/android.textproto"),
+                            ",apps=", Absolute("policy/configs/apps.textproto"), ",log=", log_);
+  }
+
+  void TearDown() override {
+    if (HasFailure()) std::cerr << "daemon log (" << log_ << "):\n" << Log();
+    if (!storage_.mountpoint().empty()) {
+      // The daemon is not our child; it is ours by its --mountpoint. Unmounting ends it.
+      pid_t pid = DaemonServing(storage_.mountpoint());
+      if (storage_.IsMounted()) umount2(storage_.mountpoint().c_str(), MNT_DETACH);
+      if (pid > 0 && !AwaitEnd(pid, absl::Seconds(10))) {
+        ADD_FAILURE() << "scopedfsd pid " << pid << " still runs after the unmount; SIGKILL";
+        kill(pid, SIGKILL);
+      }
+    }
+    if (install_mounted_) umount2(kInstallDir, MNT_DETACH);
+    storage_.Teardown();
+  }
+
+  std::string Log() const {
+    std::ifstream in(log_);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  }
+
+  // Checks that apps are served under the default policy, then unmounts with umount(8) and
+  // expects the daemon to end cleanly.
+  void ExpectServedThenUmount() {
+    ASSERT_TRUE(storage_.IsMounted());
+    pid_t pid = DaemonServing(storage_.mountpoint());
+    ASSERT_GT(pid, 0) << "no scopedfsd serves " << storage_.mountpoint();
+    AppResult camera = storage_.As(kCamera).Read("DCIM/Camera/a.jpg");
+    ASSERT_TRUE(Succeeds(camera));
+    EXPECT_TRUE(SameBytes(camera.data, JpegBytes()));
+    EXPECT_TRUE(FailsWith(storage_.As(kMusic).Read("DCIM/Camera/a.jpg"), ENOENT));
+    std::string out;
+    EXPECT_EQ(RunCommand({"umount", storage_.mountpoint()}, &out), 0) << out;
+    EXPECT_TRUE(AwaitEnd(pid, absl::Seconds(10))) << "scopedfsd " << pid << " after umount";
+    EXPECT_FALSE(storage_.IsMounted());
+    EXPECT_THAT(Log(), HasSubstr("scopedfsd: unmounted"));
+  }
+
+  ScopedStorage storage_;
+  bool install_mounted_ = false;
+  std::string log_;
+  std::string options_;
+};
+
+TEST_F(MountHelperTest, MountTypeFuseScopedfs) {
+  std::string out;
+  ASSERT_EQ(RunCommand({"mount", "-t", "fuse.scopedfs", storage_.lower(), storage_.mountpoint(),
+                        "-o", options_ + ",nosuid,nodev"},
+                       &out),
+            0)
+      << out;
+  ExpectServedThenUmount();
+}
+
+TEST_F(MountHelperTest, FstabLine) {
+  std::string fstab = storage_.work_dir() + "/fstab";
+  std::ofstream(fstab) << "# <source> <mount point> <type> <options> <dump> <pass>\n"
+                       << storage_.lower() << " " << storage_.mountpoint() << " fuse.scopedfs "
+                       << options_ << ",user_id=0,nofail 0 0\n";
+  std::string out;
+  ASSERT_EQ(RunCommand({"mount", "-T", fstab, storage_.mountpoint()}, &out), 0) << out;
+  ExpectServedThenUmount();
+}
+
+TEST_F(MountHelperTest, UnknownOptionIsRefusedAndNothingIsMounted) {
+  std::string out;
+  EXPECT_NE(RunCommand({"mount", "-t", "fuse.scopedfs", storage_.lower(), storage_.mountpoint(),
+                        "-o", options_ + ",polcy=/etc/x"},
+                       &out),
+            0);
+  EXPECT_THAT(out, HasSubstr("scopedfs: unknown mount option \"polcy=/etc/x\""));
+  EXPECT_FALSE(storage_.IsMounted());
+  EXPECT_EQ(DaemonServing(storage_.mountpoint()), -1);
+}
+
+TEST_F(MountHelperTest, MissingPolicyIsRefused) {
+  std::string out;
+  EXPECT_NE(RunCommand({"mount", "-t", "fuse.scopedfs", storage_.lower(), storage_.mountpoint(),
+                        "-o", "apps=" + Absolute("policy/configs/apps.textproto")},
+                       &out),
+            0);
+  EXPECT_THAT(out, HasSubstr("scopedfs: option policy=FILE is required"));
+  EXPECT_FALSE(storage_.IsMounted());
+}
+
+TEST_F(MountHelperTest, DaemonRefusalReachesTheUser) {
+  std::string out;
+  EXPECT_NE(RunCommand({"mount", "-t", "fuse.scopedfs", storage_.lower() + "/no such dir",
+                        storage_.mountpoint(), "-o", options_},
+                       &out),
+            0);
+  EXPECT_THAT(out, HasSubstr("is not a directory")) << "scopedfsd's own message";
+  EXPECT_THAT(out, HasSubstr("exited without mounting"));
+  EXPECT_FALSE(storage_.IsMounted());
+}
+
+}  // namespace
+}  // namespace scopedfs::tests
