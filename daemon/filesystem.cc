@@ -83,14 +83,12 @@ absl::Status Filesystem::SetEngine(std::shared_ptr<const policy::Engine> engine)
         " semantics (the kernel's permission checking is fixed at mount time); remount to "
         "change them"));
   }
-  bool cached;
   {
     absl::MutexLock lock(&engine_mu_);
-    cached = (engine_ != nullptr && engine_->caller_independent()) ||
-             (engine != nullptr && engine->caller_independent());
     engine_ = std::move(engine);
   }
-  if (!cached || session_ == nullptr || session_->session() == nullptr) return absl::OkStatus();
+  // Any policy may have let the kernel cache names (directories it showed to everyone).
+  if (session_ == nullptr || session_->session() == nullptr) return absl::OkStatus();
   fuse_session* se = session_->session();
   for (const auto& [parent, name] : nodes_.Names()) {
     fuse_lowlevel_notify_inval_entry(se, parent, name.c_str(), name.size());

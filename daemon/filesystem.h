@@ -38,6 +38,9 @@ struct FilesystemOptions {
   std::string source;    // lower directory
   uint32_t user_id = 0;  // Android user whose storage this is
   bool passthrough = true;
+  // How long the kernel may keep a name the policy proves visible to every caller
+  // (fs_internal.h): changes made to the lower tree behind the daemon are seen this late.
+  double entry_cache_seconds = 10.0;
   // Where the callers' SELinux contexts come from; null: SELinux is not consulted. When it reports
   // SELinux enabled, every decision uses the caller's kernel domain (getpidcon), and a caller
   // whose context cannot be read is refused.

@@ -33,15 +33,21 @@
 
 namespace scopedfs::daemon {
 
-// Cache choices: entry_timeout is 0 for every name, because whether a name exists depends on who
-// asks; the kernel therefore re-asks LOOKUP on every path walk and never serves one app a dentry
-// another app filled. Negative entries are never cached. A file's attributes do not depend on the
-// caller and are cached for a second; a directory's do (DirectoryAsSeen) and are not cached.
-// Under a policy whose decisions cannot depend on the caller (Engine::caller_independent, e.g.
-// the permissive one), names and directory attributes are the same for everyone and are cached
-// for a second too; a reload invalidates them all (Filesystem::SetEngine).
+// Cache choices. The kernel's dentries and attributes are shared by every caller, so a name
+// whose visibility depends on who asks gets entry_timeout 0: the kernel re-asks LOOKUP on every
+// path walk and never serves one app a dentry another app filled. Negative entries are never
+// cached. Names the policy proves visible to every caller of the storage's user are cached for
+// FilesystemOptions::entry_cache_seconds: every name under a caller-independent policy
+// (Engine::caller_independent, e.g. the permissive one), and directories the rules show to
+// everyone (Engine::VisibleToEveryCaller: Android's shared directories, not Android/data/<pkg>).
+// Callers of other users are outside that proof: every request of theirs on a node is judged
+// (DoGetattr), so a cached name lets them walk through, never see anything. A file's attributes
+// do not depend on the caller and are cached for a second; a directory's do (DirectoryAsSeen)
+// unless the policy is caller-independent. A reload invalidates every name and inode the kernel
+// holds (Filesystem::SetEngine); the daemon's own namespace changes are the kernel's own
+// requests, which update its cache. Changes made to the lower tree behind the daemon's back are
+// seen once a cached name expires.
 inline constexpr double kAttrTimeout = 1.0;
-inline constexpr double kEntryTimeout = 0.0;
 
 // An open file handle (fuse_file_info::fh).
 struct OpenFile {
@@ -146,9 +152,9 @@ inline bool CallerIndependent(const RequestContext& ctx) {
 inline double AttrTimeoutFor(const RequestContext& ctx, const struct stat& st) {
   return S_ISDIR(st.st_mode) && !CallerIndependent(ctx) ? 0.0 : kAttrTimeout;
 }
-inline double EntryTimeoutFor(const RequestContext& ctx) {
-  return CallerIndependent(ctx) ? kAttrTimeout : kEntryTimeout;
-}
+// `path` names a directory when `directory` is set.
+double EntryTimeoutFor(Filesystem* fs, const RequestContext& ctx, const std::string& path,
+                       bool directory);
 ViewMask ViewOf(const policy::Decision& d);
 
 // A caller's read of a file: the decision, and the view (inode) it must read through.

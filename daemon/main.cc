@@ -34,6 +34,9 @@ ABSL_FLAG(std::string, control_socket, "", "Unix socket for scopedfsctl (root on
 ABSL_FLAG(bool, passthrough, true,
           "Give cleared opens kernel passthrough; false serves all I/O in userspace.");
 ABSL_FLAG(int, threads, 8, "Maximum FUSE worker threads.");
+ABSL_FLAG(double, entry_cache_seconds, 10.0,
+          "How long the kernel may cache a name the policy shows to every caller; changes made "
+          "to the lower tree behind the daemon are seen this late (0: never cache).");
 ABSL_FLAG(std::string, file_contexts, "",
           "Label new files and directories from this file_contexts (selabel_lookup).");
 ABSL_FLAG(std::string, label_root, "",
@@ -141,6 +144,10 @@ int Run() {
       absl::GetFlag(FLAGS_label_root).empty() ? source : absl::GetFlag(FLAGS_label_root);
   options.user_id = absl::GetFlag(FLAGS_user_id);
   options.passthrough = absl::GetFlag(FLAGS_passthrough);
+  options.entry_cache_seconds = absl::GetFlag(FLAGS_entry_cache_seconds);
+  if (!(options.entry_cache_seconds >= 0 && options.entry_cache_seconds <= 86400)) {
+    return Fail("--entry_cache_seconds must be between 0 and 86400");
+  }
   absl::StatusOr<std::unique_ptr<Filesystem>> fs =
       Filesystem::Create(options, std::shared_ptr<const policy::Engine>(std::move(*engine)));
   if (!fs.ok()) return Fail(std::string(fs.status().message()));

@@ -213,7 +213,15 @@ void PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, 
   e->attr = child->st;
   DirectoryAsSeen(fs, ctx, &e->attr);
   e->attr_timeout = AttrTimeoutFor(ctx, child->st);
-  e->entry_timeout = EntryTimeoutFor(ctx);
+  e->entry_timeout = EntryTimeoutFor(fs, ctx, child->path, S_ISDIR(child->st.st_mode));
+}
+
+double EntryTimeoutFor(Filesystem* fs, const RequestContext& ctx, const std::string& path,
+                       bool directory) {
+  const policy::Engine* engine = ctx.engine();
+  if (engine == nullptr) return 0.0;
+  bool everyone = engine->caller_independent() || (directory && engine->VisibleToEveryCaller(path));
+  return everyone ? fs->options().entry_cache_seconds : 0.0;
 }
 
 // Content facts and owner of a resolved node, judged under the name its path ends with.
@@ -258,6 +266,15 @@ int DoGetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
     // An open file answers for itself, also once unlinked (its handle would be stale).
     if (fstat(FileOf(fi)->fd.get(), st) != 0) return errno;
   } else {
+    // A caller of another user may reach a name cached for this user's callers (fs_internal.h):
+    // it is judged here as at a LOOKUP.
+    if (ctx.IsApp() && ctx.uid() / policy::kPerUserRange != ctx.storage_user_id()) {
+      Visible v;
+      if (int err = ResolveVisible(fs, ctx, ino, &v)) return err;
+      *st = v.st;
+      DirectoryAsSeen(fs, ctx, st);
+      return 0;
+    }
     std::shared_ptr<Node> node = fs->nodes().Get(ino);
     if (node == nullptr) return ENOENT;
     base::UniqueFd fd;

@@ -154,6 +154,26 @@ Decision Engine::Decide(const Request& request) const {
   return Uncertain(GuardLocation(decision, in), *in.content);
 }
 
+bool Engine::VisibleToEveryCaller(absl::string_view path) const {
+  absl::StatusOr<PathInfo> info = layout_.Classify(path);
+  if (!info.ok()) return false;
+  MatchInput in;
+  in.op = OP_LOOKUP;
+  in.path = &*info;
+  in.node_type = NODE_TYPE_DIRECTORY;
+  in.content = &kUnknownContent;
+  auto visible = [](Outcome o) { return o == OUTCOME_ALLOW || o == OUTCOME_ALLOW_REDACTED; };
+  for (const CompiledRule& rule : rules_) {
+    if (!rule.MatchesPlace(in)) continue;
+    CallerMatch callers = rule.MatchesEveryCallerOfTheUser();
+    if (callers == CallerMatch::kNever) continue;
+    // Some caller (or every one) gets this rule's outcome: it must show the name.
+    if (!visible(rule.action.outcome)) return false;
+    if (callers == CallerMatch::kAlways) return true;
+  }
+  return visible(default_action_.outcome);
+}
+
 bool Engine::EntitledToLocation(const MatchInput& in) const {
   for (const CompiledRule& entitled : location_entitled_) {
     if (entitled.Matches(in)) return true;

@@ -78,6 +78,12 @@ class Engine {
   bool reads_content() const { return reads_content_; }
   // Whether any decision can be ALLOW_REDACTED; if not, every caller reads every file raw.
   bool may_redact() const { return may_redact_; }
+  // Proves, from the rules alone, that every caller of the mounted storage's user may look up the
+  // directory at `path` (relative to the storage root): each rule that could decide it for some
+  // caller allows it. Such a name may be cached by the kernel for everyone. Callers of other users
+  // are outside the proof: the daemon refuses them at every request on a node instead. False
+  // whenever it cannot tell (a rule on ownership, permissions or whose area the path is in).
+  bool VisibleToEveryCaller(absl::string_view path) const;
   // ANDROID unless the policy asks for POSIX (never UNSPECIFIED).
   Semantics semantics() const { return semantics_; }
 

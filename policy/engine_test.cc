@@ -545,5 +545,43 @@ TEST(CallerIndependenceTest, PermissiveIsAndroidIsNot) {
   EXPECT_FALSE(EngineFor("policy/configs/enterprise.textproto")->caller_independent());
 }
 
+// Directories every caller of the storage's user may look up, proved from the rules alone; and
+// the proof agrees with the decisions for every sample app, root, an unknown uid and the owner.
+TEST(CallerIndependenceTest, AndroidDirectoriesVisibleToEveryCallerAreProved) {
+  std::unique_ptr<const Engine> android = EngineFor("policy/configs/android.textproto");
+  for (const char* path :
+       {"", "DCIM", "DCIM/Camera", "Music", "Android", "Android/data", "Android/obb",
+        "Android/media", "Android/media/com.example.notes", "Download/trip/day1", "MyStuff"}) {
+    EXPECT_TRUE(android->VisibleToEveryCaller(path)) << path;
+  }
+  // Whose private area a path is in depends on the caller; an invalid path proves nothing.
+  for (const char* path : {"Android/data/com.example.notes", "Android/obb/com.example.notes/x",
+                           "Android/data/com.unknown.app/files", "a/../b"}) {
+    EXPECT_FALSE(android->VisibleToEveryCaller(path)) << path;
+  }
+  std::unique_ptr<const Engine> permissive = EngineFor("policy/configs/permissive.textproto");
+  EXPECT_TRUE(permissive->VisibleToEveryCaller("Android/data/com.example.notes"));
+}
+
+TEST(CallerIndependenceTest, ProvedVisibleDirectoriesAreVisibleToEverySampleCaller) {
+  std::unique_ptr<const Engine> android = EngineFor("policy/configs/android.textproto");
+  std::vector<uint32_t> uids = {0, 1000, 2000, 10999, 99999};
+  for (const auto& record : android->apps().records()) uids.push_back(record.app_id);
+  for (const char* path : {"DCIM", "DCIM/Camera", "Android/data", "Download/trip/day1"}) {
+    ASSERT_TRUE(android->VisibleToEveryCaller(path));
+    for (uint32_t uid : uids) {
+      for (std::optional<uint32_t> owner : {std::optional<uint32_t>(), std::optional(uid)}) {
+        Request r;
+        r.uid = uid;
+        r.op = OP_LOOKUP;
+        r.path = path;
+        r.node_type = NODE_TYPE_DIRECTORY;
+        r.owner_uid = owner;
+        EXPECT_TRUE(android->Decide(r).Permits()) << path << " uid " << uid;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace scopedfs::policy

@@ -72,8 +72,10 @@ bool CompiledRule::DependsOnCaller() const {
 }
 
 bool CompiledRule::Matches(const MatchInput& in) const {
-  if (ops != 0 && (ops & Bit(in.op)) == 0) return false;
+  return MatchesPlace(in) && MatchesCaller(in);
+}
 
+bool CompiledRule::MatchesCaller(const MatchInput& in) const {
   const Caller& caller = *in.caller;
   if (!packages.empty() && std::none_of(packages.begin(), packages.end(), [&caller](const auto& p) {
         return caller.HoldsPackage(p);
@@ -103,7 +105,14 @@ bool CompiledRule::Matches(const MatchInput& in) const {
   }
   if (!TristateHolds(cross_user, in.cross_user)) return false;
   if (!TristateHolds(registered, caller.app != nullptr)) return false;
+  // MatchesPlace checked that the path is in a listed area; whose it is depends on the caller.
+  if (area == AREA_RELATION_OWN && !caller.HoldsPackage(in.path->area_package)) return false;
+  if (area == AREA_RELATION_OTHER && caller.HoldsPackage(in.path->area_package)) return false;
+  return true;
+}
 
+bool CompiledRule::MatchesPlace(const MatchInput& in) const {
+  if (ops != 0 && (ops & Bit(in.op)) == 0) return false;
   const PathInfo& path = *in.path;
   bool at_root = path.depth == DEPTH_ROOT;
   if (!top_dirs.empty() && (at_root || !ContainsIgnoreCase(top_dirs, path.top_dir))) return false;
@@ -121,10 +130,8 @@ bool CompiledRule::Matches(const MatchInput& in) const {
     bool in_listed_area = path.area >= 0 && (area_mask >> path.area & 1) != 0;
     switch (area) {
       case AREA_RELATION_OWN:
-        if (!in_listed_area || !caller.HoldsPackage(path.area_package)) return false;
-        break;
       case AREA_RELATION_OTHER:
-        if (!in_listed_area || caller.HoldsPackage(path.area_package)) return false;
+        if (!in_listed_area) return false;
         break;
       case AREA_RELATION_NONE:
         if (in_listed_area) return false;
@@ -140,6 +147,17 @@ bool CompiledRule::Matches(const MatchInput& in) const {
   if (media_classes != 0 && (media_classes & Bit(media_class)) == 0) return false;
   if (!TristateHolds(has_location, !directory && in.content->MayHaveLocation())) return false;
   return true;
+}
+
+CallerMatch CompiledRule::MatchesEveryCallerOfTheUser() const {
+  // Any caller of the mounted storage's user: never cross-user.
+  if (cross_user == TRISTATE_TRUE) return CallerMatch::kNever;
+  bool depends = !packages.empty() || !uids.empty() || !app_ids.empty() || !user_ids.empty() ||
+                 holds_all.any() || holds_any.any() || holds_none.any() ||
+                 !selinux_domains.empty() || owner != OWNERSHIP_UNSPECIFIED ||
+                 registered != TRISTATE_UNSPECIFIED || area == AREA_RELATION_OWN ||
+                 area == AREA_RELATION_OTHER;
+  return depends ? CallerMatch::kDepends : CallerMatch::kAlways;
 }
 
 absl::StatusOr<CompiledAction> CompileAction(const Action& action, bool outcome_required,

@@ -49,6 +49,10 @@ struct CompiledAction {
   EnumMask redact = 0;  // Bit(Redaction)
 };
 
+// Whether a rule's conditions on the caller hold for every caller of the mounted storage's user
+// (users other than it are outside the question: see Engine::VisibleToEveryCaller).
+enum class CallerMatch { kNever, kAlways, kDepends };
+
 struct CompiledRule {
   std::string name;
   std::string description;
@@ -83,6 +87,12 @@ struct CompiledRule {
   CompiledAction action;
 
   bool Matches(const MatchInput& in) const;
+  // The two halves of Matches: the operation, path, node type and content (`in.caller` is not
+  // read); and the caller (app conditions, ownership, and whose area the path is in).
+  bool MatchesPlace(const MatchInput& in) const;
+  bool MatchesCaller(const MatchInput& in) const;
+  // Judged on the rule alone, for callers of the storage's own user (cross_user false).
+  CallerMatch MatchesEveryCallerOfTheUser() const;
   // Whether whom the caller is can change whether the rule matches: any app condition, or an
   // area relation (OWN/OTHER depend on the caller's packages).
   bool DependsOnCaller() const;
