@@ -33,6 +33,7 @@
 #include "absl/types/span.h"
 #include "base/unique_fd.h"
 #include "daemon/control_socket.h"
+#include "daemon/explain_text.h"
 #include "google/protobuf/util/json_util.h"
 #include "media/content_facts.h"
 #include "media/location/location.h"
@@ -107,17 +108,6 @@ int Validate() {
   return 0;
 }
 
-std::optional<Op> ParseOp(absl::string_view name) {
-  static constexpr std::pair<const char*, Op> kOps[] = {
-      {"lookup", OP_LOOKUP}, {"read", OP_READ},     {"write", OP_WRITE},
-      {"create", OP_CREATE}, {"delete", OP_DELETE}, {"rename", OP_RENAME},
-      {"mkdir", OP_MKDIR},   {"rmdir", OP_RMDIR},   {"setattr", OP_SETATTR}};
-  for (const auto& [n, op] : kOps) {
-    if (name == n) return op;
-  }
-  return std::nullopt;
-}
-
 // A regular file opened for reading, with the stat taken at open.
 class InputFile {
  public:
@@ -184,28 +174,6 @@ uint64_t FilledBytes(absl::Span<const FillRange> plan) {
   return total;
 }
 
-std::string DescribeCaller(const Engine& engine, uint32_t uid, absl::string_view domain) {
-  Caller caller = engine.apps().Identify(uid);
-  std::string text = absl::StrCat("uid ", uid, " (", UidKindName(caller.kind), ", user ",
-                                  caller.user_id, ", app id ", caller.app_id, ")");
-  if (caller.app == nullptr) return absl::StrCat(text, ": not in the app registry");
-  std::vector<std::string> perms;
-  for (size_t i = 0; i < engine.permissions().size(); ++i) {
-    if (caller.app->permissions.test(i)) perms.push_back(engine.permissions().Name(i));
-  }
-  return absl::StrCat(text, ": ", absl::StrJoin(caller.app->packages, ", "), "\n          domain ",
-                      domain.empty() ? caller.app->selinux_domain : std::string(domain),
-                      "; permissions: ", perms.empty() ? "none" : absl::StrJoin(perms, ", "));
-}
-
-std::string DescribeRedactions(EnumMask mask) {
-  std::vector<std::string> names;
-  for (int r = REDACTION_EXIF_GPS; r <= REDACTION_ISOBMFF_LOCATION; ++r) {
-    if (mask & Bit(r)) names.push_back(Redaction_Name(static_cast<Redaction>(r)));
-  }
-  return absl::StrJoin(names, ", ");
-}
-
 int Explain() {
   if (!ConfigFlagsGiven()) return Usage("--policy and --apps are required");
   absl::StatusOr<LoadedConfig> config = LoadFromFlags();
@@ -232,7 +200,7 @@ int Explain() {
   } else if (!absl::SimpleAtoi(uid_flag, &request.uid)) {
     return Usage(absl::StrCat("--uid=", uid_flag, " is not a number"));
   }
-  std::optional<Op> op = ParseOp(absl::GetFlag(FLAGS_op));
+  std::optional<Op> op = daemon::ParseOpName(absl::GetFlag(FLAGS_op));
   if (!op.has_value()) return Usage(absl::StrCat("unknown --op=\"", absl::GetFlag(FLAGS_op), "\""));
   request.op = *op;
   std::string path = absl::GetFlag(FLAGS_path);
@@ -281,77 +249,16 @@ int Explain() {
     request.content = &facts;
   }
 
-  Decision d = engine.Decide(request);
-  std::cout << "decision: " << OutcomeName(d.outcome);
-  if (d.outcome == OUTCOME_DENY) {
-    std::cout << " (" << (d.error == ERRNO_UNSPECIFIED ? "EACCES" : Errno_Name(d.error).substr(6))
-              << ")";
+  daemon::ExplainInput input;
+  input.engine = &engine;
+  input.request = request;
+  if (scanned.has_value()) {
+    input.sniffed_format = scanned->format;
+    if (scanned->scan.has_value()) input.scan = &*scanned->scan;
   }
-  std::cout << "\n";
-  if (d.outcome == OUTCOME_ALLOW_REDACTED)
-    std::cout << "redact:   " << DescribeRedactions(d.redact) << "\n";
-  std::cout << "rule:     " << d.rule_name;
-  if (d.rule_index >= 0)
-    std::cout << " (" << engine.rule_location(static_cast<size_t>(d.rule_index)) << ")";
-  std::cout << "\nreason:   " << d.reason << "\n";
-  std::cout << "caller:   " << DescribeCaller(engine, request.uid, domain) << "\n";
-  absl::StatusOr<PathInfo> info = engine.layout().Classify(path);
-  if (info.ok()) {
-    std::cout << "path:     \"" << path << "\"";
-    if (info->depth == DEPTH_ROOT) {
-      std::cout << " (the storage root)";
-    } else {
-      std::cout << " (top-level \"" << info->top_dir << "\", "
-                << (info->standard_top_dir ? "a default directory" : "not a default directory");
-      if (info->area >= 0) {
-        std::cout << "; area " << engine.layout().area_name(static_cast<size_t>(info->area))
-                  << " of \"" << info->area_package << "\"";
-      }
-      std::cout << ")";
-    }
-    std::cout << ", " << node << "\n";
-  } else {
-    std::cout << "path:     invalid: " << info.status().message() << "\n";
-  }
-  if (request.node_type == NODE_TYPE_FILE) {
-    std::string location;
-    const LocationScan* scan =
-        scanned.has_value() && scanned->scan.has_value() ? &*scanned->scan : nullptr;
-    switch (facts.location) {
-      case LocationPresence::kAbsent:
-        location = scan != nullptr ? "absent (scanned)" : "absent (format carries none)";
-        break;
-      case LocationPresence::kPresent:
-        location = absl::StrCat("present (", scan->ranges.size(), " ranges)");
-        break;
-      case LocationPresence::kMalformed:
-        location = absl::StrCat("malformed (", scan->error, ")");
-        break;
-      case LocationPresence::kUnknown:
-        location = "not parsed (treated as present)";
-        break;
-    }
-    std::cout << "content:  " << MediaClass_Name(facts.media_class).substr(12) << "; location "
-              << location << "; " << content_note << "\n";
-  }
-  if (d.outcome == OUTCOME_ALLOW_REDACTED && request.node_type == NODE_TYPE_FILE) {
-    if (!scanned.has_value()) {
-      std::cout << "fill:     decided when the file is read (no --content given)\n";
-    } else if (!scanned->scan.has_value()) {
-      std::cout << "fill:     none (format " << FormatName(scanned->format)
-                << " carries no location)\n";
-    } else {
-      // What the daemon would serve: the one RedactedFills both call.
-      std::vector<FillRange> plan =
-          RedactedFills(&*scanned->scan, /*content_read=*/true, content_size);
-      if (plan.empty()) std::cout << "fill:     none (no location found)\n";
-      for (const FillRange& f : plan) {
-        std::cout << "fill:     " << DescribeRange(f.begin, f.end) << " with " << FillByte(f.fill)
-                  << "\n";
-      }
-    }
-  }
-  if (request.owner_uid.has_value()) std::cout << "owner:    uid " << *request.owner_uid << "\n";
+  input.content_size = content_size;
+  input.content_note = content_note;
+  std::cout << daemon::ExplainText(input);
   return 0;
 }
 
