@@ -47,15 +47,23 @@ std::string DescribeRange(uint64_t begin, uint64_t end) {
 
 }  // namespace
 
+constexpr std::pair<const char*, scopedfs::Op> kOps[] = {
+    {"lookup", OP_LOOKUP}, {"read", OP_READ},     {"write", OP_WRITE},
+    {"create", OP_CREATE}, {"delete", OP_DELETE}, {"rename", OP_RENAME},
+    {"mkdir", OP_MKDIR},   {"rmdir", OP_RMDIR},   {"setattr", OP_SETATTR}};
+
 std::optional<scopedfs::Op> ParseOpName(absl::string_view name) {
-  static constexpr std::pair<const char*, scopedfs::Op> kOps[] = {
-      {"lookup", OP_LOOKUP}, {"read", OP_READ},     {"write", OP_WRITE},
-      {"create", OP_CREATE}, {"delete", OP_DELETE}, {"rename", OP_RENAME},
-      {"mkdir", OP_MKDIR},   {"rmdir", OP_RMDIR},   {"setattr", OP_SETATTR}};
   for (const auto& [n, op] : kOps) {
     if (name == n) return op;
   }
   return std::nullopt;
+}
+
+absl::string_view OpName(scopedfs::Op op) {
+  for (const auto& [n, o] : kOps) {
+    if (o == op) return n;
+  }
+  return "unspecified";
 }
 
 std::string ExplainText(const ExplainInput& in) {

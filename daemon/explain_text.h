@@ -31,6 +31,8 @@ struct ExplainInput {
 
 // "lookup" -> OP_LOOKUP, ...; nullopt for an unknown name.
 std::optional<scopedfs::Op> ParseOpName(absl::string_view name);
+// OP_LOOKUP -> "lookup", ...; "unspecified" for OP_UNSPECIFIED.
+absl::string_view OpName(scopedfs::Op op);
 
 // Decides `in.request` with `in.engine` and describes the decision, one "label:   value" line
 // each (decision, redact, rule, reason, caller, path, content, fill, owner).

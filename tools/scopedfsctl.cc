@@ -4,6 +4,8 @@
 //   scan      find the location metadata of media files, optionally writing redacted copies
 //   stats     live counters of a running scopedfsd (--socket)
 //   reload    make a running scopedfsd load its policy again, or another one
+//   audit2why explain audit lines: the rule, its reason, the permission that would change it
+// explain with --socket asks the running daemon (live policy, the file's real content facts).
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -39,6 +41,7 @@
 #include "media/location/location.h"
 #include "policy/config.h"
 #include "policy/engine.h"
+#include "tools/audit2why.h"
 
 ABSL_FLAG(std::string, policy, "", "Policy file (text scopedfs.Policy).");
 ABSL_FLAG(std::string, apps, "", "App registry file (text scopedfs.AppRegistry).");
@@ -55,7 +58,7 @@ ABSL_FLAG(std::string, owner_uid, "",
 ABSL_FLAG(std::string, node, "", "explain: file|dir (default: dir for mkdir/rmdir and the root).");
 ABSL_FLAG(uint32_t, user_id, 0, "explain: Android user whose storage is mounted.");
 ABSL_FLAG(std::string, domain, "", "explain: the caller's SELinux domain (default: configured).");
-ABSL_FLAG(std::string, socket, "", "stats/reload: the daemon's --control_socket.");
+ABSL_FLAG(std::string, socket, "", "stats/reload/explain: the daemon's --control_socket.");
 ABSL_FLAG(bool, json, false, "stats: print one JSON object.");
 ABSL_FLAG(std::string, redacted_out, "",
           "scan: write DIR/<basename of FILE>, the file with its location ranges filled.");
@@ -70,6 +73,10 @@ constexpr char kUsage[] =
     "  validate --policy=F --apps=F [--packages_list=F]\n"
     "  explain  --policy=F --apps=F (--uid=U | --package=P) --op=OP --path=P\n"
     "           [--content=FILE] [--owner_uid=U] [--node=file|dir] [--user_id=N] [--domain=D]\n"
+    "  explain  --socket=PATH (--uid=U | --package=P) --op=OP --path=P [--domain=D]\n"
+    "           (asks the running daemon: live policy, the lower file's real facts)\n"
+    "  audit2why --policy=F --apps=F [--packages_list=F] [--user_id=N] [LINE...]\n"
+    "           (no LINE: every audit line on stdin)\n"
     "  scan     FILE... [--redacted_out=DIR] [--kinds=exif_gps,xmp_gps,isobmff_location]\n"
     "  stats    --socket=PATH [--json]\n"
     "  reload   --socket=PATH [--policy=F] [--apps=F] [--packages_list=F]";
@@ -174,7 +181,78 @@ uint64_t FilledBytes(absl::Span<const FillRange> plan) {
   return total;
 }
 
+absl::StatusOr<ControlResponse> Call(const ControlRequest& request);
+
+// explain --socket: the daemon decides and describes; this only forwards the question.
+int LiveExplain() {
+  ControlRequest request;
+  ExplainRequest* explain = request.mutable_explain();
+  std::string uid_flag = absl::GetFlag(FLAGS_uid);
+  std::string package = absl::GetFlag(FLAGS_package);
+  if (uid_flag.empty() == package.empty()) return Usage("give exactly one of --uid and --package");
+  uint32_t uid = 0;
+  if (!uid_flag.empty() && !absl::SimpleAtoi(uid_flag, &uid)) {
+    return Usage(absl::StrCat("--uid=", uid_flag, " is not a number"));
+  }
+  explain->set_uid(uid);
+  explain->set_package(package);
+  explain->set_op(absl::GetFlag(FLAGS_op));
+  explain->set_path(absl::GetFlag(FLAGS_path));
+  explain->set_domain(absl::GetFlag(FLAGS_domain));
+  if (!absl::GetFlag(FLAGS_content).empty() || !absl::GetFlag(FLAGS_owner_uid).empty() ||
+      !absl::GetFlag(FLAGS_node).empty()) {
+    return Usage("--content, --owner_uid and --node are offline flags: the daemon uses the file");
+  }
+  absl::StatusOr<ControlResponse> response = Call(request);
+  if (!response.ok()) {
+    std::cerr << "scopedfsctl: " << response.status().message() << "\n";
+    return 1;
+  }
+  std::cout << response->message();
+  return 0;
+}
+
+// audit2why [LINE...]: one explanation per audit line (from the arguments, or stdin).
+int Audit2WhyCommand(absl::Span<char* const> lines) {
+  if (!ConfigFlagsGiven()) return Usage("--policy and --apps are required");
+  absl::StatusOr<LoadedConfig> config = LoadFromFlags();
+  if (!config.ok()) {
+    std::cerr << config.status().message() << "\n";
+    return 1;
+  }
+  std::vector<std::string> input(lines.begin(), lines.end());
+  bool from_stdin = input.empty();
+  if (from_stdin) {
+    for (std::string line; std::getline(std::cin, line);) input.push_back(line);
+  }
+  int explained = 0, failed = 0;
+  for (const std::string& line : input) {
+    // On stdin, anything but audit lines (the dropped-lines count, other log lines) is skipped.
+    if (from_stdin && line.find("scopedfs: denied {") == std::string::npos &&
+        line.find("scopedfs: redacted {") == std::string::npos) {
+      continue;
+    }
+    absl::StatusOr<tools::AuditRecord> record = tools::ParseAuditLine(line);
+    absl::StatusOr<std::string> why =
+        record.ok() ? tools::Audit2Why(*config, *record, absl::GetFlag(FLAGS_user_id))
+                    : absl::StatusOr<std::string>(record.status());
+    if (!why.ok()) {
+      std::cerr << "scopedfsctl: audit2why: " << why.status().message() << "\n";
+      ++failed;
+      continue;
+    }
+    if (explained++ > 0) std::cout << "\n";
+    std::cout << *why;
+  }
+  if (explained == 0 && failed == 0) {
+    std::cerr << "scopedfsctl: audit2why: no audit line found\n";
+    return 1;
+  }
+  return failed == 0 ? 0 : 1;
+}
+
 int Explain() {
+  if (!absl::GetFlag(FLAGS_socket).empty()) return LiveExplain();
   if (!ConfigFlagsGiven()) return Usage("--policy and --apps are required");
   absl::StatusOr<LoadedConfig> config = LoadFromFlags();
   if (!config.ok()) {
@@ -539,6 +617,9 @@ int main(int argc, char** argv) {
   absl::string_view command = args[1];
   if (command == "scan") {
     return scopedfs::policy::ScanCommand(absl::MakeConstSpan(args).subspan(2));
+  }
+  if (command == "audit2why") {
+    return scopedfs::policy::Audit2WhyCommand(absl::MakeConstSpan(args).subspan(2));
   }
   if (args.size() != 2) return scopedfs::policy::Usage("expected exactly one command");
   if (command == "validate") return scopedfs::policy::Validate();
