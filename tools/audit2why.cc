@@ -180,9 +180,9 @@ absl::StatusOr<std::string> Audit2Why(const policy::LoadedConfig& config, const 
 
   std::ostringstream out;
   out << "logged:   " << (record.redacted ? "redacted" : "denied") << " { "
-      << daemon::OpName(record.op) << " } \"" << daemon::EscapeAuditValue(record.path) << "\" by rule \"" << record.rule
-      << "\"" << (record.errno_name.empty() ? "" : absl::StrCat(" (", record.errno_name, ")"))
-      << "\n";
+      << daemon::OpName(record.op) << " } \"" << daemon::EscapeAuditValue(record.path)
+      << "\" by rule \"" << record.rule << "\""
+      << (record.errno_name.empty() ? "" : absl::StrCat(" (", record.errno_name, ")")) << "\n";
   out << "decision: " << OutcomeText(d) << "\n";
   out << "rule:     " << RuleText(engine, d) << "\n";
   out << "reason:   " << d.reason << "\n";
