@@ -22,6 +22,7 @@ absl::StatusOr<std::string> ConfigReloader::Reload(const policy::ConfigPaths& fi
     engine = policy::Engine::Create(*config);
     problem = engine.status();
   }
+  if (problem.ok()) problem = install_(std::shared_ptr<const policy::Engine>(std::move(*engine)));
   if (!problem.ok()) {
     ++rejected_;
     std::string message = absl::StrCat(
@@ -29,7 +30,6 @@ absl::StatusOr<std::string> ConfigReloader::Reload(const policy::ConfigPaths& fi
     if (log_) log_(message);
     return absl::Status(problem.code(), message);
   }
-  install_(std::shared_ptr<const policy::Engine>(std::move(*engine)));
   ++reloads_;
   std::string message =
       absl::StrCat("reloaded policy \"", config->policy.name(), "\" (", config->policy.rule_size(),

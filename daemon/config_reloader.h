@@ -22,8 +22,9 @@ namespace scopedfs::daemon {
 class ConfigReloader {
  public:
   // Puts an engine in force (the daemon's is Filesystem::SetEngine, which must not run on a FUSE
-  // worker thread: neither may Reload). Called with reload_mu_ held, so installs are in order.
-  using Install = std::function<void(std::shared_ptr<const policy::Engine>)>;
+  // worker thread: neither may Reload). Called with reload_mu_ held, so installs are in order. An
+  // error refuses the engine (the reload is rejected and the engine in force stays).
+  using Install = std::function<absl::Status(std::shared_ptr<const policy::Engine>)>;
   // Where lines about reloads go (the daemon: stderr); may be empty.
   using Log = std::function<void(absl::string_view line)>;
 

@@ -35,11 +35,17 @@ class ConfigReloaderTest : public ::testing::Test {
   }
   ConfigReloader MakeReloader() {
     return ConfigReloader(
-        paths_, [this](std::shared_ptr<const policy::Engine> e) { installed_.push_back(e); },
+        paths_,
+        [this](std::shared_ptr<const policy::Engine> e) {
+          if (refuse_install_) return absl::FailedPreconditionError("other semantics");
+          installed_.push_back(e);
+          return absl::OkStatus();
+        },
         [this](absl::string_view line) { log_.emplace_back(line); });
   }
   std::string dir_;
   policy::ConfigPaths paths_;
+  bool refuse_install_ = false;
   std::vector<std::shared_ptr<const policy::Engine>> installed_;
   std::vector<std::string> log_;
 };
@@ -85,6 +91,17 @@ TEST_F(ConfigReloaderTest, AMissingFileIsRejected) {
   other.apps = dir_ + "/does-not-exist.textproto";
   EXPECT_FALSE(reloader.Reload(other, "test").ok());
   EXPECT_TRUE(installed_.empty());
+}
+
+TEST_F(ConfigReloaderTest, AnEngineTheInstallRefusesIsARejectedReload) {
+  ConfigReloader reloader = MakeReloader();
+  refuse_install_ = true;
+  absl::StatusOr<std::string> r = reloader.Reload({}, "SIGHUP");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "other semantics")) << r.status();
+  EXPECT_EQ(reloader.reloads(), 0u);
+  EXPECT_EQ(reloader.rejected(), 1u);
 }
 
 TEST_F(ConfigReloaderTest, GivenPathsOverrideOnlyTheirOwnFile) {

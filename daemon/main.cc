@@ -162,6 +162,7 @@ int Run() {
       [filesystem](std::shared_ptr<const policy::Engine> engine) {
         filesystem->SetEngine(std::move(engine));
         filesystem->stats().reloads.fetch_add(1);
+        return absl::OkStatus();
       },
       LogLine);
   // Installed before libfuse's handlers, which then leave SIGHUP alone (libfuse only replaces a
