@@ -104,7 +104,8 @@ std::shared_ptr<const policy::Engine> Filesystem::engine() const {
 
 RequestContext Filesystem::Context(fuse_req_t req) const {
   const fuse_ctx* c = fuse_req_ctx(req);
-  return RequestContext(c->uid, c->pid, engine(), options_.user_id, options_.contexts);
+  return RequestContext(c->uid, c->pid, engine(), options_.user_id, options_.contexts,
+                        options_.audit);
 }
 
 int Filesystem::Label(int fd, const std::string& path, mode_t type) {

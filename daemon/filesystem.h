@@ -49,6 +49,7 @@ struct FilesystemOptions {
   // (label_root is the lower tree's Android name, e.g. /data/media/0). Null: no labelling.
   const policy::FileLabeler* labeler = nullptr;
   std::string label_root;
+  AuditLog* audit = nullptr;  // refusals and redacted opens are logged here; null: not logged
 };
 
 // Lock order, outermost first: namespace_mu_; then NodeTable's lock; then a node's backing_mu.

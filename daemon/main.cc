@@ -1,6 +1,7 @@
 // scopedfsd: mounts a lower directory (Android's /data/media/<user>) at a mount point
 // (/storage/emulated/<user>) and enforces a per-app policy on every request. Stays in the
-// foreground until unmounted or signalled, then unmounts and exits 0.
+// foreground until unmounted or stopped by SIGTERM/SIGINT, then unmounts and exits 0. SIGHUP,
+// `scopedfsctl reload` and changes to the configuration files reload the policy.
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -15,9 +16,13 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "daemon/audit_log.h"
+#include "daemon/config_reloader.h"
+#include "daemon/config_watch.h"
 #include "daemon/control_socket.h"
 #include "daemon/filesystem.h"
 #include "daemon/fuse_session.h"
+#include "daemon/live_explain.h"
 #include "daemon/mount_point.h"
 #include "daemon/stats.h"
 #include "policy/config.h"
@@ -41,6 +46,16 @@ ABSL_FLAG(std::string, file_contexts, "",
           "Label new files and directories from this file_contexts (selabel_lookup).");
 ABSL_FLAG(std::string, label_root, "",
           "The lower tree's Android path for file_contexts lookups (default: --source).");
+ABSL_FLAG(bool, watch_config, true,
+          "Reload when the --policy, --apps or --packages_list file changes (inotify on their "
+          "directories). SIGHUP reloads either way.");
+ABSL_FLAG(std::string, audit_log, "stderr",
+          "Where the audit log (one line per refusal and per redacted open) goes: stderr, "
+          "syslog (syslog(3): the journal under systemd) or none.");
+ABSL_FLAG(double, audit_burst, 100, "Audit lines allowed in a burst before the rate limit.");
+ABSL_FLAG(double, audit_rate, 20,
+          "Audit lines per second allowed on average; the rest are "
+          "counted and the count is logged.");
 
 namespace scopedfs::daemon {
 namespace {
@@ -50,10 +65,16 @@ int Fail(const std::string& message) {
   return 1;
 }
 
-// Control requests: stats read the live counters; a reload swaps the engine only if the new
-// configuration loads completely (a bad reload keeps the old policy).
+void LogLine(absl::string_view line) {
+  std::string text = absl::StrCat("scopedfsd: ", line, "\n");
+  fwrite(text.data(), 1, text.size(), stderr);
+  fflush(stderr);
+}
+
+// Control requests: stats read the live counters; a reload goes through the one reloader (a bad
+// reload keeps the old policy); explain decides with the live policy and the lower file's facts.
 ControlResponse HandleControl(const ControlRequest& request, Filesystem* fs,
-                              const policy::ConfigPaths& started_with) {
+                              ConfigReloader* reloader) {
   ControlResponse response;
   if (request.has_stats()) {
     scopedfs::Stats* out = response.mutable_stats();
@@ -65,33 +86,16 @@ ControlResponse HandleControl(const ControlRequest& request, Filesystem* fs,
   }
   if (request.has_reload()) {
     const ReloadRequest& r = request.reload();
-    policy::ConfigPaths paths = started_with;
-    if (!r.policy().empty()) paths.policy = r.policy();
-    if (!r.apps().empty()) paths.apps = r.apps();
-    if (!r.packages_list().empty()) paths.packages_list = r.packages_list();
-    absl::StatusOr<policy::LoadedConfig> config = policy::LoadConfig(paths);
-    if (!config.ok()) {
-      response.set_error(absl::StrCat("reload rejected, previous policy stays in force:\n",
-                                      config.status().message()));
-      return response;
+    absl::StatusOr<std::string> reloaded =
+        reloader->Reload({r.policy(), r.apps(), r.packages_list()}, "control socket");
+    if (!reloaded.ok()) {
+      response.set_error(std::string(reloaded.status().message()));
+    } else {
+      response.set_message(*reloaded);
     }
-    absl::StatusOr<std::unique_ptr<const policy::Engine>> engine = policy::Engine::Create(*config);
-    if (!engine.ok()) {
-      response.set_error(absl::StrCat("reload rejected: ", engine.status().message()));
-      return response;
-    }
-    if (absl::Status set = fs->SetEngine(std::shared_ptr<const policy::Engine>(std::move(*engine)));
-        !set.ok()) {
-      response.set_error(absl::StrCat("reload rejected: ", set.message()));
-      return response;
-    }
-    fs->stats().reloads.fetch_add(1);
-    response.set_message(absl::StrCat("reloaded policy \"", config->policy.name(), "\" (",
-                                      config->policy.rule_size(), " rules, ",
-                                      config->apps.app_size(), " apps)"));
-    fprintf(stderr, "scopedfsd: %s\n", response.message().c_str());
     return response;
   }
+  if (request.has_explain()) return LiveExplain(request.explain(), fs);
   response.set_error("empty request");
   return response;
 }
@@ -136,8 +140,20 @@ int Run() {
     labeler = std::move(*opened);
   }
 
+  absl::StatusOr<AuditLog::Sink> sink = AuditLog::ParseSink(absl::GetFlag(FLAGS_audit_log));
+  if (!sink.ok()) return Fail(absl::StrCat("--audit_log: ", sink.status().message()));
+  AuditLog::Options audit_options;
+  audit_options.sink = *sink;
+  audit_options.burst = absl::GetFlag(FLAGS_audit_burst);
+  audit_options.rate_per_second = absl::GetFlag(FLAGS_audit_rate);
+  if (!(audit_options.burst >= 1) || !(audit_options.rate_per_second > 0)) {
+    return Fail("--audit_burst must be at least 1 and --audit_rate above 0");
+  }
+  AuditLog audit(audit_options);
+
   FilesystemOptions options;
   options.source = source;
+  options.audit = &audit;
   options.contexts = contexts.get();
   options.labeler = labeler.get();
   options.label_root =
@@ -152,12 +168,30 @@ int Run() {
       Filesystem::Create(options, std::shared_ptr<const policy::Engine>(std::move(*engine)));
   if (!fs.ok()) return Fail(std::string(fs.status().message()));
 
+  Filesystem* filesystem = fs->get();
+  ConfigReloader reloader(
+      paths,
+      [filesystem](std::shared_ptr<const policy::Engine> engine) {
+        absl::Status set = filesystem->SetEngine(std::move(engine));
+        if (set.ok()) filesystem->stats().reloads.fetch_add(1);
+        return set;
+      },
+      LogLine);
+  // Installed before libfuse's handlers, which then leave SIGHUP alone (libfuse only replaces a
+  // default disposition): SIGHUP reloads, on the watch's thread, never on a FUSE worker, instead
+  // of ending the loop. SIGTERM and SIGINT still stop the daemon.
+  ConfigWatch::Options watch_options;
+  watch_options.files = {paths.policy, paths.apps, paths.packages_list};
+  watch_options.watch_files = absl::GetFlag(FLAGS_watch_config);
+  absl::StatusOr<std::unique_ptr<ConfigWatch>> watch = ConfigWatch::Start(
+      watch_options, [&reloader](const std::string& why) { (void)reloader.Reload({}, why); },
+      [](const std::string& line) { LogLine(line); });
+  if (!watch.ok()) return Fail(absl::StrCat("--watch_config: ", watch.status().message()));
   std::unique_ptr<ControlSocket> control;
   if (std::string socket_path = absl::GetFlag(FLAGS_control_socket); !socket_path.empty()) {
-    Filesystem* filesystem = fs->get();
     absl::StatusOr<std::unique_ptr<ControlSocket>> started =
-        ControlSocket::Start(socket_path, [filesystem, paths](const ControlRequest& request) {
-          return HandleControl(request, filesystem, paths);
+        ControlSocket::Start(socket_path, [filesystem, &reloader](const ControlRequest& request) {
+          return HandleControl(request, filesystem, &reloader);
         });
     if (!started.ok()) return Fail(std::string(started.status().message()));
     control = std::move(*started);
@@ -181,11 +215,12 @@ int Run() {
           contexts->Enabled() ? "enabled: caller domains from getpidcon"
                               : "disabled: configured app domains");
   int rc = (*session)->Loop(absl::GetFlag(FLAGS_threads));
+  watch->reset();
   fuse_remove_signal_handlers((*session)->session());
   control.reset();
   session->reset();  // unmounts
-  // The loop returns the signal number when stopped by SIGTERM/SIGINT/SIGHUP: a clean end.
-  if (rc == SIGTERM || rc == SIGINT || rc == SIGHUP || rc == 0) {
+  // The loop returns the signal number when stopped by SIGTERM/SIGINT: a clean end.
+  if (rc == SIGTERM || rc == SIGINT || rc == 0) {
     fprintf(stderr, "scopedfsd: unmounted %s\n", mountpoint.c_str());
     return 0;
   }
@@ -199,7 +234,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "scopedfsd --source=LOWER_DIR --mountpoint=DIR --policy=POLICY.textproto "
       "--apps=APPS.textproto [--packages_list=FILE] [--user_id=0] [--control_socket=PATH] "
-      "[--passthrough=true|false]");
+      "[--passthrough=true|false] [--watch_config=true|false] [--audit_log=stderr|syslog|none]");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() > 1) {
     std::cerr << "scopedfsd: unexpected argument \"" << args[1] << "\"\n";

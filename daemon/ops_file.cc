@@ -87,6 +87,9 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
     }
     *backing_id = -1;
     fs->stats().open_mediated.fetch_add(1);
+    if (reads && judged.decision.outcome == OUTCOME_ALLOW_REDACTED) {
+      ctx.AuditRedacted(OP_READ, r.path, info, judged.decision);
+    }
     if (reads && judged.decision.outcome == OUTCOME_ALLOW &&
         (info.facts.media_class == MEDIA_CLASS_IMAGE ||
          info.facts.media_class == MEDIA_CLASS_VIDEO)) {
@@ -183,7 +186,8 @@ void sfs_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kOpen);
   int backing_id = -1;
-  if (int err = DoOpen(fs, fs->Context(req), ino, fi, &backing_id)) {
+  RequestContext ctx = fs->Context(req);
+  if (int err = ctx.Audited(DoOpen(fs, ctx, ino, fi, &backing_id))) {
     fs->stats().open_denied.fetch_add(1);
     fuse_reply_err(req, err);
     return;
@@ -198,7 +202,7 @@ void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
   OpTimer t(fs->stats(), OpKind::kSetattr);
   struct stat st;
   RequestContext ctx = fs->Context(req);
-  if (int err = DoSetattr(fs, ctx, ino, attr, to_set, fi, &st)) {
+  if (int err = ctx.Audited(DoSetattr(fs, ctx, ino, attr, to_set, fi, &st))) {
     fuse_reply_err(req, err);
   } else {
     fuse_reply_attr(req, &st, AttrTimeoutFor(ctx, st));

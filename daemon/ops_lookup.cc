@@ -289,7 +289,8 @@ void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kLookup);
   fuse_entry_param e;
-  ReplyEntry(req, DoLookup(fs, fs->Context(req), parent, name, &e), e);
+  RequestContext ctx = fs->Context(req);
+  ReplyEntry(req, ctx.Audited(DoLookup(fs, ctx, parent, name, &e)), e);
 }
 
 void sfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {

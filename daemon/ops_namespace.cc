@@ -294,29 +294,33 @@ void sfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode)
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kMkdir);
   fuse_entry_param e;
+  RequestContext ctx = fs->Context(req);
   std::optional<PosixCaller> as = PosixCallerOf(fs, req);
-  ReplyEntry(req, DoMkdir(fs, fs->Context(req), as ? &*as : nullptr, parent, name, mode, &e), e);
+  ReplyEntry(req, ctx.Audited(DoMkdir(fs, ctx, as ? &*as : nullptr, parent, name, mode, &e)), e);
 }
 
 void sfs_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kMkdir);
   fuse_entry_param e;
+  RequestContext ctx = fs->Context(req);
   std::optional<PosixCaller> as = PosixCallerOf(fs, req);
-  ReplyEntry(req, DoMknod(fs, fs->Context(req), as ? &*as : nullptr, parent, name, mode, rdev, &e),
+  ReplyEntry(req, ctx.Audited(DoMknod(fs, ctx, as ? &*as : nullptr, parent, name, mode, rdev, &e)),
              e);
 }
 
 void sfs_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kUnlink);
-  fuse_reply_err(req, DoRemove(fs, fs->Context(req), parent, name, false));
+  RequestContext ctx = fs->Context(req);
+  fuse_reply_err(req, ctx.Audited(DoRemove(fs, ctx, parent, name, false)));
 }
 
 void sfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kRmdir);
-  fuse_reply_err(req, DoRemove(fs, fs->Context(req), parent, name, true));
+  RequestContext ctx = fs->Context(req);
+  fuse_reply_err(req, ctx.Audited(DoRemove(fs, ctx, parent, name, true)));
 }
 
 void sfs_symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name) {
@@ -331,7 +335,8 @@ void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t 
                 const char* newname, unsigned int flags) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kRename);
-  fuse_reply_err(req, DoRename(fs, fs->Context(req), parent, name, newparent, newname, flags));
+  RequestContext ctx = fs->Context(req);
+  fuse_reply_err(req, ctx.Audited(DoRename(fs, ctx, parent, name, newparent, newname, flags)));
 }
 
 void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) {
@@ -347,9 +352,10 @@ void sfs_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode
   OpTimer t(fs->stats(), OpKind::kCreate);
   fuse_entry_param e;
   int backing_id = -1;
+  RequestContext ctx = fs->Context(req);
   std::optional<PosixCaller> as = PosixCallerOf(fs, req);
-  if (int err = DoCreate(fs, fs->Context(req), as ? &*as : nullptr, parent, name, mode, fi, &e,
-                         &backing_id)) {
+  if (int err = ctx.Audited(
+          DoCreate(fs, ctx, as ? &*as : nullptr, parent, name, mode, fi, &e, &backing_id))) {
     fs->stats().open_denied.fetch_add(1);
     fuse_reply_err(req, err);
     return;

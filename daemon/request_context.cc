@@ -7,8 +7,12 @@ namespace scopedfs::daemon {
 
 RequestContext::RequestContext(uid_t uid, pid_t pid, std::shared_ptr<const policy::Engine> engine,
                                uint32_t storage_user_id,
-                               const policy::ProcessContextSource* contexts)
-    : uid_(uid), pid_(pid), engine_(std::move(engine)), storage_user_id_(storage_user_id) {
+                               const policy::ProcessContextSource* contexts, AuditLog* audit)
+    : uid_(uid),
+      pid_(pid),
+      engine_(std::move(engine)),
+      storage_user_id_(storage_user_id),
+      audit_(audit != nullptr && audit->enabled() ? audit : nullptr) {
   if (contexts == nullptr || !contexts->Enabled()) return;
   absl::StatusOr<std::string> resolved = policy::CallerDomainResolver(contexts).Resolve(pid, "");
   if (resolved.ok()) {
@@ -30,10 +34,68 @@ RequestContext RequestContext::ForReader(uid_t uid) const {
 
 policy::Decision RequestContext::Decide(scopedfs::Op op, absl::string_view path, bool directory,
                                         const FileInfo* info) const {
+  policy::Decision d = DecideUnaudited(op, path, directory, info);
+  if (audit_ == nullptr) return d;
+  refused_ = d.outcome == OUTCOME_HIDE || d.outcome == OUTCOME_DENY;
+  if (refused_) {
+    refusal_.op = op;
+    refusal_.path.assign(path.data(), path.size());
+    refusal_.directory = directory;
+    refusal_.has_content = info != nullptr && !directory;
+    if (refusal_.has_content) refusal_.content = info->facts;
+    refusal_.owner = info != nullptr ? info->owner : std::nullopt;
+    refusal_.rule.assign(d.rule_name.data(), d.rule_name.size());
+  }
+  return d;
+}
+
+int RequestContext::Audited(int err) const {
+  if (err != 0 && refused_ && audit_ != nullptr) Audit(false, refusal_, err, 0);
+  return err;
+}
+
+void RequestContext::AuditRedacted(scopedfs::Op op, absl::string_view path, const FileInfo& info,
+                                   const policy::Decision& decision) const {
+  if (audit_ == nullptr) return;
+  Refusal what;
+  what.op = op;
+  what.path = std::string(path);
+  what.has_content = true;
+  what.content = info.facts;
+  what.owner = info.owner;
+  what.rule = std::string(decision.rule_name);
+  Audit(true, what, 0, decision.redact);
+}
+
+void RequestContext::Audit(bool redacted, const Refusal& what, int err, uint32_t redact) const {
+  AuditEvent event;
+  event.redacted = redacted;
+  event.op = what.op;
+  event.uid = uid_;
+  event.pid = pid_;
+  std::string package;
+  if (engine_ != nullptr) {
+    policy::Caller caller = engine_->apps().Identify(uid_);
+    if (caller.app != nullptr && !caller.app->packages.empty()) package = caller.app->packages[0];
+  }
+  event.package = package;
+  event.path = what.path;
+  event.directory = what.directory;
+  event.content = what.has_content ? &what.content : nullptr;
+  event.owner = what.owner;
+  event.rule = what.rule;
+  event.err = err;
+  event.redact = redact;
+  audit_->Record(event);
+}
+
+policy::Decision RequestContext::DecideUnaudited(scopedfs::Op op, absl::string_view path,
+                                                 bool directory, const FileInfo* info) const {
   if (engine_ == nullptr || domain_failed_) {
     policy::Decision d;
     d.outcome = OUTCOME_DENY;
     d.error = ERRNO_EACCES;
+    d.rule_name = engine_ == nullptr ? "(no policy)" : "(caller's SELinux context unreadable)";
     return d;
   }
   policy::Request request;

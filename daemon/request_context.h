@@ -1,16 +1,20 @@
 // One FUSE request's view of who asks and under which policy: the caller's uid and pid, its SELinux
 // domain (asked of the kernel once) and one snapshot of the engine. Every decision a request makes
 // goes through its context, so a policy reload in the middle of a request never mixes two policies
-// within it, and getpidcon runs once per request, not once per decision.
+// within it, and getpidcon runs once per request, not once per decision. A context also reports
+// its request's refusals and redacted opens to the audit log (Audited, AuditRedacted), so a
+// refusal is logged once per request, by the request that answered with it.
 #ifndef SCOPEDFS_DAEMON_REQUEST_CONTEXT_H_
 #define SCOPEDFS_DAEMON_REQUEST_CONTEXT_H_
 
 #include <sys/types.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "daemon/audit_log.h"
 #include "daemon/file_info.h"
 #include "policy/engine.h"
 #include "policy/selinux_context.h"
@@ -22,16 +26,28 @@ class RequestContext {
   // `contexts` null or disabled: callers are judged in their configured domains. Enabled: the
   // kernel's domain of `pid`; a caller whose context cannot be read is refused everything.
   // `engine` null: everything is refused (cannot happen after startup; fails closed regardless).
+  // `audit` null: nothing is audited.
   RequestContext(uid_t uid, pid_t pid, std::shared_ptr<const policy::Engine> engine,
-                 uint32_t storage_user_id, const policy::ProcessContextSource* contexts);
+                 uint32_t storage_user_id, const policy::ProcessContextSource* contexts,
+                 AuditLog* audit = nullptr);
 
   // Another app judged within this request (the readers a rename or link is checked for): the
   // same engine snapshot, in that app's configured domain, since it has no process to ask about.
   RequestContext ForReader(uid_t uid) const;
 
   // The decision for `op` on `path` (relative to the storage root). `info` null: content unknown.
+  // With an audit log, the context remembers whether its latest decision refused (HIDE or DENY).
   policy::Decision Decide(scopedfs::Op op, absl::string_view path, bool directory,
                           const FileInfo* info) const;
+
+  // Called with the errno a request answers with, and returns it. When the request fails and its
+  // latest decision refused, the failure is that refusal: one "denied" line. A name that does
+  // not exist fails before any decision is made, so it is never logged; neither is a refusal that
+  // a later permitting decision superseded (a readdir skipping hidden names, then succeeding).
+  int Audited(int err) const;
+  // One "redacted" line: the caller opened `path` and reads it with location filled.
+  void AuditRedacted(scopedfs::Op op, absl::string_view path, const FileInfo& info,
+                     const policy::Decision& decision) const;
 
   uid_t uid() const { return uid_; }
   pid_t pid() const { return pid_; }
@@ -50,6 +66,24 @@ class RequestContext {
   uint32_t storage_user_id_ = 0;
   std::string domain_;          // empty: the app's configured domain
   bool domain_failed_ = false;  // SELinux on and the caller's context unreadable
+  AuditLog* audit_ = nullptr;
+
+  // The latest decision, if it refused (kept only with an audit log). A request runs on one
+  // thread, so Decide (const) may update it.
+  struct Refusal {
+    scopedfs::Op op = OP_UNSPECIFIED;
+    std::string path;
+    bool directory = false;
+    bool has_content = false;
+    policy::ContentFacts content;
+    std::optional<uint32_t> owner;
+    std::string rule;
+  };
+  policy::Decision DecideUnaudited(scopedfs::Op op, absl::string_view path, bool directory,
+                                   const FileInfo* info) const;
+  void Audit(bool redacted, const Refusal& what, int err, uint32_t redact) const;
+  mutable bool refused_ = false;
+  mutable Refusal refusal_;
 };
 
 }  // namespace scopedfs::daemon

@@ -3,8 +3,10 @@
 // judged in their configured domains, and a context keeps the engine it was built with.
 #include "daemon/request_context.h"
 
+#include <cerrno>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "gtest/gtest.h"
@@ -104,6 +106,49 @@ TEST(RequestContextTest, NoEngineRefusesEverything) {
   RequestContext ctx(10100, 1, nullptr, 0, nullptr);
   EXPECT_EQ(Read(ctx), OUTCOME_DENY);
   EXPECT_TRUE(ctx.IsApp());
+}
+
+class AuditedContextTest : public ::testing::Test {
+ protected:
+  AuditedContextTest() : log_(Options()) {}
+  AuditLog::Options Options() {
+    AuditLog::Options o;
+    o.write_for_test = [this](absl::string_view line) { lines_.emplace_back(line); };
+    return o;
+  }
+  std::vector<std::string> lines_;
+  AuditLog log_;
+};
+
+TEST_F(AuditedContextTest, ARefusalTheRequestFailsWithIsOneLine) {
+  RequestContext ctx(10101, 7, MakeEngine(kPolicy), 0, nullptr, &log_);
+  EXPECT_EQ(Read(ctx), OUTCOME_HIDE);
+  EXPECT_EQ(ctx.Audited(ENOENT), ENOENT);
+  ASSERT_EQ(lines_.size(), 1u);
+  EXPECT_EQ(lines_[0],
+            "scopedfs: denied { read } uid=10101 pid=7 pkg=com.example.plain "
+            "path=\"Download/x.txt\" tclass=file media=none location=absent owner=none "
+            "rule=\"<default>\" errno=ENOENT");
+}
+
+TEST_F(AuditedContextTest, SuccessAMissingNameAndASupersededRefusalAreNotLogged) {
+  RequestContext ctx(10100, 7, MakeEngine(kPolicy), 0, nullptr, &log_);
+  EXPECT_EQ(ctx.Audited(ENOENT), ENOENT);  // failed before any decision: the name is missing
+  EXPECT_EQ(Read(ctx), OUTCOME_ALLOW);
+  EXPECT_EQ(ctx.Audited(0), 0);
+  EXPECT_EQ(ctx.Audited(EIO), EIO);  // a lower error after a permit
+  RequestContext plain(10101, 7, MakeEngine(kPolicy), 0, nullptr, &log_);
+  EXPECT_EQ(Read(plain), OUTCOME_HIDE);
+  EXPECT_EQ(plain.Audited(0), 0);  // refused, yet the request succeeded (a readdir skipping it)
+  EXPECT_TRUE(lines_.empty());
+}
+
+TEST_F(AuditedContextTest, OtherReadersAreNeverLogged) {
+  RequestContext ctx(10100, 7, MakeEngine(kPolicy), 0, nullptr, &log_);
+  RequestContext reader = ctx.ForReader(10101);
+  EXPECT_EQ(Read(reader), OUTCOME_HIDE);
+  EXPECT_EQ(reader.Audited(EXDEV), EXDEV);
+  EXPECT_TRUE(lines_.empty());
 }
 
 TEST(RequestContextTest, AppsAreTheAppAndUnknownUids) {

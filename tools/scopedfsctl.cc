@@ -4,6 +4,8 @@
 //   scan      find the location metadata of media files, optionally writing redacted copies
 //   stats     live counters of a running scopedfsd (--socket)
 //   reload    make a running scopedfsd load its policy again, or another one
+//   audit2why explain audit lines: the rule, its reason, the permission that would change it
+// explain with --socket asks the running daemon (live policy, the file's real content facts).
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -33,11 +35,13 @@
 #include "absl/types/span.h"
 #include "base/unique_fd.h"
 #include "daemon/control_socket.h"
+#include "daemon/explain_text.h"
 #include "google/protobuf/util/json_util.h"
 #include "media/content_facts.h"
 #include "media/location/location.h"
 #include "policy/config.h"
 #include "policy/engine.h"
+#include "tools/audit2why.h"
 
 ABSL_FLAG(std::string, policy, "", "Policy file (text scopedfs.Policy).");
 ABSL_FLAG(std::string, apps, "", "App registry file (text scopedfs.AppRegistry).");
@@ -54,7 +58,7 @@ ABSL_FLAG(std::string, owner_uid, "",
 ABSL_FLAG(std::string, node, "", "explain: file|dir (default: dir for mkdir/rmdir and the root).");
 ABSL_FLAG(uint32_t, user_id, 0, "explain: Android user whose storage is mounted.");
 ABSL_FLAG(std::string, domain, "", "explain: the caller's SELinux domain (default: configured).");
-ABSL_FLAG(std::string, socket, "", "stats/reload: the daemon's --control_socket.");
+ABSL_FLAG(std::string, socket, "", "stats/reload/explain: the daemon's --control_socket.");
 ABSL_FLAG(bool, json, false, "stats: print one JSON object.");
 ABSL_FLAG(std::string, redacted_out, "",
           "scan: write DIR/<basename of FILE>, the file with its location ranges filled.");
@@ -69,6 +73,10 @@ constexpr char kUsage[] =
     "  validate --policy=F --apps=F [--packages_list=F]\n"
     "  explain  --policy=F --apps=F (--uid=U | --package=P) --op=OP --path=P\n"
     "           [--content=FILE] [--owner_uid=U] [--node=file|dir] [--user_id=N] [--domain=D]\n"
+    "  explain  --socket=PATH (--uid=U | --package=P) --op=OP --path=P [--domain=D]\n"
+    "           (asks the running daemon: live policy, the lower file's real facts)\n"
+    "  audit2why --policy=F --apps=F [--packages_list=F] [--user_id=N] [LINE...]\n"
+    "           (no LINE: every audit line on stdin)\n"
     "  scan     FILE... [--redacted_out=DIR] [--kinds=exif_gps,xmp_gps,isobmff_location]\n"
     "  stats    --socket=PATH [--json]\n"
     "  reload   --socket=PATH [--policy=F] [--apps=F] [--packages_list=F]";
@@ -105,17 +113,6 @@ int Validate() {
   }
   std::cout << "\n";
   return 0;
-}
-
-std::optional<Op> ParseOp(absl::string_view name) {
-  static constexpr std::pair<const char*, Op> kOps[] = {
-      {"lookup", OP_LOOKUP}, {"read", OP_READ},     {"write", OP_WRITE},
-      {"create", OP_CREATE}, {"delete", OP_DELETE}, {"rename", OP_RENAME},
-      {"mkdir", OP_MKDIR},   {"rmdir", OP_RMDIR},   {"setattr", OP_SETATTR}};
-  for (const auto& [n, op] : kOps) {
-    if (name == n) return op;
-  }
-  return std::nullopt;
 }
 
 // A regular file opened for reading, with the stat taken at open.
@@ -184,29 +181,78 @@ uint64_t FilledBytes(absl::Span<const FillRange> plan) {
   return total;
 }
 
-std::string DescribeCaller(const Engine& engine, uint32_t uid, absl::string_view domain) {
-  Caller caller = engine.apps().Identify(uid);
-  std::string text = absl::StrCat("uid ", uid, " (", UidKindName(caller.kind), ", user ",
-                                  caller.user_id, ", app id ", caller.app_id, ")");
-  if (caller.app == nullptr) return absl::StrCat(text, ": not in the app registry");
-  std::vector<std::string> perms;
-  for (size_t i = 0; i < engine.permissions().size(); ++i) {
-    if (caller.app->permissions.test(i)) perms.push_back(engine.permissions().Name(i));
+absl::StatusOr<ControlResponse> Call(const ControlRequest& request);
+
+// explain --socket: the daemon decides and describes; this only forwards the question.
+int LiveExplain() {
+  ControlRequest request;
+  ExplainRequest* explain = request.mutable_explain();
+  std::string uid_flag = absl::GetFlag(FLAGS_uid);
+  std::string package = absl::GetFlag(FLAGS_package);
+  if (uid_flag.empty() == package.empty()) return Usage("give exactly one of --uid and --package");
+  uint32_t uid = 0;
+  if (!uid_flag.empty() && !absl::SimpleAtoi(uid_flag, &uid)) {
+    return Usage(absl::StrCat("--uid=", uid_flag, " is not a number"));
   }
-  return absl::StrCat(text, ": ", absl::StrJoin(caller.app->packages, ", "), "\n          domain ",
-                      domain.empty() ? caller.app->selinux_domain : std::string(domain),
-                      "; permissions: ", perms.empty() ? "none" : absl::StrJoin(perms, ", "));
+  explain->set_uid(uid);
+  explain->set_package(package);
+  explain->set_op(absl::GetFlag(FLAGS_op));
+  explain->set_path(absl::GetFlag(FLAGS_path));
+  explain->set_domain(absl::GetFlag(FLAGS_domain));
+  if (!absl::GetFlag(FLAGS_content).empty() || !absl::GetFlag(FLAGS_owner_uid).empty() ||
+      !absl::GetFlag(FLAGS_node).empty()) {
+    return Usage("--content, --owner_uid and --node are offline flags: the daemon uses the file");
+  }
+  absl::StatusOr<ControlResponse> response = Call(request);
+  if (!response.ok()) {
+    std::cerr << "scopedfsctl: " << response.status().message() << "\n";
+    return 1;
+  }
+  std::cout << response->message();
+  return 0;
 }
 
-std::string DescribeRedactions(EnumMask mask) {
-  std::vector<std::string> names;
-  for (int r = REDACTION_EXIF_GPS; r <= REDACTION_ISOBMFF_LOCATION; ++r) {
-    if (mask & Bit(r)) names.push_back(Redaction_Name(static_cast<Redaction>(r)));
+// audit2why [LINE...]: one explanation per audit line (from the arguments, or stdin).
+int Audit2WhyCommand(absl::Span<char* const> lines) {
+  if (!ConfigFlagsGiven()) return Usage("--policy and --apps are required");
+  absl::StatusOr<LoadedConfig> config = LoadFromFlags();
+  if (!config.ok()) {
+    std::cerr << config.status().message() << "\n";
+    return 1;
   }
-  return absl::StrJoin(names, ", ");
+  std::vector<std::string> input(lines.begin(), lines.end());
+  bool from_stdin = input.empty();
+  if (from_stdin) {
+    for (std::string line; std::getline(std::cin, line);) input.push_back(line);
+  }
+  int explained = 0, failed = 0;
+  for (const std::string& line : input) {
+    // On stdin, anything but audit lines (the dropped-lines count, other log lines) is skipped.
+    if (from_stdin && line.find("scopedfs: denied {") == std::string::npos &&
+        line.find("scopedfs: redacted {") == std::string::npos) {
+      continue;
+    }
+    absl::StatusOr<tools::AuditRecord> record = tools::ParseAuditLine(line);
+    absl::StatusOr<std::string> why =
+        record.ok() ? tools::Audit2Why(*config, *record, absl::GetFlag(FLAGS_user_id))
+                    : absl::StatusOr<std::string>(record.status());
+    if (!why.ok()) {
+      std::cerr << "scopedfsctl: audit2why: " << why.status().message() << "\n";
+      ++failed;
+      continue;
+    }
+    if (explained++ > 0) std::cout << "\n";
+    std::cout << *why;
+  }
+  if (explained == 0 && failed == 0) {
+    std::cerr << "scopedfsctl: audit2why: no audit line found\n";
+    return 1;
+  }
+  return failed == 0 ? 0 : 1;
 }
 
 int Explain() {
+  if (!absl::GetFlag(FLAGS_socket).empty()) return LiveExplain();
   if (!ConfigFlagsGiven()) return Usage("--policy and --apps are required");
   absl::StatusOr<LoadedConfig> config = LoadFromFlags();
   if (!config.ok()) {
@@ -232,7 +278,7 @@ int Explain() {
   } else if (!absl::SimpleAtoi(uid_flag, &request.uid)) {
     return Usage(absl::StrCat("--uid=", uid_flag, " is not a number"));
   }
-  std::optional<Op> op = ParseOp(absl::GetFlag(FLAGS_op));
+  std::optional<Op> op = daemon::ParseOpName(absl::GetFlag(FLAGS_op));
   if (!op.has_value()) return Usage(absl::StrCat("unknown --op=\"", absl::GetFlag(FLAGS_op), "\""));
   request.op = *op;
   std::string path = absl::GetFlag(FLAGS_path);
@@ -281,77 +327,16 @@ int Explain() {
     request.content = &facts;
   }
 
-  Decision d = engine.Decide(request);
-  std::cout << "decision: " << OutcomeName(d.outcome);
-  if (d.outcome == OUTCOME_DENY) {
-    std::cout << " (" << (d.error == ERRNO_UNSPECIFIED ? "EACCES" : Errno_Name(d.error).substr(6))
-              << ")";
+  daemon::ExplainInput input;
+  input.engine = &engine;
+  input.request = request;
+  if (scanned.has_value()) {
+    input.sniffed_format = scanned->format;
+    if (scanned->scan.has_value()) input.scan = &*scanned->scan;
   }
-  std::cout << "\n";
-  if (d.outcome == OUTCOME_ALLOW_REDACTED)
-    std::cout << "redact:   " << DescribeRedactions(d.redact) << "\n";
-  std::cout << "rule:     " << d.rule_name;
-  if (d.rule_index >= 0)
-    std::cout << " (" << engine.rule_location(static_cast<size_t>(d.rule_index)) << ")";
-  std::cout << "\nreason:   " << d.reason << "\n";
-  std::cout << "caller:   " << DescribeCaller(engine, request.uid, domain) << "\n";
-  absl::StatusOr<PathInfo> info = engine.layout().Classify(path);
-  if (info.ok()) {
-    std::cout << "path:     \"" << path << "\"";
-    if (info->depth == DEPTH_ROOT) {
-      std::cout << " (the storage root)";
-    } else {
-      std::cout << " (top-level \"" << info->top_dir << "\", "
-                << (info->standard_top_dir ? "a default directory" : "not a default directory");
-      if (info->area >= 0) {
-        std::cout << "; area " << engine.layout().area_name(static_cast<size_t>(info->area))
-                  << " of \"" << info->area_package << "\"";
-      }
-      std::cout << ")";
-    }
-    std::cout << ", " << node << "\n";
-  } else {
-    std::cout << "path:     invalid: " << info.status().message() << "\n";
-  }
-  if (request.node_type == NODE_TYPE_FILE) {
-    std::string location;
-    const LocationScan* scan =
-        scanned.has_value() && scanned->scan.has_value() ? &*scanned->scan : nullptr;
-    switch (facts.location) {
-      case LocationPresence::kAbsent:
-        location = scan != nullptr ? "absent (scanned)" : "absent (format carries none)";
-        break;
-      case LocationPresence::kPresent:
-        location = absl::StrCat("present (", scan->ranges.size(), " ranges)");
-        break;
-      case LocationPresence::kMalformed:
-        location = absl::StrCat("malformed (", scan->error, ")");
-        break;
-      case LocationPresence::kUnknown:
-        location = "not parsed (treated as present)";
-        break;
-    }
-    std::cout << "content:  " << MediaClass_Name(facts.media_class).substr(12) << "; location "
-              << location << "; " << content_note << "\n";
-  }
-  if (d.outcome == OUTCOME_ALLOW_REDACTED && request.node_type == NODE_TYPE_FILE) {
-    if (!scanned.has_value()) {
-      std::cout << "fill:     decided when the file is read (no --content given)\n";
-    } else if (!scanned->scan.has_value()) {
-      std::cout << "fill:     none (format " << FormatName(scanned->format)
-                << " carries no location)\n";
-    } else {
-      // What the daemon would serve: the one RedactedFills both call.
-      std::vector<FillRange> plan =
-          RedactedFills(&*scanned->scan, /*content_read=*/true, content_size);
-      if (plan.empty()) std::cout << "fill:     none (no location found)\n";
-      for (const FillRange& f : plan) {
-        std::cout << "fill:     " << DescribeRange(f.begin, f.end) << " with " << FillByte(f.fill)
-                  << "\n";
-      }
-    }
-  }
-  if (request.owner_uid.has_value()) std::cout << "owner:    uid " << *request.owner_uid << "\n";
+  input.content_size = content_size;
+  input.content_note = content_note;
+  std::cout << daemon::ExplainText(input);
   return 0;
 }
 
@@ -632,6 +617,9 @@ int main(int argc, char** argv) {
   absl::string_view command = args[1];
   if (command == "scan") {
     return scopedfs::policy::ScanCommand(absl::MakeConstSpan(args).subspan(2));
+  }
+  if (command == "audit2why") {
+    return scopedfs::policy::Audit2WhyCommand(absl::MakeConstSpan(args).subspan(2));
   }
   if (args.size() != 2) return scopedfs::policy::Usage("expected exactly one command");
   if (command == "validate") return scopedfs::policy::Validate();
