@@ -101,15 +101,18 @@ ViewMask ViewOf(const policy::Decision& d) {
 // known format, such as an empty file still being written), even while it holds none: location
 // the owner writes later must reach such a caller filled, also through an fd or a mapping it
 // already holds. Only files of a known non-carrier format (PDF, MP3, ...) are read raw.
+bool CouldCarryLocation(const FileInfo& info) {
+  policy::MediaFormat format = info.facts.format;
+  return !info.content_read || format == policy::MediaFormat::kUnknown ||
+         policy::FormatMayCarryLocation(format);
+}
+
 ReadJudgement JudgeRead(const RequestContext& ctx, const std::string& path, const FileInfo& info) {
   ReadJudgement j;
   j.decision = ctx.Decide(OP_READ, path, false, &info);
   j.view = ViewOf(j.decision);
   if (j.decision.outcome != OUTCOME_ALLOW) return j;
-  policy::MediaFormat format = info.facts.format;
-  bool could_carry = !info.content_read || format == policy::MediaFormat::kUnknown ||
-                     policy::FormatMayCarryLocation(format);
-  if (!could_carry) return j;
+  if (!CouldCarryLocation(info)) return j;
   FileInfo located = info;
   located.facts.location = policy::LocationPresence::kPresent;
   if (ctx.Decide(OP_READ, path, false, &located).outcome == OUTCOME_ALLOW_REDACTED) {
@@ -248,15 +251,32 @@ ViewMask CallerView(const RequestContext& ctx, const Child& child) {
   return JudgeRead(ctx, child.path, child.info).view;
 }
 
+// One engine call (Engine::DecideLookup) answers whether the caller sees the name and, for a
+// regular file, which view it reads (the same judgement as JudgeRead).
 int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
              fuse_entry_param* e) {
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
   Child child;
   if (int err = OpenChild(fs, p, name, &child, NeedsOf(ctx.engine()))) return err;
-  policy::Decision d = ctx.Decide(OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
-  if (d.outcome == OUTCOME_HIDE || d.outcome == OUTCOME_DENY) return ErrnoOf(d);
-  PublishEntry(fs, ctx, parent, name, &child, CallerView(ctx, child), e);
+  bool regular = S_ISREG(child.st.st_mode);
+  bool judge_view = regular && ctx.engine() != nullptr && ctx.engine()->may_redact();
+  policy::ContentFacts located = child.info.facts;
+  located.location = policy::LocationPresence::kPresent;
+  bool could_carry = judge_view && CouldCarryLocation(child.info);
+  policy::LookupDecisions d = ctx.DecideLookup(child.path, S_ISDIR(child.st.st_mode), &child.info,
+                                               could_carry ? &located : nullptr);
+  if (d.lookup.outcome == OUTCOME_HIDE || d.lookup.outcome == OUTCOME_DENY) {
+    return ErrnoOf(d.lookup);
+  }
+  ViewMask view = kRawView;
+  if (judge_view) {
+    view = ViewOf(d.read);
+    if (d.read.outcome == OUTCOME_ALLOW && d.read_if_located.outcome == OUTCOME_ALLOW_REDACTED) {
+      view = kRedactedView;
+    }
+  }
+  PublishEntry(fs, ctx, parent, name, &child, view, e);
   return 0;
 }
 

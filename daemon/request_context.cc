@@ -35,7 +35,28 @@ RequestContext RequestContext::ForReader(uid_t uid) const {
 policy::Decision RequestContext::Decide(scopedfs::Op op, absl::string_view path, bool directory,
                                         const FileInfo* info) const {
   policy::Decision d = DecideUnaudited(op, path, directory, info);
-  if (audit_ == nullptr) return d;
+  NoteDecision(d, op, path, directory, info);
+  return d;
+}
+
+policy::LookupDecisions RequestContext::DecideLookup(absl::string_view path, bool directory,
+                                                     const FileInfo* info,
+                                                     const policy::ContentFacts* located) const {
+  policy::LookupDecisions out;
+  policy::Request request;
+  if (!BuildRequest(OP_LOOKUP, path, directory, info, &request, &out.lookup)) {
+    out.read = out.read_if_located = out.lookup;
+  } else {
+    out = engine_->DecideLookup(request, located);
+  }
+  NoteDecision(out.lookup, OP_LOOKUP, path, directory, info);
+  return out;
+}
+
+void RequestContext::NoteDecision(const policy::Decision& d, scopedfs::Op op,
+                                  absl::string_view path, bool directory,
+                                  const FileInfo* info) const {
+  if (audit_ == nullptr) return;
   refused_ = d.outcome == OUTCOME_HIDE || d.outcome == OUTCOME_DENY;
   if (refused_) {
     refusal_.op = op;
@@ -46,7 +67,6 @@ policy::Decision RequestContext::Decide(scopedfs::Op op, absl::string_view path,
     refusal_.owner = info != nullptr ? info->owner : std::nullopt;
     refusal_.rule.assign(d.rule_name.data(), d.rule_name.size());
   }
-  return d;
 }
 
 int RequestContext::Audited(int err) const {
@@ -89,24 +109,32 @@ void RequestContext::Audit(bool redacted, const Refusal& what, int err, uint32_t
   audit_->Record(event);
 }
 
+bool RequestContext::BuildRequest(scopedfs::Op op, absl::string_view path, bool directory,
+                                  const FileInfo* info, policy::Request* request,
+                                  policy::Decision* refused) const {
+  if (engine_ == nullptr || domain_failed_) {
+    refused->outcome = OUTCOME_DENY;
+    refused->error = ERRNO_EACCES;
+    refused->rule_name =
+        engine_ == nullptr ? "(no policy)" : "(caller's SELinux context unreadable)";
+    return false;
+  }
+  request->uid = uid_;
+  request->op = op;
+  request->path = path;
+  request->node_type = directory ? NODE_TYPE_DIRECTORY : NODE_TYPE_FILE;
+  request->content = info != nullptr && !directory ? &info->facts : nullptr;
+  if (info != nullptr) request->owner_uid = info->owner;
+  request->storage_user_id = storage_user_id_;
+  request->selinux_domain = domain_;
+  return true;
+}
+
 policy::Decision RequestContext::DecideUnaudited(scopedfs::Op op, absl::string_view path,
                                                  bool directory, const FileInfo* info) const {
-  if (engine_ == nullptr || domain_failed_) {
-    policy::Decision d;
-    d.outcome = OUTCOME_DENY;
-    d.error = ERRNO_EACCES;
-    d.rule_name = engine_ == nullptr ? "(no policy)" : "(caller's SELinux context unreadable)";
-    return d;
-  }
   policy::Request request;
-  request.uid = uid_;
-  request.op = op;
-  request.path = path;
-  request.node_type = directory ? NODE_TYPE_DIRECTORY : NODE_TYPE_FILE;
-  request.content = info != nullptr && !directory ? &info->facts : nullptr;
-  if (info != nullptr) request.owner_uid = info->owner;
-  request.storage_user_id = storage_user_id_;
-  request.selinux_domain = domain_;
+  policy::Decision refused;
+  if (!BuildRequest(op, path, directory, info, &request, &refused)) return refused;
   return engine_->Decide(request);
 }
 

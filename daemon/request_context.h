@@ -45,6 +45,10 @@ class RequestContext {
   // not exist fails before any decision is made, so it is never logged; neither is a refusal that
   // a later permitting decision superseded (a readdir skipping hidden names, then succeeding).
   int Audited(int err) const;
+  // A LOOKUP's decisions from one engine call (Engine::DecideLookup), remembered for the audit
+  // log as the lookup decision. `located`: the file's facts as if it carried location.
+  policy::LookupDecisions DecideLookup(absl::string_view path, bool directory, const FileInfo* info,
+                                       const policy::ContentFacts* located) const;
   // One "redacted" line: the caller opened `path` and reads it with location filled.
   void AuditRedacted(scopedfs::Op op, absl::string_view path, const FileInfo& info,
                      const policy::Decision& decision) const;
@@ -79,6 +83,12 @@ class RequestContext {
     std::optional<uint32_t> owner;
     std::string rule;
   };
+  // Null when nothing may be decided (no engine, or an unreadable SELinux context): *refused is
+  // then the fail-closed decision.
+  bool BuildRequest(scopedfs::Op op, absl::string_view path, bool directory, const FileInfo* info,
+                    policy::Request* request, policy::Decision* refused) const;
+  void NoteDecision(const policy::Decision& d, scopedfs::Op op, absl::string_view path,
+                    bool directory, const FileInfo* info) const;
   policy::Decision DecideUnaudited(scopedfs::Op op, absl::string_view path, bool directory,
                                    const FileInfo* info) const;
   void Audit(bool redacted, const Refusal& what, int err, uint32_t redact) const;

@@ -106,35 +106,48 @@ absl::StatusOr<std::unique_ptr<const Engine>> Engine::Create(const LoadedConfig&
   return std::unique_ptr<const Engine>(std::move(engine));
 }
 
-Decision Engine::Decide(const Request& request) const {
-  Decision decision;
+// A request's inputs, classified and identified once for any number of rule walks.
+struct Engine::Prepared {
+  Decision invalid;  // outcome DENY with its reason when the request cannot be judged
+  bool valid = false;
+  PathInfo path;
+  Caller caller;
+  MatchInput in;
+};
+
+void Engine::Prepare(const Request& request, Prepared* p) const {
   if (request.op == OP_UNSPECIFIED) {
-    decision.outcome = OUTCOME_DENY;
-    decision.rule_name = kInvalidRequestRuleName;
-    decision.reason = kInvalidRequestReason;
-    return decision;
+    p->invalid.outcome = OUTCOME_DENY;
+    p->invalid.rule_name = kInvalidRequestRuleName;
+    p->invalid.reason = kInvalidRequestReason;
+    return;
   }
   absl::StatusOr<PathInfo> path = layout_.Classify(request.path);
   if (!path.ok()) {
-    decision.outcome = OUTCOME_DENY;
-    decision.rule_name = kInvalidPathRuleName;
-    decision.reason = kInvalidPathReason;
-    return decision;
+    p->invalid.outcome = OUTCOME_DENY;
+    p->invalid.rule_name = kInvalidPathRuleName;
+    p->invalid.reason = kInvalidPathReason;
+    return;
   }
-  Caller caller = apps_.Identify(request.uid);
-  MatchInput in;
-  in.caller = &caller;
-  in.selinux_domain = !request.selinux_domain.empty() || caller.app == nullptr
+  p->valid = true;
+  p->path = *path;
+  p->caller = apps_.Identify(request.uid);
+  MatchInput& in = p->in;
+  in.caller = &p->caller;
+  in.selinux_domain = !request.selinux_domain.empty() || p->caller.app == nullptr
                           ? request.selinux_domain
-                          : absl::string_view(caller.app->selinux_domain);
+                          : absl::string_view(p->caller.app->selinux_domain);
   in.op = request.op;
-  in.path = &*path;
+  in.path = &p->path;
   in.node_type = request.node_type;
   in.content = request.content != nullptr ? request.content : &kUnknownContent;
   in.caller_owns = request.op != OP_CREATE && request.op != OP_MKDIR &&
                    request.owner_uid.has_value() && *request.owner_uid == request.uid;
-  in.cross_user = caller.user_id != request.storage_user_id;
+  in.cross_user = p->caller.user_id != request.storage_user_id;
+}
 
+Decision Engine::Evaluate(const MatchInput& in) const {
+  Decision decision;
   for (size_t i = 0; i < rules_.size(); ++i) {
     const CompiledRule& rule = rules_[i];
     if (!rule.Matches(in)) continue;
@@ -152,6 +165,34 @@ Decision Engine::Decide(const Request& request) const {
   decision.rule_name = kDefaultRuleName;
   decision.reason = kDefaultReason;
   return Uncertain(GuardLocation(decision, in), *in.content);
+}
+
+Decision Engine::Decide(const Request& request) const {
+  Prepared p;
+  Prepare(request, &p);
+  return p.valid ? Evaluate(p.in) : p.invalid;
+}
+
+LookupDecisions Engine::DecideLookup(const Request& request, const ContentFacts* located) const {
+  LookupDecisions out;
+  Request lookup = request;
+  lookup.op = OP_LOOKUP;
+  Prepared p;
+  Prepare(lookup, &p);
+  if (!p.valid) {
+    out.lookup = out.read = out.read_if_located = p.invalid;
+    return out;
+  }
+  out.lookup = Evaluate(p.in);
+  if (!out.lookup.Permits() || request.node_type != NODE_TYPE_FILE) return out;
+  p.in.op = OP_READ;
+  out.read = Evaluate(p.in);
+  out.read_if_located = out.read;
+  if (located != nullptr && out.read.outcome == OUTCOME_ALLOW) {
+    p.in.content = located;
+    out.read_if_located = Evaluate(p.in);
+  }
+  return out;
 }
 
 bool Engine::VisibleToEveryCaller(absl::string_view path) const {

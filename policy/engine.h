@@ -51,6 +51,15 @@ struct Decision {
   bool Permits() const { return outcome == OUTCOME_ALLOW || outcome == OUTCOME_ALLOW_REDACTED; }
 };
 
+// What a LOOKUP of a file needs to know, from one preparation of the request.
+struct LookupDecisions {
+  Decision lookup;  // whether the caller sees the name
+  // Only when the lookup permits, for a file: what a read gets, and what it would get if the
+  // file carried location (equal to `read` unless `read` is ALLOW and `located` was given).
+  Decision read;
+  Decision read_if_located;
+};
+
 class Engine {
  public:
   // The config must come from LoadConfig/ParseConfig (validated).
@@ -58,6 +67,10 @@ class Engine {
 
   // Never fails: invalid paths and unknown callers get a fail-closed decision.
   Decision Decide(const Request& request) const;
+  // A LOOKUP's decisions (`request.op` is ignored): the path is classified and the caller
+  // identified once, then the rules are walked for each question. `located`: the content as it
+  // would be with location present (null: not asked). Each equals the matching Decide.
+  LookupDecisions DecideLookup(const Request& request, const ContentFacts* located) const;
 
   const AppRegistry& apps() const { return apps_; }
   const StorageLayout& layout() const { return layout_; }
@@ -91,6 +104,9 @@ class Engine {
   Engine(PermissionIndex permissions, AppRegistry apps, StorageLayout layout)
       : permissions_(std::move(permissions)), apps_(std::move(apps)), layout_(std::move(layout)) {}
 
+  struct Prepared;
+  void Prepare(const Request& request, Prepared* p) const;
+  Decision Evaluate(const MatchInput& in) const;
   // Applies uncertain_location to an ALLOW_REDACTED decision about uncertain content.
   Decision Uncertain(Decision decision, const ContentFacts& content) const;
   // Applies Policy.location_guard to a decision about a file (see policy.proto): every redacted

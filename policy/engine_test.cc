@@ -583,5 +583,51 @@ TEST(CallerIndependenceTest, ProvedVisibleDirectoriesAreVisibleToEverySampleCall
   }
 }
 
+// DecideLookup answers each question exactly as Decide does, for every sample caller, owned or
+// not, over paths and contents that reach different rules.
+TEST(DecideLookupTest, EqualsTheSeparateDecisions) {
+  std::unique_ptr<const Engine> android = EngineFor("policy/configs/android.textproto");
+  std::vector<uint32_t> uids = {0, 1000, 10999, 1010062};
+  for (const auto& record : android->apps().records())
+    uids.push_back(10000 + record.app_id % 10000);
+  for (const auto& record : android->apps().records()) uids.push_back(record.app_id);
+  ContentFacts photo = FactsFromFormat("a.jpg", MediaFormat::kJpeg);
+  ContentFacts song = FactsFromFormat("a.mp3", MediaFormat::kMp3);
+  ContentFacts text = FactsFromFormat("a.txt", MediaFormat::kUnknown);
+  ContentFacts located = photo;
+  located.location = LocationPresence::kPresent;
+  int compared = 0;
+  for (uint32_t uid : uids) {
+    for (const char* path : {"DCIM/Camera/a.jpg", "Music/a.mp3", "Documents/a.txt",
+                             "Android/data/com.example.notes/a.txt", "a.txt", "bad/../x"}) {
+      for (const ContentFacts* content : {&photo, &song, &text}) {
+        for (std::optional<uint32_t> owner : {std::optional<uint32_t>(), std::optional(uid)}) {
+          Request r;
+          r.uid = uid;
+          r.path = path;
+          r.node_type = NODE_TYPE_FILE;
+          r.content = content;
+          r.owner_uid = owner;
+          LookupDecisions d = android->DecideLookup(r, &located);
+          r.op = OP_LOOKUP;
+          Decision lookup = android->Decide(r);
+          EXPECT_EQ(d.lookup.outcome, lookup.outcome) << uid << " " << path;
+          EXPECT_EQ(d.lookup.rule_name, lookup.rule_name) << uid << " " << path;
+          if (!lookup.Permits()) continue;
+          r.op = OP_READ;
+          Decision read = android->Decide(r);
+          EXPECT_EQ(d.read.outcome, read.outcome) << uid << " " << path;
+          EXPECT_EQ(d.read.rule_name, read.rule_name) << uid << " " << path;
+          r.content = read.outcome == OUTCOME_ALLOW ? &located : content;
+          Decision if_located = android->Decide(r);
+          EXPECT_EQ(d.read_if_located.outcome, if_located.outcome) << uid << " " << path;
+          ++compared;
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 100);
+}
+
 }  // namespace
 }  // namespace scopedfs::policy
