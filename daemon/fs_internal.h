@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -149,8 +150,11 @@ void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, struct stat* st)
 inline bool CallerIndependent(const RequestContext& ctx) {
   return ctx.engine() != nullptr && ctx.engine()->caller_independent();
 }
-inline double AttrTimeoutFor(const RequestContext& ctx, const struct stat& st) {
-  return S_ISDIR(st.st_mode) && !CallerIndependent(ctx) ? 0.0 : kAttrTimeout;
+// Attributes are cached for a second; under a caller-independent policy, where they are the same
+// for every caller, as long as names are (`cached`: FilesystemOptions::entry_cache_seconds).
+inline double AttrTimeoutFor(const RequestContext& ctx, const struct stat& st, double cached) {
+  if (CallerIndependent(ctx)) return std::max(cached, kAttrTimeout);
+  return S_ISDIR(st.st_mode) ? 0.0 : kAttrTimeout;
 }
 // `path` names a directory when `directory` is set.
 double EntryTimeoutFor(Filesystem* fs, const RequestContext& ctx, const std::string& path,

@@ -28,6 +28,9 @@ inline constexpr uint32_t kPosixAcl = 1u << 20;
 // FUSE_DONT_MASK: the kernel passes the mode and the umask apart, so the server can leave the
 // umask out where a default ACL replaces it.
 inline constexpr uint32_t kDontMask = 1u << 6;
+// FUSE_DO_READDIRPLUS, FUSE_READDIRPLUS_AUTO: READDIRPLUS instead of READDIR.
+inline constexpr uint32_t kDoReaddirplus = 1u << 13;
+inline constexpr uint32_t kReaddirplusAuto = 1u << 14;
 // fuse_init_out.flags2 bits (the upper half of the 64-bit flags).
 inline constexpr uint32_t kPassthroughFlag2 = 1u << (37 - 32);  // FUSE_PASSTHROUGH
 

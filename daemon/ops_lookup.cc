@@ -215,7 +215,7 @@ void PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, 
   e->ino = node->id;
   e->attr = child->st;
   DirectoryAsSeen(fs, ctx, &e->attr);
-  e->attr_timeout = AttrTimeoutFor(ctx, child->st);
+  e->attr_timeout = AttrTimeoutFor(ctx, child->st, fs->options().entry_cache_seconds);
   e->entry_timeout = EntryTimeoutFor(fs, ctx, child->path, S_ISDIR(child->st.st_mode));
 }
 
@@ -332,7 +332,7 @@ void sfs_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (int err = DoGetattr(fs, ctx, ino, fi, &st)) {
     fuse_reply_err(req, err);
   } else {
-    fuse_reply_attr(req, &st, AttrTimeoutFor(ctx, st));
+    fuse_reply_attr(req, &st, AttrTimeoutFor(ctx, st, fs->options().entry_cache_seconds));
   }
 }
 
