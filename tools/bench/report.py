@@ -71,6 +71,8 @@ def load_results(path):
         if not line:
             continue
         c, w, unit, status, payload = line.split("\t", 4)
+        if status == "NA":
+            payload = "n/a: " + payload
         cells[(c, w)] = Cell(unit, status == "OK", payload)
         if w not in workloads:
             workloads.append(w)
