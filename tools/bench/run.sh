@@ -62,6 +62,7 @@ done
 
 work=$(mktemp -d /tmp/scopedfs-bench.XXXXXX)
 chmod 755 "$work"
+mkdir -p "$work/stats"
 on_exit() {
   local rc=$?
   [[ -n "${PERF_PID:-}" ]] && { kill -INT "$PERF_PID" 2>/dev/null || true; wait "$PERF_PID" 2>/dev/null || true; }
@@ -187,21 +188,26 @@ teardown() {
 stats_json() {
   if [[ -n "$SOCK" ]]; then "$SCOPEDFSCTL" --socket="$SOCK" stats --json 2>/dev/null || echo '{}'; else echo '{}'; fi
 }
-# requests_delta <contender> <step> <before-json> <after-json>: FUSE requests per op of one step.
-requests_delta() {
-  python3 - "$1" "$2" "$3" "$4" >>"$REQUESTS" <<'PY'
-import json, sys
-c, step, a, b = sys.argv[1:5]
-def ops(t):
+# requests_per_step: FUSE requests per op of each tree step, from the counters saved around it
+# in $work/stats ("contender|step|before" and "...|after"), one line each into $REQUESTS.
+requests_per_step() {
+  python3 - "$work/stats" >"$REQUESTS" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+def ops(path):
     try:
-        return {o["op"]: int(o.get("count", 0)) for o in json.loads(t).get("ops", [])}
-    except ValueError:
+        with open(path) as f:
+            return {o["op"]: int(o.get("count", 0)) for o in json.load(f).get("ops", [])}
+    except (OSError, ValueError):
         return {}
-before, after = ops(a), ops(b)
-for op in sorted(after):
-    d = after[op] - before.get(op, 0)
-    if d:
-        print(f"{c}\t{step}\t{op}\t{d}")
+for name in sorted(os.listdir(d), key=lambda n: os.path.getmtime(os.path.join(d, n))):
+    c, step, when = name.split("|")
+    if when != "after":
+        continue
+    before, after = ops(os.path.join(d, "%s|%s|before" % (c, step))), ops(os.path.join(d, name))
+    for op in sorted(after):
+        if after[op] - before.get(op, 0):
+            print("%s\t%s\t%s\t%d" % (c, step, op, after[op] - before.get(op, 0)))
 PY
 }
 
@@ -279,16 +285,16 @@ TREE_STEPS=("tar x" "files seen" "ls -lR cold" "ls -lR warm" "find -size" "grep 
 # timed <contender> <step> <cmd...>: runs cmd as $AS, records its seconds or its failure.
 # Output goes to $work/step.out, errors to $work/step.err.
 timed() {
-  local c=$1 step=$2 t0 t1 rc=0 before after
+  local c=$1 step=$2 t0 t1 rc=0
   shift 2
   progress "$c" "$step"
   local stats=0
   [[ "$RUN" == 1 && -n "$SOCK" ]] && stats=1
-  ((stats)) && before=$(stats_json)
+  ((stats)) && stats_json >"$work/stats/$c|$step|before"
   t0=$(bench_now)
   bench_as "$AS" "$@" >"$work/step.out" 2>"$work/step.err" || rc=$?
   t1=$(bench_now)
-  ((stats)) && { after=$(stats_json); requests_delta "$c" "$step" "$before" "$after"; }
+  ((stats)) && stats_json >"$work/stats/$c|$step|after"
   if ((rc != 0)) && ! [[ "$step" == "grep -r" && $rc == 1 ]]; then
     fail "$c" "$step" "exit $rc: $(head -c 200 "$work/step.err" | head -1)"
     return 1
@@ -368,6 +374,7 @@ for ((RUN = 1; RUN <= RUNS; RUN++)); do
 done
 RUN=$RUNS
 run_engine
+requests_per_step
 
 # --- Where the time goes: one more, untimed pass of the tree steps with perf on the daemon.
 if ((PROFILE)) && command -v perf >/dev/null; then
