@@ -54,10 +54,13 @@ bench_mount_tmpfs() {
 
 # bench_start_scopedfsd <daemon> <lower> <mnt> <policy> <passthrough> <socket> <log>: starts the
 # daemon in the background; BENCH_LAST_PID is its pid.
+BENCH_WRAP=()
 bench_start_scopedfsd() {
   mkdir -p "$3"
   BENCH_MOUNTS+=("$3")
-  "$1" --source="$2" --mountpoint="$3" --policy="$4" --apps="$BENCH_APPS" \
+  # BENCH_WRAP (an array, e.g. perf record ... --) runs the daemon under a wrapper; the pid is
+  # then the wrapper's.
+  ${BENCH_WRAP[@]+"${BENCH_WRAP[@]}"} "$1" --source="$2" --mountpoint="$3" --policy="$4" --apps="$BENCH_APPS" \
     --passthrough="$5" --control_socket="$6" 2>>"$7" &
   BENCH_LAST_PID=$!
   BENCH_PIDS+=("$BENCH_LAST_PID")

@@ -155,6 +155,16 @@ def machine():
     }
 
 
+def request_summary(reqs, c, step, files):
+    ops = reqs.get((c, step))
+    if not ops:
+        return ""
+    total = sum(ops.values())
+    top = sorted(ops.items(), key=lambda kv: -kv[1])[:3]
+    return "%.1f FUSE requests per file (%s)" % (
+        total / max(1, files), ", ".join("%s %.1f" % (k, v / max(1, files)) for k, v in top))
+
+
 def targets(cells):
     """(target id, description, goal text, list of (what, measured text, met bool or None))."""
     out = []
@@ -340,6 +350,13 @@ def main():
             L.append("Policy decision: **FAILED**: " + eng.reason)
     L.append("")
 
+    reqs = defaultdict(lambda: defaultdict(int))
+    if os.path.exists(a.requests):
+        for line in open(a.requests):
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) == 4:
+                reqs[(parts[0], parts[1])][parts[2]] += int(parts[3])
+    notes = []
     L.append("## Targets")
     L.append("")
     L.append("From issue 12 and issue 10's Targets table. Goals, not test assertions.")
@@ -347,11 +364,26 @@ def main():
     L.append("| target | goal | measured | met | why missed |")
     L.append("|---|---|---|---|---|")
     for tid, desc, goal, rows in targets(cells):
+        if tid != "tree" and not all(met for _, _, met in rows):
+            notes.append((tid, desc))
         for what, measured, met in rows:
-            why = "" if met else WHY.get(tid, "")
+            why = ""
+            if not met:
+                if tid == "tree":
+                    c, step = [x.strip() for x in what.split(",", 1)]
+                    why = request_summary(reqs, c, step, int(a.tree_files)) or "see below"
+                    if step == "files seen":
+                        why = "files missing through the mount"
+                else:
+                    why = "note %d below" % (len(notes))
             L.append("| %s: %s | %s | %s | %s | %s |" % (
                 desc, what.replace("android_owner", "android owner"), goal, measured.replace("|", "/"),
                 "yes" if met else "**no**", why))
+    L.append("")
+    for i, (tid, desc) in enumerate(notes, 1):
+        L.append("%d. %s: %s" % (i, desc, WHY[tid]))
+    L.append("")
+    L.append("Tree steps: " + WHY["tree"])
     L.append("")
 
     L.append("## Issue 10's table (source tree)")
@@ -366,12 +398,6 @@ def main():
 
     L.append("## Where the time goes")
     L.append("")
-    reqs = defaultdict(lambda: defaultdict(int))
-    if os.path.exists(a.requests):
-        for line in open(a.requests):
-            parts = line.rstrip("\n").split("\t")
-            if len(parts) == 4:
-                reqs[(parts[0], parts[1])][parts[2]] += int(parts[3])
     if reqs:
         L.append("FUSE requests the daemon answered per tree step (first run, from "
                  "`scopedfsctl --socket=... stats --json`), with the %s files of the tree:" %

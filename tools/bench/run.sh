@@ -3,7 +3,7 @@
 # every contender on the same tmpfs lower tree in the same run, and BENCHMARKS.md with a chart
 # written from the results. See BENCHMARKS.md for what each contender and workload is.
 #
-# Usage: tools/bench/run.sh [--quick] [--tiny] [--runs=N] [--out=DIR] [--no-profile]
+# Usage: tools/bench/run.sh [--quick] [--tiny] [--runs=N] [--out=DIR] [--no-profile|--profile]
 #   (default)  the full run: drivers/ of linux-source-6.1, 3 runs, perf profile; < 25 min
 #   --quick    1 run, a 3,000-file slice of drivers/, short fio jobs; < 3 min
 #   --tiny     the CI smoke run: 1 run, a 300-file made-up tree, 4 MiB fio files; < 60 s
@@ -18,7 +18,7 @@ cd "$(dirname "$0")/../.."
 REPO=$PWD
 source tools/bench/lib.sh
 
-MODE=full RUNS="" OUT="" PROFILE=1
+MODE=full RUNS="" OUT="" PROFILE=1 FORCE_PROFILE=0
 for arg in "$@"; do
   case "$arg" in
     --quick) MODE=quick ;;
@@ -26,14 +26,16 @@ for arg in "$@"; do
     --runs=*) RUNS=${arg#--runs=} ;;
     --out=*) OUT=${arg#--out=} ;;
     --no-profile) PROFILE=0 ;;
-    *) echo "usage: $0 [--quick] [--tiny] [--runs=N] [--out=DIR] [--no-profile]" >&2; exit 2 ;;
+    --profile) FORCE_PROFILE=1 ;;
+    *) echo "usage: $0 [--quick] [--tiny] [--runs=N] [--out=DIR] [--no-profile|--profile]" >&2; exit 2 ;;
   esac
 done
 case "$MODE" in
-  full) RUNS=${RUNS:-3} FIO_MB=512 FIO_RT=1.5 FIO_RAMP=0.5 META_FILES=2000 META_SECONDS=1 ;;
+  full) RUNS=${RUNS:-3} FIO_MB=512 FIO_RT=1 FIO_RAMP=0.3 META_FILES=2000 META_SECONDS=1 ;;
   quick) RUNS=${RUNS:-1} FIO_MB=256 FIO_RT=0.5 FIO_RAMP=0.2 META_FILES=1000 META_SECONDS=0.5 PROFILE=0 ;;
   tiny) RUNS=${RUNS:-1} FIO_MB=4 FIO_RT=0 FIO_RAMP=0 META_FILES=100 META_SECONDS=0.1 PROFILE=0 ;;
 esac
+((FORCE_PROFILE)) && PROFILE=1
 if [[ -z "$OUT" ]]; then
   if [[ "$MODE" == full ]]; then OUT=$REPO; else OUT=/tmp/scopedfs-bench-out; fi
 fi
@@ -65,7 +67,6 @@ chmod 755 "$work"
 mkdir -p "$work/stats"
 on_exit() {
   local rc=$?
-  [[ -n "${PERF_PID:-}" ]] && { kill -INT "$PERF_PID" 2>/dev/null || true; wait "$PERF_PID" 2>/dev/null || true; }
   bench_cleanup
   rm -rf "$work"
   exit "$rc"
@@ -82,7 +83,7 @@ case "$MODE" in
     TREE_TAR=$BENCH_CACHE/drivers-slice.tar
     if [[ ! -s "$TREE_TAR.count" ]]; then
       mkdir -p "$work/slice"
-      tar -tf "$full_tar" | head -3000 | grep -v '/$' >"$work/slice.list"
+      tar -tf "$full_tar" | awk 'NR <= 3000 && !/\/$/' >"$work/slice.list"
       tar -xf "$full_tar" -C "$work/slice" -T "$work/slice.list"
       tar -cf "$TREE_TAR" -C "$work/slice" drivers
       rm -rf "$work/slice"
@@ -376,29 +377,39 @@ RUN=$RUNS
 run_engine
 requests_per_step
 
-# --- Where the time goes: one more, untimed pass of the tree steps with perf on the daemon.
+# --- Where the time goes: one more, untimed pass of some steps with the daemon under perf (perf
+# here samples a command it starts, not one it attaches to with -p, so each step gets a daemon).
+profile_step() {  # profile_step <contender> <step> <cmd...>: runs cmd as $AS under a profiled daemon
+  local c=$1 step=$2 child
+  shift 2
+  progress "$c" "perf: $step"
+  BENCH_WRAP=(perf record -q -e cpu-clock -F 999 -o "$work/perf.data" --)
+  setup "$c" || { BENCH_WRAP=(); return 0; }
+  BENCH_WRAP=()
+  bench_as "$AS" "$@" >/dev/null 2>&1 || true
+  child=$(pgrep -P "$PID" | head -1 || true)
+  [[ -n "$child" ]] && kill -TERM "$child"
+  wait "$PID" 2>/dev/null || true
+  teardown
+  {
+    echo "== $c | $step"
+    perf report -i "$work/perf.data" --no-children --sort dso,symbol --stdio 2>&1 |
+      grep -v '^#' | grep -v '^$' | sed 's/[ -]*$//; s/   */  /g' | head -14 || true
+  } >>"$PROFILE_TXT"
+}
 if ((PROFILE)) && command -v perf >/dev/null; then
   for c in permissive android_owner; do
-    setup "$c" || continue
-    t=$DIR/tree-prof
-    bench_as "$AS" mkdir "$t"
-    for step in "tar x" "ls -lR warm"; do
-      progress "$c" "perf: $step"
-      [[ "$step" == "ls -lR warm" ]] && bench_as "$AS" ls -lR "$t" >/dev/null
-      perf record -q -F 499 -p "$PID" -o "$work/perf.data" 2>/dev/null &
-      PERF_PID=$!
-      sleep 0.5
-      if [[ "$step" == "tar x" ]]; then bench_as "$AS" tar -x --no-same-owner -f "$TREE_TAR" -C "$t"
-      else bench_as "$AS" ls -lR "$t" >/dev/null; fi
-      kill -INT "$PERF_PID"; wait "$PERF_PID" 2>/dev/null || true; PERF_PID=""
-      {
-        echo "== $c | $step"
-        perf report -i "$work/perf.data" --no-children --sort dso,symbol --stdio 2>/dev/null |
-          grep -v '^#' | grep -v '^$' | head -12
-      } >>"$PROFILE_TXT"
-    done
-    bench_as "$AS" rm -rf "$t"
-    teardown
+    AS=0
+    [[ "$c" == android_owner ]] && AS=$BENCH_OWNER_UID
+    t=$lower/Download/tree-prof
+    rm -rf "$t"
+    mkdir -p "$t"
+    chown "$AS" "$t"
+    bench_own "$AS" "$t"
+    profile_step "$c" "tar x" tar -x --no-same-owner -f "$TREE_TAR" -C "$work/mnt-$c/Download/tree-prof"
+    profile_step "$c" "ls -lR twice (cold, then warm)" sh -c "ls -lR '$work/mnt-$c/Download/tree-prof'; ls -lR '$work/mnt-$c/Download/tree-prof'"
+    profile_step "$c" "stat rate" "$METAOPS" stat "$work/mnt-$c/Download/meta" "$META_FILES" 2
+    rm -rf "$t"
   done
 fi
 END=$(bench_now)
