@@ -52,8 +52,8 @@ int main(int argc, char** argv) {
   const bool do_open = mode == "open";
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
-  const Clock::time_point end = start + std::chrono::duration_cast<Clock::duration>(
-                                            std::chrono::duration<double>(seconds));
+  const Clock::time_point end =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   long ops = 0;
   Clock::time_point now = start;
   while (now < end) {
