@@ -7,8 +7,9 @@
 #   (default)  the full run: drivers/ of linux-source-6.1, 3 runs, perf profile; < 25 min
 #   --quick    1 run, a 3,000-file slice of drivers/, short fio jobs; < 3 min
 #   --tiny     the CI smoke run: 1 run, a 300-file made-up tree, 4 MiB fio files; < 60 s
-#   --out=DIR  where results.tsv, BENCHMARKS.md and benchmarks.png go (default: the repository
-#              root for the full run, /tmp/scopedfs-bench-out otherwise)
+#   --out=DIR  where BENCHMARKS.md, the chart and the raw data (results.tsv, requests.tsv,
+#              profile.txt) go; default for the full run: BENCHMARKS.md in the repository root,
+#              the rest in tools/bench/results/; otherwise everything in /tmp/scopedfs-bench-out
 # Binaries come from SCOPEDFSD, SCOPEDFSCTL, METAOPS, ENGINE_BENCH and GPS_JPEG when set (the
 # smoke test sets them); otherwise they are built with bazel (-c opt; BENCH_BAZEL_STARTUP adds
 # startup flags such as --output_base=...). Needs root, /dev/fuse, fio, bindfs and mergerfs;
@@ -37,10 +38,14 @@ case "$MODE" in
 esac
 ((FORCE_PROFILE)) && PROFILE=1
 if [[ -z "$OUT" ]]; then
-  if [[ "$MODE" == full ]]; then OUT=$REPO; else OUT=/tmp/scopedfs-bench-out; fi
+  if [[ "$MODE" == full ]]; then OUT=$REPO DATA=$REPO/tools/bench/results; else OUT=/tmp/scopedfs-bench-out; fi
 fi
-mkdir -p "$OUT"
+DATA=${DATA:-$OUT}
+mkdir -p "$OUT" "$DATA"
 OUT=$(cd "$OUT" && pwd)
+DATA=$(cd "$DATA" && pwd)
+REV=$(git rev-parse --short HEAD 2>/dev/null || echo "?")
+[[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]] || REV+=" (with local changes)"
 
 if [[ $(id -u) -ne 0 || ! -c /dev/fuse ]]; then
   echo "run.sh: needs root and /dev/fuse" >&2
@@ -96,9 +101,9 @@ TREE_FILES=$(cat "$TREE_TAR.count")
 chmod 755 "$(dirname "$TREE_TAR")"
 chmod 644 "$TREE_TAR"
 
-RESULTS=$OUT/results.tsv
-REQUESTS=$OUT/requests.tsv
-PROFILE_TXT=$OUT/profile.txt
+RESULTS=$DATA/results.tsv
+REQUESTS=$DATA/requests.tsv
+PROFILE_TXT=$DATA/profile.txt
 : >"$RESULTS"
 : >"$REQUESTS"
 : >"$PROFILE_TXT"
@@ -413,6 +418,7 @@ if ((PROFILE)) && command -v perf >/dev/null; then
   done
 fi
 END=$(bench_now)
+LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 [[ -t 2 ]] && printf '\r\033[K' >&2
 
 # --- Results: one line per (contender, workload): OK with every run's figure, or FAILED.
@@ -442,7 +448,7 @@ for c in "${CONTENDERS[@]}" policy_engine; do
 done >"$RESULTS"
 
 python3 tools/bench/report.py --results="$RESULTS" --requests="$REQUESTS" --profile="$PROFILE_TXT" \
-  --out="$OUT" --mode="$MODE" --runs="$RUNS" --tree_files="$TREE_FILES" --tree="$(basename "$TREE_TAR")" \
+  --out="$OUT" --data="$DATA" --rev="$REV" --load="$LOAD" --mode="$MODE" --runs="$RUNS" --tree_files="$TREE_FILES" --tree="$(basename "$TREE_TAR")" \
   --fio_mb="$FIO_MB" --fio_runtime="$FIO_RT" --seconds="$(echo "$END - $START" | bc)" \
   --labels="$(for c in "${CONTENDERS[@]}"; do printf '%s=%s;' "$c" "${LABEL[$c]}"; done)"
-echo "bench: wrote $OUT/BENCHMARKS.md and $OUT/benchmarks.png ($(printf '%.0f' "$(echo "$END - $START" | bc)") s)" >&2
+echo "bench: wrote $OUT/BENCHMARKS.md and $DATA/benchmarks.png ($(printf '%.0f' "$(echo "$END - $START" | bc)") s)" >&2
