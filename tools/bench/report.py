@@ -420,8 +420,10 @@ def main():
         L.append("")
     prof = open(a.profile).read().strip() if os.path.exists(a.profile) else ""
     if prof:
-        L.append("`perf record -F 499 -p <scopedfsd>` during one extra, untimed pass; the top "
-                 "symbols (self time, `perf report --no-children --sort dso,symbol`):")
+        L.append("The daemon's profile during one extra, untimed pass of each step, a fresh daemon "
+                 "started under `perf record -e cpu-clock -F 999 --` (attaching with `-p` gets no "
+                 "samples on this kernel); top symbols by self time "
+                 "(`perf report --no-children --sort dso,symbol`):")
         L.append("")
         L.append("```")
         L.append(prof)
