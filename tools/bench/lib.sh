@@ -1,0 +1,161 @@
+# Shared pieces of the benchmark scripts in tools/bench/: starting scopedfsd, bindfs and mergerfs
+# on one lower tree, stopping exactly what was started (by pid, on any exit), acting as an app uid,
+# and the source-tree cache. Sourced, never run. Needs root and /dev/fuse.
+
+BENCH_APPS=policy/configs/apps.textproto
+BENCH_ANDROID=policy/configs/android.textproto
+BENCH_PERMISSIVE=policy/configs/permissive.textproto
+# The uids the suite acts as (policy/configs/apps.textproto).
+BENCH_OWNER_UID=10067     # com.example.notes: owns the files it makes in Download/
+BENCH_CAMERA_UID=10065    # com.example.camera: owns the GPS-tagged photo
+BENCH_REDACTED_UID=10062  # com.example.social: images without ACCESS_MEDIA_LOCATION
+
+# Every daemon we start (pid) and every mount we make, undone by bench_cleanup.
+BENCH_PIDS=()
+BENCH_MOUNTS=()
+
+bench_cleanup() {
+  local pid m i
+  for pid in "${BENCH_PIDS[@]}"; do
+    [[ -n "$pid" ]] || continue
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  BENCH_PIDS=()
+  # Innermost (last) first.
+  for ((i = ${#BENCH_MOUNTS[@]} - 1; i >= 0; i--)); do
+    m=${BENCH_MOUNTS[$i]}
+    if grep -q " $m " /proc/self/mounts; then umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; fi
+  done
+  BENCH_MOUNTS=()
+}
+
+bench_is_mounted() { grep -q " $1 " /proc/self/mounts; }
+
+# bench_wait_mount <dir> <pid> <log>: waits up to 10 s for <dir> to be mounted by <pid>.
+bench_wait_mount() {
+  local i
+  for i in $(seq 200); do
+    bench_is_mounted "$1" && return 0
+    kill -0 "$2" 2>/dev/null || break
+    sleep 0.05
+  done
+  echo "mount of $1 did not appear; log:" >&2
+  tail -5 "$3" >&2
+  return 1
+}
+
+# bench_mount_tmpfs <dir> <size>
+bench_mount_tmpfs() {
+  mkdir -p "$1"
+  mount -t tmpfs -o "size=$2,nr_inodes=4m,mode=755" tmpfs "$1"
+  BENCH_MOUNTS+=("$1")
+}
+
+# bench_start_scopedfsd <daemon> <lower> <mnt> <policy> <passthrough> <socket> <log>: starts the
+# daemon in the background; BENCH_LAST_PID is its pid.
+BENCH_WRAP=()
+bench_start_scopedfsd() {
+  mkdir -p "$3"
+  BENCH_MOUNTS+=("$3")
+  # BENCH_WRAP (an array, e.g. perf record ... --) runs the daemon under a wrapper; the pid is
+  # then the wrapper's.
+  ${BENCH_WRAP[@]+"${BENCH_WRAP[@]}"} "$1" --source="$2" --mountpoint="$3" --policy="$4" --apps="$BENCH_APPS" \
+    --passthrough="$5" --control_socket="$6" 2>>"$7" &
+  BENCH_LAST_PID=$!
+  BENCH_PIDS+=("$BENCH_LAST_PID")
+  bench_wait_mount "$3" "$BENCH_LAST_PID" "$7"
+}
+
+# bench_start_bindfs <lower> <mnt> <log>. bindfs 1.14 defaults, plus:
+#   --multithreaded  bindfs is single-threaded by default (man bindfs, BUGS: a short window in
+#                    which a new file shows the wrong owner); the man page names this option as
+#                    the one that trades that for parallel requests, and scopedfsd is
+#                    multithreaded too.
+#   -o allow_other   so app uids can use a root-made mount (bindfs adds it as root anyway).
+bench_start_bindfs() {
+  mkdir -p "$2"
+  BENCH_MOUNTS+=("$2")
+  bindfs -f --multithreaded -o allow_other "$1" "$2" 2>>"$3" &
+  BENCH_LAST_PID=$!
+  BENCH_PIDS+=("$BENCH_LAST_PID")
+  bench_wait_mount "$2" "$BENCH_LAST_PID" "$3"
+}
+
+# mergerfs 2.33 with one branch and the man page's "BASIC SETUP" for software that needs mmap,
+# plus the PERFORMANCE section's suggestions that keep POSIX behaviour:
+#   use_ino                  mergerfs's inode numbers (needed for hard links to look right)
+#   cache.files=partial      page caching within an open (the basic setup's choice with mmap)
+#   dropcacheonclose=true    recommended with page caching, to limit double caching
+#   category.create=mfs      the basic setup's create policy (one branch: no effect)
+#   cache.readdir=true       PERFORMANCE: "enable cache.readdir"
+#   security_capability=false PERFORMANCE: "disable security_capability" (else the kernel asks
+#                            for security.capability before every write)
+#   allow_other              app uids use a root-made mount
+# cache.attr and cache.entry stay at their defaults (1 s), the timeout scopedfsd gives
+# caller-independent names.
+BENCH_MERGERFS_OPTS="allow_other,use_ino,cache.files=partial,dropcacheonclose=true,category.create=mfs,cache.readdir=true,security_capability=false"
+bench_start_mergerfs() {
+  mkdir -p "$2"
+  BENCH_MOUNTS+=("$2")
+  mergerfs -f -o "$BENCH_MERGERFS_OPTS" "$1" "$2" 2>>"$3" &
+  BENCH_LAST_PID=$!
+  BENCH_PIDS+=("$BENCH_LAST_PID")
+  bench_wait_mount "$2" "$BENCH_LAST_PID" "$3"
+}
+
+# bench_stop <pid> <mnt>: stops one daemon we started and forgets it.
+bench_stop() {
+  local pid=$1 mnt=$2 p keep=()
+  kill -TERM "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  if bench_is_mounted "$mnt"; then umount "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true; fi
+  for p in "${BENCH_PIDS[@]}"; do [[ "$p" == "$pid" ]] || keep+=("$p"); done
+  BENCH_PIDS=("${keep[@]}")
+}
+
+# bench_as <uid> <cmd...>: runs cmd as uid (no supplementary groups); uid 0 runs it directly.
+bench_as() {
+  local uid=$1
+  shift
+  if [[ "$uid" == 0 ]]; then "$@"; else setpriv --reuid="$uid" --regid="$uid" --clear-groups "$@"; fi
+}
+
+bench_now() { date +%s.%N; }
+
+# bench_own <uid> <path>: records <uid> as the file's creator, as scopedfsd does at create.
+bench_own() { setfattr -n trusted.scopedfs.owner -v "$1" "$2"; }
+
+# The source tree: drivers/ of Debian's linux-source-6.1, unpacked once into an uncompressed tar
+# (so no run times xz), with its count of non-directory entries. Prints the tar's path.
+BENCH_CACHE=${BENCH_CACHE:-/tmp/scopedfs-bench-cache}
+bench_drivers_tar() {
+  local src=/usr/src/linux-source-6.1.tar.xz tar=$BENCH_CACHE/drivers.tar tmp
+  if [[ ! -s "$tar" || ! -s "$tar.count" ]]; then
+    [[ -r "$src" ]] || { echo "no $src (apt-get install linux-source-6.1)" >&2; return 1; }
+    mkdir -p "$BENCH_CACHE"
+    tmp=$(mktemp -d "$BENCH_CACHE/unpack.XXXXXX")
+    echo "bench: unpacking drivers/ from $src once (cached in $BENCH_CACHE)" >&2
+    tar -xJf "$src" -C "$tmp" linux-source-6.1/drivers
+    tar -cf "$tar.tmp" -C "$tmp/linux-source-6.1" drivers
+    rm -rf "$tmp"
+    tar -tf "$tar.tmp" | grep -vc '/$' >"$tar.count"
+    mv "$tar.tmp" "$tar"
+  fi
+  echo "$tar"
+}
+
+# bench_tiny_tar <dir> <files>: a small made-up tree (for the CI smoke run). Prints the tar's path.
+bench_tiny_tar() {
+  local dir=$1 n=$2 tar=$1/tiny.tar i
+  mkdir -p "$dir/src/tiny"
+  for ((i = 0; i < n; i++)); do
+    mkdir -p "$dir/src/tiny/d$((i % 10))"
+    printf 'file %d\nkmalloc(%d);\n' "$i" "$i" >"$dir/src/tiny/d$((i % 10))/f$i.c"
+  done
+  head -c 200000 /dev/zero >"$dir/src/tiny/big.bin"
+  tar -cf "$tar" -C "$dir/src" tiny
+  rm -rf "$dir/src"
+  tar -tf "$tar" | grep -vc '/$' >"$tar.count"
+  echo "$tar"
+}

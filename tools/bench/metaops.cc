@@ -1,0 +1,77 @@
+// Metadata rates for tools/bench/run.sh: open+close and stat of existing files, one name
+// component each (the process chdirs into the directory first), so the figure is the cost of
+// one lookup plus the operation. A small C++ program rather than fio's filestat engine or
+// Python, whose per-call overhead would be a large part of a native tmpfs figure.
+// Usage: metaops create DIR N | metaops open|stat DIR N SECONDS  (prints operations per second)
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+int Fail(const char* what, const std::string& name) {
+  std::fprintf(stderr, "metaops: %s %s: %s\n", what, name.c_str(), std::strerror(errno));
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: metaops create DIR N | metaops open|stat DIR N SECONDS\n");
+    return 2;
+  }
+  const std::string mode = argv[1];
+  const long count = std::strtol(argv[3], nullptr, 10);
+  if (count <= 0 || chdir(argv[2]) != 0) return Fail("chdir", argv[2]);
+  std::vector<std::string> names;
+  names.reserve(count);
+  for (long i = 0; i < count; ++i) names.push_back("m" + std::to_string(i));
+
+  if (mode == "create") {
+    for (const std::string& name : names) {
+      int fd = open(name.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+      if (fd < 0) return Fail("create", name);
+      close(fd);
+    }
+    return 0;
+  }
+  if (argc < 5 || (mode != "open" && mode != "stat")) {
+    std::fprintf(stderr, "metaops: unknown mode %s\n", mode.c_str());
+    return 2;
+  }
+  const double seconds = std::strtod(argv[4], nullptr);
+  const bool do_open = mode == "open";
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point end =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  long ops = 0;
+  Clock::time_point now = start;
+  while (now < end) {
+    // Check the clock once per pass over the files, not once per operation.
+    for (const std::string& name : names) {
+      if (do_open) {
+        int fd = open(name.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return Fail("open", name);
+        close(fd);
+      } else {
+        struct stat st;
+        if (stat(name.c_str(), &st) != 0) return Fail("stat", name);
+      }
+    }
+    ops += count;
+    now = Clock::now();
+  }
+  const double elapsed = std::chrono::duration<double>(now - start).count();
+  std::printf("%.0f\n", static_cast<double>(ops) / elapsed);
+  return 0;
+}

@@ -1,0 +1,454 @@
+#!/usr/bin/env bash
+# The benchmark suite: scopedfsd against the native filesystem and against bindfs and mergerfs,
+# every contender on the same tmpfs lower tree in the same run, and BENCHMARKS.md with a chart
+# written from the results. See BENCHMARKS.md for what each contender and workload is.
+#
+# Usage: tools/bench/run.sh [--quick] [--tiny] [--runs=N] [--out=DIR] [--no-profile|--profile]
+#   (default)  the full run: drivers/ of linux-source-6.1, 3 runs, perf profile; < 25 min
+#   --quick    1 run, a 3,000-file slice of drivers/, short fio jobs; < 3 min
+#   --tiny     the CI smoke run: 1 run, a 300-file made-up tree, 4 MiB fio files; < 60 s
+#   --out=DIR  where BENCHMARKS.md, the chart and the raw data (results.tsv, requests.tsv,
+#              profile.txt) go; default for the full run: BENCHMARKS.md in the repository root,
+#              the rest in tools/bench/results/; otherwise everything in /tmp/scopedfs-bench-out
+# Binaries come from SCOPEDFSD, SCOPEDFSCTL, METAOPS, ENGINE_BENCH and GPS_JPEG when set (the
+# smoke test sets them); otherwise they are built with bazel (-c opt; BENCH_BAZEL_STARTUP adds
+# startup flags such as --output_base=...). Needs root, /dev/fuse, fio, bindfs and mergerfs;
+# a contender whose tool is missing is reported as failed with that reason.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+REPO=$PWD
+source tools/bench/lib.sh
+
+MODE=full RUNS="" OUT="" PROFILE=1 FORCE_PROFILE=0
+for arg in "$@"; do
+  case "$arg" in
+    --quick) MODE=quick ;;
+    --tiny) MODE=tiny ;;
+    --runs=*) RUNS=${arg#--runs=} ;;
+    --out=*) OUT=${arg#--out=} ;;
+    --no-profile) PROFILE=0 ;;
+    --profile) FORCE_PROFILE=1 ;;
+    *) echo "usage: $0 [--quick] [--tiny] [--runs=N] [--out=DIR] [--no-profile|--profile]" >&2; exit 2 ;;
+  esac
+done
+case "$MODE" in
+  full) RUNS=${RUNS:-3} FIO_MB=512 FIO_RT=1 FIO_RAMP=0.3 META_FILES=2000 META_SECONDS=1 ;;
+  quick) RUNS=${RUNS:-1} FIO_MB=256 FIO_RT=0.5 FIO_RAMP=0.2 META_FILES=1000 META_SECONDS=0.5 PROFILE=0 ;;
+  tiny) RUNS=${RUNS:-1} FIO_MB=4 FIO_RT=0 FIO_RAMP=0 META_FILES=100 META_SECONDS=0.1 PROFILE=0 ;;
+esac
+((FORCE_PROFILE)) && PROFILE=1
+if [[ -z "$OUT" ]]; then
+  if [[ "$MODE" == full ]]; then OUT=$REPO DATA=$REPO/tools/bench/results; else OUT=/tmp/scopedfs-bench-out; fi
+fi
+DATA=${DATA:-$OUT}
+mkdir -p "$OUT" "$DATA"
+OUT=$(cd "$OUT" && pwd)
+DATA=$(cd "$DATA" && pwd)
+REV=$(git rev-parse --short HEAD 2>/dev/null || echo "?")
+[[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]] || REV+=" (with local changes)"
+
+if [[ $(id -u) -ne 0 || ! -c /dev/fuse ]]; then
+  echo "run.sh: needs root and /dev/fuse" >&2
+  exit 77
+fi
+
+if [[ -z "${SCOPEDFSD:-}" ]]; then
+  # shellcheck disable=SC2086
+  bazel ${BENCH_BAZEL_STARTUP:-} build -c opt //daemon:scopedfsd //tools:scopedfsctl \
+    //tools/bench:metaops //policy:engine_benchmark //tests:media_samples >/dev/null 2>&1 ||
+    bazel ${BENCH_BAZEL_STARTUP:-} build -c opt //daemon:scopedfsd //tools:scopedfsctl \
+      //tools/bench:metaops //policy:engine_benchmark //tests:media_samples
+  BIN=$(bazel ${BENCH_BAZEL_STARTUP:-} info -c opt bazel-bin 2>/dev/null)
+  SCOPEDFSD=$BIN/daemon/scopedfsd SCOPEDFSCTL=$BIN/tools/scopedfsctl
+  METAOPS=$BIN/tools/bench/metaops ENGINE_BENCH=$BIN/policy/engine_benchmark
+  GPS_JPEG=$BIN/tests/media/gps.jpg
+fi
+for b in "$SCOPEDFSD" "$SCOPEDFSCTL" "$METAOPS" "$ENGINE_BENCH" "$GPS_JPEG"; do
+  [[ -e "$b" ]] || { echo "run.sh: missing $b" >&2; exit 1; }
+done
+
+work=$(mktemp -d /tmp/scopedfs-bench.XXXXXX)
+chmod 755 "$work"
+mkdir -p "$work/stats"
+on_exit() {
+  local rc=$?
+  bench_cleanup
+  rm -rf "$work"
+  exit "$rc"
+}
+trap on_exit EXIT
+trap 'exit 130' INT TERM
+
+case "$MODE" in
+  full) TREE_TAR=$(bench_drivers_tar) ;;
+  quick)
+    # A slice of drivers/ (the first 3,000 entries of the cached tar) keeps the shape of the
+    # real tree at a tenth of the time.
+    full_tar=$(bench_drivers_tar)
+    TREE_TAR=$BENCH_CACHE/drivers-slice.tar
+    if [[ ! -s "$TREE_TAR.count" ]]; then
+      mkdir -p "$work/slice"
+      tar -tf "$full_tar" | awk 'NR <= 3000 && !/\/$/' >"$work/slice.list"
+      tar -xf "$full_tar" -C "$work/slice" -T "$work/slice.list"
+      tar -cf "$TREE_TAR" -C "$work/slice" drivers
+      rm -rf "$work/slice"
+      tar -tf "$TREE_TAR" | grep -vc '/$' >"$TREE_TAR.count"
+    fi
+    ;;
+  tiny) TREE_TAR=$(bench_tiny_tar "$work" 300) ;;
+esac
+TREE_FILES=$(cat "$TREE_TAR.count")
+chmod 755 "$(dirname "$TREE_TAR")"
+chmod 644 "$TREE_TAR"
+
+RESULTS=$DATA/results.tsv
+REQUESTS=$DATA/requests.tsv
+PROFILE_TXT=$DATA/profile.txt
+: >"$RESULTS"
+: >"$REQUESTS"
+: >"$PROFILE_TXT"
+declare -A VALUES FAILS NATIVE_COUNT
+
+# record <contender> <workload> <value>: one measured figure.
+record() { VALUES[$1|$2]+="$(printf '%.6f' "$3") "; }
+# fail <contender> <workload> <reason>: the contender failed the workload (first reason wins).
+fail() { [[ -n "${FAILS[$1|$2]:-}" ]] || FAILS[$1|$2]=$3; }
+progress() {
+  if [[ -t 2 ]]; then printf '\r\033[Kbench: run %s/%s  %-16s %s' "$RUN" "$RUNS" "$1" "$2" >&2
+  else printf 'bench: %5.1f s  run %s/%s  %-16s %s\n' "$(echo "$(bench_now) - $START" | bc)" "$RUN" "$RUNS" "$1" "$2" >&2; fi
+}
+drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+
+START=$(bench_now)
+RUN=0
+# --- The lower tree, once per suite run
+lower=$work/lower
+bench_mount_tmpfs "$lower" 6g
+mkdir -p "$lower/Download" "$lower/DCIM/Camera"
+# The fio file and the photo belong to the owner app (com.example.camera), as if it had made
+# them through the mount. The photo: a real GPS-tagged JPEG's metadata, then filler (the parsers
+# stop at the image data, so the redaction plan is the sample's whatever the size).
+dd if=/dev/zero of="$lower/Download/fio.dat" bs=1M count="$FIO_MB" status=none
+bench_own "$BENCH_OWNER_UID" "$lower/Download/fio.dat"
+photo=$lower/DCIM/Camera/big.jpg
+cp "$GPS_JPEG" "$photo"
+head -c $((FIO_MB * 1024 * 1024 - $(stat -c %s "$GPS_JPEG"))) /dev/urandom >>"$photo"
+chmod 644 "$photo" "$lower/Download/fio.dat"
+bench_own "$BENCH_OWNER_UID" "$photo"
+mkdir -p "$lower/Download/meta"
+"$METAOPS" create "$lower/Download/meta" "$META_FILES"
+(cd "$lower/Download/meta" && find . -type f -print0 | xargs -0 setfattr -n trusted.scopedfs.owner -v "$BENCH_OWNER_UID")
+
+CONTENDERS=(native permissive android_owner redacted nopassthrough bindfs mergerfs)
+declare -A LABEL=(
+  [native]="native"
+  [permissive]="scopedfs permissive, root"
+  [android_owner]="scopedfs android, owner app"
+  [redacted]="scopedfs redacted reader"
+  [nopassthrough]="scopedfs --passthrough=false"
+  [bindfs]="bindfs"
+  [mergerfs]="mergerfs"
+)
+
+# setup <contender>: mounts what the contender needs and sets DIR (its working directory), PHOTO,
+# AS (the uid it acts as), PID and SOCK (scopedfsd only). Returns 1 with REASON when it cannot.
+setup() {
+  local c=$1 mnt=$work/mnt-$1
+  DIR="" PHOTO="" AS=0 PID="" SOCK="" REASON="" MNT=$mnt
+  case "$c" in
+    native) DIR=$lower/Download PHOTO=$photo; return 0 ;;
+    permissive | nopassthrough)
+      SOCK=$work/ctl-$c
+      local pt=true
+      [[ "$c" == nopassthrough ]] && pt=false
+      bench_start_scopedfsd "$SCOPEDFSD" "$lower" "$mnt" "$BENCH_PERMISSIVE" "$pt" "$SOCK" \
+        "$work/daemon-$c.log" || { REASON="scopedfsd did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
+      ;;
+    android_owner | redacted)
+      SOCK=$work/ctl-$c
+      bench_start_scopedfsd "$SCOPEDFSD" "$lower" "$mnt" "$BENCH_ANDROID" true "$SOCK" \
+        "$work/daemon-$c.log" || { REASON="scopedfsd did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
+      AS=$BENCH_OWNER_UID
+      [[ "$c" == redacted ]] && AS=$BENCH_REDACTED_UID
+      ;;
+    bindfs)
+      command -v bindfs >/dev/null || { REASON="bindfs is not installed"; return 1; }
+      bench_start_bindfs "$lower" "$mnt" "$work/daemon-$c.log" || { REASON="bindfs did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
+      ;;
+    mergerfs)
+      command -v mergerfs >/dev/null || { REASON="mergerfs is not installed"; return 1; }
+      bench_start_mergerfs "$lower" "$mnt" "$work/daemon-$c.log" || { REASON="mergerfs did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
+      ;;
+  esac
+  PID=$BENCH_LAST_PID DIR=$mnt/Download PHOTO=$mnt/DCIM/Camera/big.jpg
+}
+
+teardown() {
+  [[ -n "$PID" ]] || return 0
+  kill -0 "$PID" 2>/dev/null || DIED="its daemon died"
+  bench_stop "$PID" "$MNT"
+  PID=""
+}
+
+# stats_json: the daemon's counters, or {} for contenders without a control socket.
+stats_json() {
+  if [[ -n "$SOCK" ]]; then "$SCOPEDFSCTL" --socket="$SOCK" stats --json 2>/dev/null || echo '{}'; else echo '{}'; fi
+}
+# requests_per_step: FUSE requests per op of each tree step, from the counters saved around it
+# in $work/stats ("contender|step|before" and "...|after"), one line each into $REQUESTS.
+requests_per_step() {
+  python3 - "$work/stats" >"$REQUESTS" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+def ops(path):
+    try:
+        with open(path) as f:
+            return {o["op"]: int(o.get("count", 0)) for o in json.load(f).get("ops", [])}
+    except (OSError, ValueError):
+        return {}
+for name in sorted(os.listdir(d), key=lambda n: os.path.getmtime(os.path.join(d, n))):
+    c, step, when = name.split("|")
+    if when != "after":
+        continue
+    before, after = ops(os.path.join(d, "%s|%s|before" % (c, step))), ops(os.path.join(d, name))
+    for op in sorted(after):
+        if after[op] - before.get(op, 0):
+            print("%s\t%s\t%s\t%d" % (c, step, op, after[op] - before.get(op, 0)))
+PY
+}
+
+# fio_mbps <file> <rw> <bs>: MB/s of one pass over the whole file as $AS, or the reason it failed.
+fio_mbps() {
+  local out
+  out=$(bench_as "$AS" fio --name=b --filename="$1" --rw="$2" --bs="$3" --size="${FIO_MB}M" \
+    --ioengine=psync --invalidate=0 --disk_util=0 --output-format=terse --terse-version=3 2>&1) ||
+    { echo "fio: $(grep -m1 -i 'err\|fio:' <<<"$out" || echo "$out" | tail -1)"; return 1; }
+  awk -F';' -v rw="$2" 'NF > 48 { if (rw ~ /write/) print $48 / 1024; else print $7 / 1024 }' <<<"$out"
+}
+
+FIO_JOBS=("read 4k" "randread 4k" "write 4k" "randwrite 4k" "read 1m" "randread 1m" "write 1m" "randwrite 1m")
+
+# run_fio <contender>: every fio job in one fio process (jobs run one after another, stonewall),
+# so fio's start-up is paid once. One terse line per job: field 5 is its error, 7 and 48 its
+# read and write KB/s.
+run_fio() {
+  local c=$1 job rw bs w v file=$DIR/fio.dat args=() names=() out err i=0
+  [[ "$c" == redacted ]] && file=$PHOTO
+  for job in "${FIO_JOBS[@]}"; do
+    read -r rw bs <<<"$job"
+    w="fio $rw $bs"
+    if [[ "$c" == redacted && "$rw" == *write* ]]; then fail "$c" "$w" "n/a: a redacted reader may not write another app's photo"; continue; fi
+    args+=(--name="$rw-$bs" --rw="$rw" --bs="$bs")
+    # The smoke run only needs each job to produce a figure: its jobs run at once.
+    [[ "$MODE" == tiny ]] || args+=(--stonewall)
+    names+=("$w")
+  done
+  local timing=()
+  if [[ "$FIO_RT" != 0 ]]; then timing=(--time_based --runtime="$FIO_RT" --ramp_time="$FIO_RAMP"); fi
+  progress "$c" "fio (${#names[@]} jobs)"
+  if ! out=$(bench_as "$AS" fio --filename="$file" --size="${FIO_MB}M" --ioengine=psync --invalidate=0 --disk_util=0 \
+    "${timing[@]}" --output-format=terse --terse-version=3 "${args[@]}" 2>"$work/fio.err"); then
+    err="fio: $(grep -m1 . "$work/fio.err" || echo "exit status $?")"
+    for w in "${names[@]}"; do fail "$c" "$w" "$err"; done
+    return 0
+  fi
+  while IFS=';' read -r -a f; do
+    ((${#f[@]} > 48)) || continue
+    w=${names[$i]}
+    i=$((i + 1))
+    if [[ "${f[4]}" != 0 ]]; then fail "$c" "$w" "fio error ${f[4]}: $(grep -m1 . "$work/fio.err")"; continue; fi
+    if [[ "$w" == *write* ]]; then v=${f[47]}; else v=${f[6]}; fi
+    record "$c" "$w" "$(echo "scale=3; $v / 1024" | bc)"
+  done <<<"$out"
+}
+
+run_photo() {  # cold and warm sequential read (128 KiB) of the GPS-tagged photo
+  local c=$1 v
+  progress "$c" "photo read cold"
+  drop_caches
+  if v=$(fio_mbps "$PHOTO" read 128k); then record "$c" "photo read cold" "$v"; else fail "$c" "photo read cold" "$v"; fi
+  progress "$c" "photo read warm"
+  if v=$(fio_mbps "$PHOTO" read 128k); then record "$c" "photo read warm" "$v"; else fail "$c" "photo read warm" "$v"; fi
+}
+
+run_meta() {
+  local c=$1 m v
+  for m in open stat; do
+    local w="$m rate"
+    [[ "$m" == open ]] && w="open+close rate"
+    if [[ "$c" == redacted ]]; then fail "$c" "$w" "n/a: the files are the owner's documents, hidden from this reader"; continue; fi
+    progress "$c" "$w"
+    if v=$(bench_as "$AS" "$METAOPS" "$m" "$DIR/meta" "$META_FILES" "$META_SECONDS" 2>&1); then
+      record "$c" "$w" "$v"
+    else
+      fail "$c" "$w" "$(tail -1 <<<"$v")"
+    fi
+  done
+}
+
+TREE_STEPS=("tar x" "files seen" "ls -lR cold" "ls -lR warm" "find -size" "grep -r" "du -s" "rm -rf")
+
+# timed <contender> <step> <cmd...>: runs cmd as $AS, records its seconds or its failure.
+# Output goes to $work/step.out, errors to $work/step.err.
+timed() {
+  local c=$1 step=$2 t0 t1 rc=0
+  shift 2
+  progress "$c" "$step"
+  local stats=0
+  [[ "$RUN" == 1 && -n "$SOCK" ]] && stats=1
+  ((stats)) && stats_json >"$work/stats/$c|$step|before"
+  t0=$(bench_now)
+  bench_as "$AS" "$@" >"$work/step.out" 2>"$work/step.err" || rc=$?
+  t1=$(bench_now)
+  ((stats)) && stats_json >"$work/stats/$c|$step|after"
+  if ((rc != 0)) && ! [[ "$step" == "grep -r" && $rc == 1 ]]; then
+    fail "$c" "$step" "exit $rc: $(head -c 200 "$work/step.err" | head -1)"
+    return 1
+  fi
+  record "$c" "$step" "$(echo "$t1 - $t0" | bc)"
+}
+
+run_tree() {
+  local c=$1 t=$DIR/tree-$RUN step seen broken=""
+  if [[ "$c" == redacted ]]; then
+    for step in "${TREE_STEPS[@]}"; do fail "$c" "$step" "n/a: a reader of another app's photos; the tree is the owner's"; done
+    return 0
+  fi
+  bench_as "$AS" mkdir "$t"
+  timed "$c" "tar x" tar -x --no-same-owner -f "$TREE_TAR" -C "$t" || true
+  progress "$c" "files seen"
+  seen=$(bench_as "$AS" find "$t" ! -type d 2>/dev/null | wc -l)
+  if [[ "$seen" == "$TREE_FILES" ]]; then
+    record "$c" "files seen" "$seen"
+  else
+    fail "$c" "files seen" "saw $seen of $TREE_FILES files"
+    broken="the tree is incomplete ($seen of $TREE_FILES files)"
+  fi
+  drop_caches
+  timed "$c" "ls -lR cold" ls -lR "$t" || true
+  timed "$c" "ls -lR warm" ls -lR "$t" || true
+  if timed "$c" "find -size" find "$t" -size +16k; then
+    local n
+    n=$(wc -l <"$work/step.out")
+    if [[ "$c" == native ]]; then NATIVE_COUNT[find]=$n
+    elif [[ "$n" != "${NATIVE_COUNT[find]:-}" ]]; then fail "$c" "find -size" "found $n files, native ${NATIVE_COUNT[find]:-?}"; fi
+  fi
+  timed "$c" "grep -r" grep -r -c -F kmalloc "$t" || true
+  timed "$c" "du -s" du -s "$t" || true
+  timed "$c" "rm -rf" rm -rf "$t" || true
+  [[ -e "$lower/Download/tree-$RUN" ]] && { fail "$c" "rm -rf" "the tree is still there"; rm -rf "$lower/Download/tree-$RUN"; }
+  if [[ -n "$broken" ]]; then
+    for step in "${TREE_STEPS[@]}"; do [[ "$step" == "files seen" ]] || fail "$c" "$step" "$broken"; done
+  fi
+}
+
+WORKLOADS=("${FIO_JOBS[@]/#/fio }" "photo read cold" "photo read warm" "open+close rate" "stat rate" "${TREE_STEPS[@]}")
+
+run_engine() {
+  progress policy "decision microbenchmark"
+  local out
+  if out=$("$ENGINE_BENCH" --policy="$REPO/$BENCH_ANDROID" --benchmark_filter='BM_DecideMix$' \
+    --benchmark_repetitions="$RUNS" --benchmark_min_time="$([[ $MODE == tiny ]] && echo 0.01 || echo 0.5)" \
+    --benchmark_format=json 2>/dev/null); then
+    python3 -c '
+import json, sys
+for b in json.load(sys.stdin)["benchmarks"]:
+    if b.get("run_type") == "iteration":
+        print(b["real_time"] if b["time_unit"] == "ns" else b["real_time"] * 1000)' <<<"$out" |
+      while read -r v; do echo "$v"; done >"$work/engine.txt"
+    while read -r v; do record policy_engine "decision (mix)" "$v"; done <"$work/engine.txt"
+  else
+    fail policy_engine "decision (mix)" "engine_benchmark failed"
+  fi
+}
+
+# --- The runs: every contender in each run, so drift on a shared machine hits them alike.
+for ((RUN = 1; RUN <= RUNS; RUN++)); do
+  for c in "${CONTENDERS[@]}"; do
+    DIED=""
+    if ! setup "$c"; then
+      for w in "${WORKLOADS[@]}"; do fail "$c" "$w" "$REASON"; done
+      continue
+    fi
+    run_fio "$c"
+    run_photo "$c"
+    run_meta "$c"
+    run_tree "$c"
+    teardown
+    if [[ -n "$DIED" ]]; then fail "$c" "fio read 4k" "$DIED"; fi
+  done
+done
+RUN=$RUNS
+run_engine
+requests_per_step
+
+# --- Where the time goes: one more, untimed pass of some steps with the daemon under perf (perf
+# here samples a command it starts, not one it attaches to with -p, so each step gets a daemon).
+profile_step() {  # profile_step <contender> <step> <cmd...>: runs cmd as $AS under a profiled daemon
+  local c=$1 step=$2 child
+  shift 2
+  progress "$c" "perf: $step"
+  BENCH_WRAP=(perf record -q -e cpu-clock -F 999 -o "$work/perf.data" --)
+  setup "$c" || { BENCH_WRAP=(); return 0; }
+  BENCH_WRAP=()
+  bench_as "$AS" "$@" >/dev/null 2>&1 || true
+  child=$(pgrep -P "$PID" | head -1 || true)
+  [[ -n "$child" ]] && kill -TERM "$child"
+  wait "$PID" 2>/dev/null || true
+  teardown
+  {
+    echo "== $c | $step"
+    perf report -i "$work/perf.data" --no-children --sort dso,symbol --stdio 2>&1 |
+      grep -v '^#' | grep -v '^$' | sed 's/[ -]*$//; s/   */  /g' | head -14 || true
+  } >>"$PROFILE_TXT"
+}
+if ((PROFILE)) && command -v perf >/dev/null; then
+  for c in permissive android_owner; do
+    AS=0
+    [[ "$c" == android_owner ]] && AS=$BENCH_OWNER_UID
+    t=$lower/Download/tree-prof
+    rm -rf "$t"
+    mkdir -p "$t"
+    chown "$AS" "$t"
+    bench_own "$AS" "$t"
+    profile_step "$c" "tar x" tar -x --no-same-owner -f "$TREE_TAR" -C "$work/mnt-$c/Download/tree-prof"
+    profile_step "$c" "ls -lR twice (cold, then warm)" sh -c "ls -lR '$work/mnt-$c/Download/tree-prof'; ls -lR '$work/mnt-$c/Download/tree-prof'"
+    profile_step "$c" "stat rate" "$METAOPS" stat "$work/mnt-$c/Download/meta" "$META_FILES" 2
+    rm -rf "$t"
+  done
+fi
+END=$(bench_now)
+LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
+[[ -t 2 ]] && printf '\r\033[K' >&2
+
+# --- Results: one line per (contender, workload): OK with every run's figure, or FAILED.
+units() {
+  case "$1" in
+    fio* | photo*) echo "MB/s" ;;
+    *rate) echo "ops/s" ;;
+    "files seen") echo "files" ;;
+    decision*) echo "ns" ;;
+    *) echo "s" ;;
+  esac
+}
+for c in "${CONTENDERS[@]}" policy_engine; do
+  ws=("${WORKLOADS[@]}")
+  [[ "$c" == policy_engine ]] && ws=("decision (mix)")
+  for w in "${ws[@]}"; do
+    if [[ "${FAILS[$c|$w]:-}" == n/a* ]]; then
+      printf '%s\t%s\t%s\tNA\t%s\n' "$c" "$w" "$(units "$w")" "${FAILS[$c|$w]#n/a: }"
+    elif [[ -n "${FAILS[$c|$w]:-}" ]]; then
+      printf '%s\t%s\t%s\tFAILED\t%s\n' "$c" "$w" "$(units "$w")" "${FAILS[$c|$w]}"
+    elif [[ -n "${VALUES[$c|$w]:-}" ]]; then
+      printf '%s\t%s\t%s\tOK\t%s\n' "$c" "$w" "$(units "$w")" "${VALUES[$c|$w]% }"
+    else
+      printf '%s\t%s\t%s\tFAILED\t%s\n' "$c" "$w" "$(units "$w")" "no figure was produced"
+    fi
+  done
+done >"$RESULTS"
+
+python3 tools/bench/report.py --results="$RESULTS" --requests="$REQUESTS" --profile="$PROFILE_TXT" \
+  --out="$OUT" --data="$DATA" --rev="$REV" --load="$LOAD" --mode="$MODE" --runs="$RUNS" --tree_files="$TREE_FILES" --tree="$(basename "$TREE_TAR")" \
+  --fio_mb="$FIO_MB" --fio_runtime="$FIO_RT" --seconds="$(echo "$END - $START" | bc)" \
+  --labels="$(for c in "${CONTENDERS[@]}"; do printf '%s=%s;' "$c" "${LABEL[$c]}"; done)"
+echo "bench: wrote $OUT/BENCHMARKS.md and $DATA/benchmarks.png ($(printf '%.0f' "$(echo "$END - $START" | bc)") s)" >&2

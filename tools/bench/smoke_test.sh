@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# CI smoke test of the benchmark suite: runs tools/bench/run.sh --tiny (a 300-file tree, 4 MiB
+# fio files, one run) and checks only that every contender produced, for every workload, a figure
+# or a stated reason (failed or n/a). Real figures never come from here. Skips visibly without
+# root or /dev/fuse.
+set -euo pipefail
+if [[ $(id -u) -ne 0 || ! -c /dev/fuse ]]; then
+  echo "SKIPPED: bench_smoke_test needs root and /dev/fuse (uid $(id -u), /dev/fuse $([[ -c /dev/fuse ]] && echo present || echo missing))"
+  exit 0
+fi
+for tool in fio setpriv setfattr bc python3; do
+  command -v "$tool" >/dev/null || { echo "FAIL: $tool is missing (tools/setup.sh installs it)"; exit 1; }
+done
+
+R=${TEST_SRCDIR:?}/${TEST_WORKSPACE:?}
+out=${TEST_TMPDIR:?}/bench-out
+export SCOPEDFSD=$R/daemon/scopedfsd SCOPEDFSCTL=$R/tools/scopedfsctl METAOPS=$R/tools/bench/metaops
+export ENGINE_BENCH=$R/policy/engine_benchmark GPS_JPEG=$R/tests/media/gps.jpg
+export BENCH_CACHE=$TEST_TMPDIR/cache
+
+start=$(date +%s)
+rc=0
+"$R/tools/bench/run.sh" --tiny --out="$out" 2>"$TEST_TMPDIR/run.log" || rc=$?
+echo "run.sh --tiny took $(($(date +%s) - start)) s"
+if ((rc != 0)); then
+  echo "FAIL: run.sh --tiny exited $rc"
+  tail -20 "$TEST_TMPDIR/run.log"
+  exit 1
+fi
+
+results=$out/results.tsv
+contenders=(native permissive android_owner redacted nopassthrough bindfs mergerfs)
+workloads=("fio read 4k" "fio randread 4k" "fio write 4k" "fio randwrite 4k" "fio read 1m"
+  "fio randread 1m" "fio write 1m" "fio randwrite 1m" "photo read cold" "photo read warm"
+  "open+close rate" "stat rate" "tar x" "files seen" "ls -lR cold" "ls -lR warm" "find -size"
+  "grep -r" "du -s" "rm -rf")
+bad=0
+check() {  # check <contender> <workload>: one line, OK with numbers or FAILED/NA with a reason
+  local line status payload v
+  line=$(awk -F'\t' -v c="$1" -v w="$2" '$1 == c && $2 == w' "$results")
+  if [[ -z "$line" || $(wc -l <<<"$line") -ne 1 ]]; then
+    echo "FAIL: $1 / $2: expected one result line, got: '${line}'"
+    bad=1
+    return
+  fi
+  status=$(cut -f4 <<<"$line")
+  payload=$(cut -f5- <<<"$line")
+  case "$status" in
+    OK)
+      for v in $payload; do
+        [[ "$v" =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "FAIL: $1 / $2: '$v' is not a figure"; bad=1; }
+      done
+      [[ -n "$payload" ]] || { echo "FAIL: $1 / $2: OK without a figure"; bad=1; }
+      ;;
+    FAILED | NA)
+      [[ -n "${payload// /}" ]] || { echo "FAIL: $1 / $2: $status without a reason"; bad=1; }
+      echo "note: $1 / $2: $status: $payload"
+      ;;
+    *) echo "FAIL: $1 / $2: unknown status '$status'"; bad=1 ;;
+  esac
+}
+for c in "${contenders[@]}"; do
+  for w in "${workloads[@]}"; do check "$c" "$w"; done
+done
+check policy_engine "decision (mix)"
+[[ -s "$out/BENCHMARKS.md" ]] || { echo "FAIL: no BENCHMARKS.md was written"; bad=1; }
+if grep -q ' /tmp/scopedfs-bench\.' /proc/self/mounts; then
+  echo "FAIL: run.sh left a mount behind:"
+  grep ' /tmp/scopedfs-bench\.' /proc/self/mounts
+  bad=1
+fi
+((bad == 0)) || exit 1
+echo "PASS: every contender produced a figure or a stated reason for every workload"
