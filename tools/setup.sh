@@ -22,9 +22,9 @@ PACKAGES=(
   libimage-exiftool-perl ffmpeg imagemagick
   # tools/fuzz.sh: clang with libFuzzer and the sanitizer runtimes; llvm-symbolizer for stacks
   clang libclang-rt-14-dev llvm-14
-  # tools/bench/run.sh (and its smoke test): fio, the two peer FUSE filesystems, the source tree
-  # it extracts, perf for the profile, gnuplot for the chart; bc and util-linux's setpriv
-  fio bindfs mergerfs linux-source-6.1 linux-perf gnuplot-nox bc util-linux
+  # tools/bench/run.sh's smoke test: fio, the two peer FUSE filesystems, gnuplot for the chart,
+  # bc and util-linux's setpriv (the full run adds linux-source-6.1 and linux-perf itself)
+  fio bindfs mergerfs gnuplot-nox bc util-linux
 )
 
 missing=()

@@ -52,6 +52,15 @@ if [[ $(id -u) -ne 0 || ! -c /dev/fuse ]]; then
   exit 77
 fi
 
+# The full and quick runs extract a real source tree and profile the daemon: Debian packages the
+# test command does not need, so they are installed here, only when missing.
+if [[ "$MODE" != tiny ]]; then
+  for pkg in linux-source-6.1 linux-perf; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
+      apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null
+  done
+fi
+
 if [[ -z "${SCOPEDFSD:-}" ]]; then
   # shellcheck disable=SC2086
   bazel ${BENCH_BAZEL_STARTUP:-} build -c opt //daemon:scopedfsd //tools:scopedfsctl \
