@@ -2,6 +2,7 @@
 #include "daemon/caller_creds.h"
 
 #include <grp.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <sys/fsuid.h>
 #include <sys/stat.h>
@@ -17,17 +18,6 @@
 
 namespace scopedfs::daemon {
 namespace {
-
-// The daemon's own supplementary groups, read once: what every thread goes back to.
-const std::vector<gid_t>& DaemonGroups() {
-  static const std::vector<gid_t> groups = [] {
-    int n = getgroups(0, nullptr);
-    std::vector<gid_t> g(n > 0 ? static_cast<size_t>(n) : 0);
-    if (n > 0 && getgroups(n, g.data()) != n) g.clear();
-    return g;
-  }();
-  return groups;
-}
 
 // setfsuid/setfsgid report the previous id, never an error: read the id back to know.
 bool SetFsuid(uid_t uid) {
@@ -46,23 +36,26 @@ bool OwnUmask() {
   return own;
 }
 
+// Raises the capabilities ActingAsCaller keeps (see caller_creds.h) in the thread's effective set.
+bool RaiseKeptCapabilities() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+  if (syscall(SYS_capget, &header, data) != 0) return false;
+  for (int cap : {CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FSETID}) {
+    data[CAP_TO_INDEX(cap)].effective |= CAP_TO_MASK(cap) & data[CAP_TO_INDEX(cap)].permitted;
+  }
+  return syscall(SYS_capset, &header, data) == 0;
+}
+
 }  // namespace
 
-ActingAsCaller::ActingAsCaller(uid_t uid, gid_t gid, const std::vector<gid_t>& groups,
-                               mode_t mask) {
-  DaemonGroups();  // read before the first switch
+ActingAsCaller::ActingAsCaller(uid_t uid, gid_t gid, mode_t mask) {
   if (!OwnUmask()) {
     error_ = EPERM;
     return;
   }
   umask(mask & 0777);
-  if (syscall(SYS_setgroups, groups.size(), groups.data()) != 0) {
-    error_ = errno;
-    umask(0);
-    return;
-  }
-  groups_set_ = true;
-  if (!SetFsgid(gid) || !SetFsuid(uid)) {
+  if (!SetFsgid(gid) || !SetFsuid(uid) || !RaiseKeptCapabilities()) {
     error_ = EPERM;
     Restore();
   }
@@ -70,6 +63,14 @@ ActingAsCaller::ActingAsCaller(uid_t uid, gid_t gid, const std::vector<gid_t>& g
 
 ActingAsCaller::~ActingAsCaller() {
   if (error_ == 0) Restore();
+}
+
+void ActingAsCaller::Restore() {
+  umask(0);
+  // Back to fsuid 0 the kernel raises every file-system capability again. A thread that could
+  // not return to root's credentials would serve later requests as an app: there is no safe way
+  // on, so stop.
+  if (!SetFsuid(geteuid()) || !SetFsgid(getegid())) abort();
 }
 
 bool ProcessInGroup(pid_t pid, gid_t gid) {
@@ -86,17 +87,6 @@ bool ProcessInGroup(pid_t pid, gid_t gid) {
     if (key == "Groups:" && std::find(ids.begin(), ids.end(), gid) != ids.end()) return true;
   }
   return false;
-}
-
-void ActingAsCaller::Restore() {
-  umask(0);
-  // A thread that could not return to root's credentials would serve later requests as an app:
-  // there is no safe way on, so stop.
-  if (!SetFsuid(geteuid()) || !SetFsgid(getegid())) abort();
-  if (groups_set_) {
-    const std::vector<gid_t>& own = DaemonGroups();
-    if (syscall(SYS_setgroups, own.size(), own.data()) != 0) abort();
-  }
 }
 
 }  // namespace scopedfs::daemon

@@ -1,7 +1,7 @@
 // Acting as the caller for the lower operation that makes a new object, under POSIX semantics:
-// the worker thread takes the caller's fsuid, fsgid and supplementary groups, so the lower
-// filesystem itself decides the new object's owner, its group (set-gid directories), and which
-// mode bits survive, exactly as it would for the caller natively.
+// the worker thread takes the caller's fsuid, fsgid and umask, so the lower filesystem itself
+// decides the new object's owner, its group (set-gid directories) and which mode bits survive
+// (umask, default ACLs), exactly as it would for the caller natively.
 #ifndef SCOPEDFS_DAEMON_CALLER_CREDS_H_
 #define SCOPEDFS_DAEMON_CALLER_CREDS_H_
 
@@ -12,17 +12,21 @@
 
 namespace scopedfs::daemon {
 
-// Switches only the calling thread (raw syscalls: glibc would broadcast setgroups to every thread)
-// and switches back when destroyed. While the fsuid is not 0 the kernel drops the file-system
-// capabilities (CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_FSETID, CAP_MKNOD, ...) from the
-// thread's effective set and restores them with fsuid 0, so nothing of root's leaks into the
-// caller's operation. Resolve everything the daemon needs root for before constructing one.
+// Switches only the calling thread (raw syscalls) and switches back when destroyed. While the
+// fsuid is not 0 the kernel drops the file-system capabilities from the thread's effective set
+// and restores them with fsuid 0. Three are raised again: CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+// and CAP_FSETID. The kernel has already checked the caller's right to make the object, with
+// its full credentials (default_permissions: search and write on the directory; set-gid bits the
+// caller may not set are already gone from the mode), so the lower filesystem must neither check
+// again with credentials that lack the caller's supplementary groups nor strip more. CAP_CHOWN,
+// CAP_FOWNER and CAP_MKNOD stay dropped. Resolve everything the daemon needs root for before
+// constructing one.
 class ActingAsCaller {
  public:
   // `umask` is applied to the operation too: the thread gets its own umask (unshare(CLONE_FS),
   // once per thread), which is 0 again afterwards, so the lower filesystem applies the caller's
   // umask, or a directory's default ACL instead, as it would natively.
-  ActingAsCaller(uid_t uid, gid_t gid, const std::vector<gid_t>& groups, mode_t umask);
+  ActingAsCaller(uid_t uid, gid_t gid, mode_t umask);
   ~ActingAsCaller();
   ActingAsCaller(const ActingAsCaller&) = delete;
   ActingAsCaller& operator=(const ActingAsCaller&) = delete;
@@ -33,7 +37,6 @@ class ActingAsCaller {
  private:
   void Restore();
   int error_ = 0;
-  bool groups_set_ = false;
 };
 
 // Whether process `pid` is in group `gid` (its fsgid or a supplementary group), from

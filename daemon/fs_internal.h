@@ -136,14 +136,13 @@ int ErrnoOf(const policy::Decision& d);
 int Verdict(const policy::Decision& d);
 mode_t ClampMode(const RequestContext& ctx, mode_t mode, bool directory);
 
-// Under POSIX semantics, who makes a new object in the lower tree: the caller's fsuid, fsgid,
-// supplementary groups and umask (caller_creds.h). nullopt under ANDROID semantics, where the
+// Under POSIX semantics, who makes a new object in the lower tree: the caller's fsuid, fsgid and
+// umask (caller_creds.h). nullopt under ANDROID semantics, where the
 // daemon makes everything as itself and records the caller.
 struct PosixCaller {
   uid_t uid;
   gid_t gid;
   mode_t umask;
-  std::vector<gid_t> groups;
 };
 std::optional<PosixCaller> PosixCallerOf(Filesystem* fs, fuse_req_t req);
 void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, struct stat* st);

@@ -22,20 +22,14 @@ namespace scopedfs::daemon {
 std::optional<PosixCaller> PosixCallerOf(Filesystem* fs, fuse_req_t req) {
   if (!fs->posix()) return std::nullopt;
   const fuse_ctx* c = fuse_req_ctx(req);
-  PosixCaller caller{c->uid, c->gid, c->umask, {}};
-  // The kernel passes no supplementary groups; libfuse reads them from /proc. A caller whose
-  // groups cannot be read (it exited) acts with none, which can only take rights away.
-  gid_t groups[NGROUPS_MAX];
-  int n = fuse_req_getgroups(req, NGROUPS_MAX, groups);
-  if (n > 0) caller.groups.assign(groups, groups + std::min(n, NGROUPS_MAX));
-  return caller;
+  return PosixCaller{c->uid, c->gid, c->umask};
 }
 
 // Runs `make` (the lower operation that makes an object) as the caller under POSIX semantics,
 // as the daemon itself otherwise. Returns its errno.
 int MakeAs(const PosixCaller* as, const std::function<int()>& make) {
   if (as == nullptr) return make() == 0 ? 0 : errno;
-  ActingAsCaller acting(as->uid, as->gid, as->groups, as->umask);
+  ActingAsCaller acting(as->uid, as->gid, as->umask);
   if (acting.error() != 0) return acting.error();
   return make() == 0 ? 0 : errno;
 }
