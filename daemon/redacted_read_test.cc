@@ -6,8 +6,11 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -141,6 +144,48 @@ TEST(FactsCacheTest, ScansOncePerVersionAndForgetsOnInvalidation) {
   cache.Lookup(fd, st, "a.jpg");
   EXPECT_EQ(stats.location_scans.load(), 2u);
   EXPECT_EQ(cache.size(), 1u);
+  close(fd);
+  unlink(path.c_str());
+}
+
+// What a policy never looks at is never read: no scan and no owner attribute without the needs;
+// the owner is the file's uid under POSIX; a later caller that needs content gets it scanned.
+TEST(FactsCacheTest, ReadsOnlyWhatIsNeeded) {
+  std::string path = ::testing::TempDir() + "/facts_needs_test_" + std::to_string(getpid());
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << ReadSample("gps.jpg");
+  }
+  if (setxattr(path.c_str(), kOwnerXattr, "10065", 5, 0) != 0) {
+    int err = errno;
+    unlink(path.c_str());
+    GTEST_SKIP() << "cannot set " << kOwnerXattr << " here (needs root and a filesystem with "
+                 << "trusted.* attributes): " << strerror(err);
+  }
+  int fd = open(path.c_str(), O_PATH | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  struct stat st;
+  ASSERT_EQ(fstat(fd, &st), 0);
+  Stats stats;
+  FactsCache cache(&stats);
+  FileInfo none = cache.Lookup(fd, st, "a.jpg", FactNeeds{false, false, false});
+  EXPECT_EQ(stats.location_scans.load(), 0u);
+  EXPECT_FALSE(none.owner.has_value());
+  EXPECT_FALSE(none.content_read);
+  EXPECT_EQ(none.facts.media_class,
+            policy::FactsFromFormat("a.jpg", policy::MediaFormat::kUnknown).media_class)
+      << "what the name alone vouches for, as for content that was not read";
+  FileInfo posix = cache.Lookup(fd, st, "a.jpg", FactNeeds{true, false, true});
+  EXPECT_EQ(posix.owner, std::optional<uint32_t>(st.st_uid));
+  EXPECT_EQ(stats.location_scans.load(), 0u);
+  FileInfo owner_only = cache.Lookup(fd, st, "a.jpg", FactNeeds{true, false, false});
+  EXPECT_EQ(owner_only.owner, std::optional<uint32_t>(10065));
+  EXPECT_EQ(stats.location_scans.load(), 0u);
+  FileInfo all = cache.Lookup(fd, st, "a.jpg");
+  EXPECT_EQ(stats.location_scans.load(), 1u);
+  EXPECT_TRUE(all.content_read);
+  EXPECT_EQ(all.facts.location, policy::LocationPresence::kPresent);
+  EXPECT_EQ(all.owner, std::optional<uint32_t>(10065)) << "kept from the owner-only lookup";
   close(fd);
   unlink(path.c_str());
 }

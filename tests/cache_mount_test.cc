@@ -3,6 +3,7 @@
 // to a policy that hides names invalidates them before it returns, so no app sees a name the new
 // policy hides. Under the Android policy every walk still asks.
 #include <sys/stat.h>
+#include <sys/xattr.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -109,6 +110,29 @@ TEST_F(CacheMountTest, AReloadToOtherSemanticsIsRefused) {
   EXPECT_TRUE(Succeeds(As(kSocial).Stat("Documents/todo.txt")));
 }
 
+// ls -l asks every file for its ACL. Under POSIX semantics the kernel caches ACLs
+// (FUSE_POSIX_ACL), so root asking again costs no request. (An unprivileged caller's questions
+// still reach the daemon, two requests each here: see README "Real trees".)
+TEST_F(CacheMountTest, AclQuestionsAreAnsweredFromTheKernelsCache) {
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Documents/acl.txt", "x", kNotes));
+  std::string path = "Documents/acl.txt";  // apps run in the mount
+  auto ask = [&] {
+    return As(kRoot).Run("getxattr acl", [&] {
+      AppResult r;
+      if (getxattr(path.c_str(), "system.posix_acl_access", nullptr, 0) < 0) r.err = errno;
+      return r;
+    });
+  };
+  EXPECT_TRUE(FailsWith(ask(), ENODATA));
+  absl::StatusOr<int64_t> before = storage_.OpCount("xattr");
+  ASSERT_TRUE(before.ok()) << before.status();
+  EXPECT_TRUE(FailsWith(ask(), ENODATA));
+  EXPECT_TRUE(FailsWith(ask(), ENODATA));
+  absl::StatusOr<int64_t> after = storage_.OpCount("xattr");
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(*after, *before) << "the ACL question reached the daemon again";
+}
+
 class AndroidCacheMountTest : public CacheMountTest {
  protected:
   AndroidCacheMountTest() { policy_ = "policy/configs/android.textproto"; }
@@ -117,6 +141,28 @@ class AndroidCacheMountTest : public CacheMountTest {
 TEST_F(AndroidCacheMountTest, EveryWalkAsksWhenNamesDependOnTheCaller) {
   SCOPEDFS_ASSERT_OK(storage_.WriteLower("Documents/todo.txt", "x", kNotes));
   EXPECT_GE(LookupsForThreeStats(kNotes, "Documents/todo.txt"), 3);
+}
+
+// Android's view has no ACLs or labels: ls -l learns so from its first question (EOPNOTSUPP, on
+// which it stops asking for the rest of the mount); user.* attributes still work.
+TEST_F(AndroidCacheMountTest, AclsAndLabelsAreNotInTheView) {
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Documents/todo.txt", "x", kNotes));
+  std::string path = "Documents/todo.txt";  // apps run in the mount
+  AppResult r = As(kNotes).Run("getxattr", [&] {
+    AppResult out;
+    char value[64];
+    if (getxattr(path.c_str(), "system.posix_acl_access", nullptr, 0) >= 0 || errno != EOPNOTSUPP) {
+      out.err = EINVAL;
+    }
+    if (lgetxattr(path.c_str(), "security.selinux", value, sizeof(value)) >= 0 ||
+        errno != EOPNOTSUPP) {
+      out.err = EINVAL;
+    }
+    if (setxattr(path.c_str(), "user.tag", "a", 1, 0) != 0) out.err = errno;
+    if (getxattr(path.c_str(), "user.tag", value, sizeof(value)) != 1) out.err = errno;
+    return out;
+  });
+  EXPECT_TRUE(Succeeds(r));
 }
 
 }  // namespace
