@@ -241,17 +241,21 @@ int DoLink(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_ino_t
   return EntryFor(fs, ctx, newparent, np, newname, true, e);
 }
 
+// The parent of a new symlink or special file, with the name free and its creation allowed.
+int ResolveNewNonDirectory(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent,
+                           const char* name, Resolved* p) {
+  bool exists;
+  if (int err = ResolveNewName(fs, ctx, parent, name, p, &exists)) return err;
+  if (exists) return EEXIST;
+  FileInfo info{policy::FactsFromName(name), std::nullopt, nullptr};
+  return Verdict(ctx.Decide(OP_CREATE, ChildPath(p->path, name), false, &info));
+}
+
 int DoSymlink(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, const char* target,
               fuse_ino_t parent, const char* name, fuse_entry_param* e) {
   absl::ReaderMutexLock ns(&fs->namespace_mu());
   Resolved p;
-  bool exists;
-  if (int err = ResolveNewName(fs, ctx, parent, name, &p, &exists)) return err;
-  if (exists) return EEXIST;
-  FileInfo info{policy::FactsFromName(name), std::nullopt, nullptr};
-  if (int err = Verdict(ctx.Decide(OP_CREATE, ChildPath(p.path, name), false, &info))) {
-    return err;
-  }
+  if (int err = ResolveNewNonDirectory(fs, ctx, parent, name, &p)) return err;
   if (int err = MakeAs(as, [&] { return symlinkat(target, p.fd.get(), name); })) return err;
   if (as == nullptr) {
     std::string owner = absl::StrCat(ctx.uid());
@@ -273,13 +277,7 @@ int DoMknod(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fu
   }
   absl::ReaderMutexLock ns(&fs->namespace_mu());
   Resolved p;
-  bool exists;
-  if (int err = ResolveNewName(fs, ctx, parent, name, &p, &exists)) return err;
-  if (exists) return EEXIST;
-  FileInfo info{policy::FactsFromName(name), std::nullopt, nullptr};
-  if (int err = Verdict(ctx.Decide(OP_CREATE, ChildPath(p.path, name), false, &info))) {
-    return err;
-  }
+  if (int err = ResolveNewNonDirectory(fs, ctx, parent, name, &p)) return err;
   if (int err = MakeAs(as, [&] { return mknodat(p.fd.get(), name, mode, rdev); })) return err;
   return EntryFor(fs, ctx, parent, p, name, false, e);
 }
