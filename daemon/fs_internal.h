@@ -176,6 +176,10 @@ ReadJudgement JudgeRead(const RequestContext& ctx, const std::string& path, cons
 
 int StatFd(int fd, struct stat* st);
 
+// What the node table calls an O_TMPFILE file until a LINK names it: the policy judges it as a
+// file of this name in the directory it was made in. Never looked up in the lower tree.
+inline constexpr char kTmpfileName[] = "<O_TMPFILE>";
+
 // A node, its current storage path and an O_PATH fd of its lower object for this request.
 struct Resolved {
   std::shared_ptr<Node> node;

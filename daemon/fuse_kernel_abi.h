@@ -14,6 +14,9 @@ namespace scopedfs::daemon::abi {
 inline constexpr uint32_t kOpcodeInit = 26;
 inline constexpr uint32_t kOpcodeOpen = 14;
 inline constexpr uint32_t kOpcodeCreate = 35;
+// FUSE_TMPFILE (O_TMPFILE, protocol 7.37): a CREATE whose name is "/" (the kernel's name for the
+// nameless dentry) and whose flags carry O_TMPFILE. libfuse 3.14 does not know it.
+inline constexpr uint32_t kOpcodeTmpfile = 51;
 
 // fuse_init_out.flags bits.
 inline constexpr uint32_t kInitExt = 1u << 30;         // FUSE_INIT_EXT: flags2 is valid

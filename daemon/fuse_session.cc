@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 
@@ -28,6 +29,20 @@ absl::Status Errno(absl::string_view what, int err) {
 ssize_t FuseSession::Read(int fd, void* buf, size_t len, void* userdata) {
   auto* self = static_cast<FuseSession*>(userdata);
   ssize_t n = read(fd, buf, len);
+  // O_TMPFILE under POSIX semantics: libfuse 3.14 would answer FUSE_TMPFILE with ENOSYS (and the
+  // kernel would then refuse O_TMPFILE for good), so it is handed to the CREATE op, which tells
+  // it by its name "/" (no real name can contain a slash) and its O_TMPFILE flags. The argument
+  // layout is CREATE's. Under ANDROID semantics the kernel learns once that there is no
+  // O_TMPFILE, as on Android's own emulated storage.
+  if (n >= static_cast<ssize_t>(sizeof(abi::InHeader)) && self->options_.posix) {
+    char* opcode = static_cast<char*>(buf) + offsetof(abi::InHeader, opcode);
+    uint32_t op;
+    std::memcpy(&op, opcode, sizeof(op));
+    if (op == abi::kOpcodeTmpfile) {
+      op = abi::kOpcodeCreate;
+      std::memcpy(opcode, &op, sizeof(op));
+    }
+  }
   // INIT is the first request on the connection; remember it so its reply can be patched.
   if (n >= static_cast<ssize_t>(sizeof(abi::InHeader)) && self->init_unique_.load() == 0) {
     abi::InHeader header;

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstring>
 #include <functional>
 #include <optional>
 
@@ -67,6 +68,20 @@ int EntryFor(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   return 0;
 }
 
+// The open handle of a file the caller just made, published as node `ino`: passthrough when the
+// backing manager allows.
+void OpenCreated(Filesystem* fs, fuse_ino_t ino, base::UniqueFd fd, std::optional<uid_t> slot,
+                 fuse_file_info* fi, int* backing_id) {
+  std::shared_ptr<Node> node = fs->nodes().Get(ino);
+  bool userspace;
+  *backing_id = fs->backing().Attach(*node, fd.get(), &userspace);
+  auto* file = new OpenFile(std::move(fd), node);
+  file->passthrough = !userspace;
+  file->slot = slot;
+  fi->fh = reinterpret_cast<uint64_t>(file);
+  fs->Register(file);
+}
+
 int DoCreate(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fuse_ino_t parent,
              const char* name, mode_t mode, fuse_file_info* fi, fuse_entry_param* e,
              int* backing_id) {
@@ -112,14 +127,45 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, f
     fs->ReleaseHandleSlot(slot);
     return err;
   }
-  std::shared_ptr<Node> node = fs->nodes().Get(e->ino);
-  bool userspace;
-  *backing_id = fs->backing().Attach(*node, fd.get(), &userspace);
-  auto* file = new OpenFile(std::move(fd), node);
-  file->passthrough = !userspace;
-  file->slot = slot;
-  fi->fh = reinterpret_cast<uint64_t>(file);
-  fs->Register(file);
+  OpenCreated(fs, e->ino, std::move(fd), slot, fi, backing_id);
+  return 0;
+}
+
+// O_TMPFILE, under POSIX semantics (the session hands FUSE_TMPFILE to CREATE, name "/"). The file
+// is made nameless in the lower directory, as the caller, like any create. Until a LINK names it,
+// the node table knows it as kTmpfileName in that directory, so the policy judges it as a file
+// there: its creation now, and every later request on it (fstat, fchmod, a reopen through
+// /proc/self/fd). Linking it is an ordinary LINK, judged at the new name with the content the
+// file has by then; O_EXCL (never linkable) binds the lower file too.
+int DoTmpfile(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fuse_ino_t parent,
+              mode_t mode, fuse_file_info* fi, fuse_entry_param* e, int* backing_id) {
+  if (as == nullptr || (fi->flags & O_TMPFILE) != O_TMPFILE) return EOPNOTSUPP;
+  absl::ReaderMutexLock ns(&fs->namespace_mu());
+  Resolved p;
+  if (int err = Resolve(fs, parent, &p)) return err;
+  Child child;
+  child.path = ChildPath(p.path, kTmpfileName);
+  FileInfo info{policy::FactsFromName(kTmpfileName), std::nullopt, nullptr};
+  if (int err = Verdict(ctx.Decide(OP_CREATE, child.path, false, &info))) return err;
+  int flags = (fi->flags & ~(O_CREAT | O_NOCTTY)) | O_TMPFILE | O_CLOEXEC;
+  std::optional<uid_t> slot;
+  if (int err = fs->TakeHandleSlot(ctx, &slot)) return err;
+  base::UniqueFd fd;
+  int err = MakeAs(as, [&] {
+    fd.reset(openat(p.fd.get(), ".", flags, mode));
+    return fd.valid() ? 0 : -1;
+  });
+  if (err == 0) err = fs->Label(fd.get(), child.path, S_IFREG);
+  if (err == 0) {
+    child.fd.reset(open(ProcPath(fd.get()).c_str(), O_PATH | O_CLOEXEC));
+    if (!child.fd.valid() || fstat(child.fd.get(), &child.st) != 0) err = errno;
+  }
+  if (err != 0) {
+    fs->ReleaseHandleSlot(slot);  // the nameless file goes with its last fd
+    return err;
+  }
+  PublishEntry(fs, ctx, parent, kTmpfileName, &child, kRawView, e);
+  OpenCreated(fs, e->ino, std::move(fd), slot, fi, backing_id);
   return 0;
 }
 
@@ -233,9 +279,16 @@ int DoLink(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_ino_t
   if (int err = Verdict(ctx.Decide(OP_CREATE, ChildPath(np.path, newname), false, &placed))) {
     return err;
   }
-  if (int err = CheckNoReadGain(fs, ctx, r.path, info, ChildPath(np.path, newname), newname,
-                                S_IFREG, r.fd.get())) {
-    return err;
+  // A link must not raise what a third app reads of a file it can already reach by name. A
+  // nameless O_TMPFILE file (the only kind the kernel lets us link with no links: O_TMPFILE
+  // without O_EXCL, never linked before) is reached by name by no one; naming it is judged as
+  // the create it amounts to, just above, with its content as it is now.
+  bool nameless = v.st.st_nlink == 0;
+  if (!nameless) {
+    if (int err = CheckNoReadGain(fs, ctx, r.path, info, ChildPath(np.path, newname), newname,
+                                  S_IFREG, r.fd.get())) {
+      return err;
+    }
   }
   if (linkat(r.fd.get(), "", np.fd.get(), newname, AT_EMPTY_PATH) != 0) return errno;
   return EntryFor(fs, ctx, newparent, np, newname, true, e);
@@ -346,8 +399,10 @@ void sfs_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode
   int backing_id = -1;
   RequestContext ctx = fs->Context(req);
   std::optional<PosixCaller> as = PosixCallerOf(fs, req);
-  if (int err = ctx.Audited(
-          DoCreate(fs, ctx, as ? &*as : nullptr, parent, name, mode, fi, &e, &backing_id))) {
+  int err = strcmp(name, "/") == 0
+                ? DoTmpfile(fs, ctx, as ? &*as : nullptr, parent, mode, fi, &e, &backing_id)
+                : DoCreate(fs, ctx, as ? &*as : nullptr, parent, name, mode, fi, &e, &backing_id);
+  if (ctx.Audited(err) != 0) {
     fs->stats().open_denied.fetch_add(1);
     fuse_reply_err(req, err);
     return;
