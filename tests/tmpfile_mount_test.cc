@@ -119,11 +119,11 @@ TEST_F(PosixRulesTmpfileTest, MadeAsTheCallerAndLinkedWhereARuleAllows) {
 
 TEST_F(PosixRulesTmpfileTest, ContentIsJudgedAtTheLinkNotAtTheCreate) {
   // A document may not go into Pictures, however it was made.
-  EXPECT_TRUE(FailsWith(TmpfileThenLink(As(kSocial), "Download", "%PDF-1.4\n", "Pictures/d.pdf"),
-                        EPERM));
+  EXPECT_TRUE(
+      FailsWith(TmpfileThenLink(As(kSocial), "Download", "%PDF-1.4\n", "Pictures/d.pdf"), EPERM));
   // Not under an image's name either: the content decides.
-  EXPECT_TRUE(FailsWith(TmpfileThenLink(As(kSocial), "Download", "%PDF-1.4\n", "Pictures/d.jpg"),
-                        EPERM));
+  EXPECT_TRUE(
+      FailsWith(TmpfileThenLink(As(kSocial), "Download", "%PDF-1.4\n", "Pictures/d.jpg"), EPERM));
   struct stat st;
   EXPECT_NE(lstat(storage_.Lower("Pictures/d.pdf").c_str(), &st), 0);
   EXPECT_NE(lstat(storage_.Lower("Pictures/d.jpg").c_str(), &st), 0);
