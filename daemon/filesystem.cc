@@ -198,6 +198,9 @@ const fuse_lowlevel_ops& Filesystem::Ops() {
     o.fallocate = sfs_fallocate;
     o.lseek = sfs_lseek;
     o.copy_file_range = sfs_copy_file_range;
+    o.getlk = sfs_getlk;
+    o.setlk = sfs_setlk;
+    o.flock = sfs_flock;
     return o;
   }();
   return ops;

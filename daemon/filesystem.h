@@ -21,6 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "daemon/backing_files.h"
 #include "daemon/facts_cache.h"
+#include "daemon/file_locks.h"
 #include "daemon/file_info.h"
 #include "daemon/fuse_session.h"
 #include "daemon/node_table.h"
@@ -87,6 +88,7 @@ class Filesystem {
   NodeTable& nodes() { return nodes_; }
   FactsCache& facts() { return facts_; }
   BackingFiles& backing() { return backing_; }
+  FileLocks& locks() { return locks_; }
   FuseSession* session() { return session_; }
   const FilesystemOptions& options() const { return options_; }
   // The namespace lock. A decision about a name and the lower operation it allows must see the
@@ -126,6 +128,7 @@ class Filesystem {
   NodeTable nodes_;
   FactsCache facts_;
   BackingFiles backing_;
+  FileLocks locks_;
   FuseSession* session_ = nullptr;
   struct timespec started_ = {};
   bool posix_ = false;

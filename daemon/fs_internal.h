@@ -274,6 +274,10 @@ void sfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_
 void sfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, fuse_file_info* fi_in,
                          fuse_ino_t ino_out, off_t off_out, fuse_file_info* fi_out, size_t len,
                          int flags);
+// ops_lock.cc
+void sfs_getlk(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, struct flock* lock);
+void sfs_setlk(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, struct flock* lock, int sleep);
+void sfs_flock(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, int op);
 // ops_dir.cc
 void sfs_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
 void sfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);

@@ -216,6 +216,7 @@ int Run() {
           contexts->Enabled() ? "enabled: caller domains from getpidcon"
                               : "disabled: configured app domains");
   int rc = (*session)->Loop(absl::GetFlag(FLAGS_threads));
+  (*fs)->locks().Stop();  // queued lock waits are answered while the session can still reply
   watch->reset();
   fuse_remove_signal_handlers((*session)->session());
   control.reset();

@@ -3,6 +3,7 @@
 // COPY_FILE_RANGE, LSEEK, FLUSH, FSYNC and RELEASE.
 #include <fcntl.h>
 #include <linux/fuse.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -280,8 +281,11 @@ void sfs_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t o
 }
 
 void sfs_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  OpenFile* file = FileOf(fi);
+  // A close releases the closing process's record locks on the file (POSIX).
+  Fs(req)->locks().ReleaseOwner({file->node->dev, file->node->ino}, fi->lock_owner);
   // close(dup()) makes the lower filesystem see a close, as the app's close would natively.
-  base::UniqueFd fd(dup(FileOf(fi)->fd.get()));
+  base::UniqueFd fd(dup(file->fd.get()));
   fuse_reply_err(req, fd.valid() && fd.Close() == 0 ? 0 : errno);
 }
 
@@ -289,6 +293,9 @@ void sfs_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   Filesystem* fs = Fs(req);
   OpenFile* file = FileOf(fi);
   fs->Unregister(file);
+  // The last close of an open file ends its flock() lock. The lower description may outlive the
+  // handle (the kernel keeps a passthrough backing file while other opens use it), so say so.
+  if (fi->flock_release) flock(file->fd.get(), LOCK_UN);
   // Passthrough writes never reach the daemon: the handle's end is where they are known to stop.
   if (file->writable) Written(fs, file);
   if (!file->redacted()) fs->backing().Detach(*file->node, file->passthrough);

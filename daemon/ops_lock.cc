@@ -1,0 +1,72 @@
+// Lock ops: GETLK, SETLK/SETLKW (POSIX record locks) and FLOCK, all held on the lower file
+// (file_locks.h), so they meet the locks of processes using the lower file directly. A lock that
+// must be waited for is queued, never held on a worker thread.
+#include <fcntl.h>
+#include <sys/file.h>
+
+#include <cerrno>
+#include <optional>
+
+#include "daemon/fs_internal.h"
+
+namespace scopedfs::daemon {
+namespace {
+
+FileLocks::FileKey KeyOf(const OpenFile* file) { return {file->node->dev, file->node->ino}; }
+
+// Waits are counted against the app that asks (root and system uids are not counted).
+std::optional<uid_t> AppOf(Filesystem* fs, fuse_req_t req) {
+  RequestContext ctx = fs->Context(req);
+  return ctx.IsApp() ? std::optional<uid_t>(ctx.uid()) : std::nullopt;
+}
+
+// Queues `attempt` until it stops answering EAGAIN, and replies with its result then; replies
+// ENOLCK at once when the queue is full.
+void ReplyWhenGranted(Filesystem* fs, fuse_req_t req, std::optional<uid_t> app,
+                      std::function<int()> attempt) {
+  int err = fs->locks().Wait(
+      app, [req] { return fuse_req_interrupted(req) != 0; }, std::move(attempt),
+      [req](int result) { fuse_reply_err(req, result); });
+  if (err != 0) fuse_reply_err(req, err);
+}
+
+}  // namespace
+
+void sfs_getlk(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, struct flock* lock) {
+  Filesystem* fs = Fs(req);
+  OpenFile* file = FileOf(fi);
+  if (int err = fs->locks().GetLock(KeyOf(file), fi->lock_owner, file->fd.get(), lock)) {
+    return (void)fuse_reply_err(req, err);
+  }
+  fuse_reply_lock(req, lock);
+}
+
+void sfs_setlk(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, struct flock* lock, int sleep) {
+  Filesystem* fs = Fs(req);
+  OpenFile* file = FileOf(fi);
+  FileLocks* locks = &fs->locks();
+  FileLocks::FileKey key = KeyOf(file);
+  uint64_t owner = fi->lock_owner;
+  // The handle outlives the request: the kernel holds the caller's file until the reply.
+  int fd = file->fd.get();
+  struct flock wanted = *lock;  // l_pid: the caller's process, as its F_GETLK reports it
+  std::optional<uid_t> app = AppOf(fs, req);
+  int err = locks->SetLock(key, owner, fd, wanted, wanted.l_pid, app);
+  if (err != EAGAIN || !sleep) return (void)fuse_reply_err(req, err);
+  ReplyWhenGranted(fs, req, app, [locks, key, owner, fd, wanted, app] {
+    return locks->SetLock(key, owner, fd, wanted, wanted.l_pid, app);
+  });
+}
+
+// flock() locks belong to the open file: taken on the handle's own lower description, which
+// every fd the caller dups from it shares, as natively.
+void sfs_flock(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, int op) {
+  Filesystem* fs = Fs(req);
+  int fd = FileOf(fi)->fd.get();
+  auto attempt = [fd, op] { return flock(fd, op | LOCK_NB) == 0 ? 0 : errno; };
+  int err = attempt();
+  if (err != EWOULDBLOCK || (op & LOCK_NB)) return (void)fuse_reply_err(req, err);
+  ReplyWhenGranted(fs, req, AppOf(fs, req), attempt);
+}
+
+}  // namespace scopedfs::daemon

@@ -1,0 +1,222 @@
+// Waiting for locks through the mount, under the Android policy, as app processes: a blocked
+// F_SETLKW or flock is granted when the holder lets go, a signal interrupts it, many blocked
+// waiters do not stall other apps, one app's waits are bounded (ENOLCK), and a daemon that stops
+// answers its queued waits. Non-blocking lock semantics against native are in
+// posix_compare_mount_test (group Locks).
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/mount_harness.h"
+
+namespace scopedfs::tests {
+namespace {
+
+constexpr char kFile[] = "Download/shared.txt";
+constexpr int kGranted = 0;
+constexpr int kNoFile = 200, kNotGranted = 201;
+
+// Whether a byte arrives on `fd` within `ms`.
+bool Readable(int fd, int ms) {
+  struct pollfd p = {fd, POLLIN, 0};
+  return poll(&p, 1, ms) == 1;
+}
+
+struct Pipe {
+  int r = -1, w = -1;
+  Pipe() {
+    int fds[2];
+    if (pipe(fds) == 0) r = fds[0], w = fds[1];
+  }
+  ~Pipe() {
+    if (r >= 0) close(r);
+    if (w >= 0) close(w);
+  }
+};
+
+int WholeFile(int fd, int cmd) {
+  struct flock l = {};
+  l.l_type = F_WRLCK;
+  l.l_whence = SEEK_SET;
+  return fcntl(fd, cmd, &l);
+}
+
+class LockMountTest : public MountTest {
+ protected:
+  void SetUp() override {
+    MountTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    SCOPEDFS_ASSERT_OK(storage_.WriteLower(kFile, "shared", kSocial));
+  }
+
+  // A process of the app that takes an exclusive lock (fcntl or flock), says so on `locked`, and
+  // holds it until a byte arrives on `release` (or its pipe closes).
+  pid_t StartHolder(bool use_flock, const Pipe& locked, const Pipe& release) {
+    return StartAs(
+        kSocial,
+        [&] {
+          int fd = open(kFile, O_RDWR);
+          if (fd < 0) return kNoFile;
+          int rc = use_flock ? flock(fd, LOCK_EX | LOCK_NB) : WholeFile(fd, F_SETLK);
+          if (rc != 0) return kNotGranted;
+          if (write(locked.w, "L", 1) != 1) return kNotGranted;
+          char c;
+          (void)!read(release.r, &c, 1);
+          close(fd);
+          return kGranted;
+        },
+        storage_.mountpoint());
+  }
+
+  // A process of `uid` that waits for the exclusive lock, says so on `got` when granted, and
+  // exits with 0 or the errno of the wait.
+  pid_t StartWaiter(uid_t uid, bool use_flock, const Pipe& got) {
+    return StartAs(
+        uid,
+        [&] {
+          int fd = open(kFile, O_RDWR);
+          if (fd < 0) return kNoFile;
+          int rc = use_flock ? flock(fd, LOCK_EX) : WholeFile(fd, F_SETLKW);
+          if (rc != 0) return errno;
+          (void)!write(got.w, "G", 1);
+          close(fd);
+          return kGranted;
+        },
+        storage_.mountpoint());
+  }
+};
+
+TEST_F(LockMountTest, BlockedWaitIsGrantedWhenTheHolderLetsGo) {
+  for (bool use_flock : {false, true}) {
+    SCOPED_TRACE(use_flock ? "flock" : "fcntl F_SETLKW");
+    Pipe locked, release, got;
+    pid_t holder = StartHolder(use_flock, locked, release);
+    ASSERT_TRUE(Readable(locked.r, 10000)) << "holder never locked";
+    pid_t waiter = StartWaiter(kSocial, use_flock, got);
+    EXPECT_FALSE(Readable(got.r, 300)) << "granted while the holder still held the lock";
+    ASSERT_EQ(write(release.w, "R", 1), 1);
+    EXPECT_TRUE(Readable(got.r, 10000)) << "never granted after the holder let go";
+    EXPECT_EQ(WaitChild(waiter), kGranted);
+    EXPECT_EQ(WaitChild(holder), kGranted);
+  }
+}
+
+TEST_F(LockMountTest, SignalInterruptsABlockedWait) {
+  Pipe locked, release, got;
+  pid_t holder = StartHolder(false, locked, release);
+  ASSERT_TRUE(Readable(locked.r, 10000));
+  pid_t waiter = StartAs(
+      kSocial,
+      [&] {
+        struct sigaction sa = {};
+        sa.sa_handler = [](int) {};  // no SA_RESTART: the wait ends with EINTR
+        sigaction(SIGUSR1, &sa, nullptr);
+        int fd = open(kFile, O_RDWR);
+        if (fd < 0) return kNoFile;
+        (void)!write(got.w, "W", 1);
+        int rc = WholeFile(fd, F_SETLKW);
+        return rc == 0 ? kGranted : errno;
+      },
+      storage_.mountpoint());
+  ASSERT_TRUE(Readable(got.r, 10000));
+  // Signalled until it ends: the first signal may come before the wait reached the daemon.
+  int code = -1;
+  for (int i = 0; i < 100 && code < 0; ++i) {
+    kill(waiter, SIGUSR1);
+    usleep(100 * 1000);
+    int status;
+    if (waitpid(waiter, &status, WNOHANG) == waiter) code = WEXITSTATUS(status);
+  }
+  EXPECT_EQ(code, EINTR);
+  ASSERT_EQ(write(release.w, "R", 1), 1);
+  EXPECT_EQ(WaitChild(holder), kGranted);
+  // The interrupted wait left nothing behind: the lock is free for the next taker.
+  Pipe got2;
+  pid_t next = StartWaiter(kSocial, false, got2);
+  EXPECT_EQ(WaitChild(next), kGranted);
+}
+
+TEST_F(LockMountTest, ManyBlockedWaitersDoNotStallOtherApps) {
+  Pipe locked, release, got;
+  pid_t holder = StartHolder(false, locked, release);
+  ASSERT_TRUE(Readable(locked.r, 10000));
+  // More waiters than the daemon has worker threads (8).
+  std::vector<pid_t> waiters;
+  for (int i = 0; i < 24; ++i) waiters.push_back(StartWaiter(kSocial, false, got));
+  EXPECT_FALSE(Readable(got.r, 300));
+  // Other apps are served meanwhile.
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_TRUE(Succeeds(As(kGallery).Create("Download/g" + std::to_string(i) + ".txt", "g")));
+    EXPECT_TRUE(Succeeds(As(kNotes).List("Download")));
+  }
+  ASSERT_EQ(write(release.w, "R", 1), 1);
+  EXPECT_EQ(WaitChild(holder), kGranted);
+  // Each waiter takes the lock in turn and lets go at exit.
+  for (pid_t w : waiters) EXPECT_EQ(WaitChild(w), kGranted);
+}
+
+TEST_F(LockMountTest, OneAppsWaitsAreBounded) {
+  Pipe locked, release, got;
+  pid_t holder = StartHolder(false, locked, release);
+  ASSERT_TRUE(Readable(locked.r, 10000));
+  // 64 queued waits per app: once all have reached the daemon, one more ends at once with
+  // ENOLCK (whichever arrives last) while the others go on waiting.
+  constexpr int kWaiters = 65;
+  std::vector<pid_t> waiters;
+  for (int i = 0; i < kWaiters; ++i) waiters.push_back(StartWaiter(kSocial, false, got));
+  pid_t refused = -1;
+  int refused_code = -1;
+  for (int round = 0; round < 400 && refused < 0; ++round) {
+    for (pid_t w : waiters) {
+      int status;
+      if (waitpid(w, &status, WNOHANG) == w) {
+        refused = w;
+        refused_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        break;
+      }
+    }
+    if (refused < 0) usleep(25 * 1000);
+  }
+  ASSERT_GT(refused, 0) << "no waiter was refused within 10 s";
+  EXPECT_EQ(refused_code, ENOLCK);
+  EXPECT_FALSE(Readable(got.r, 0)) << "a waiter was granted while the holder held the lock";
+  // Another app is not held to this app's bound.
+  Pipe other_got;
+  pid_t other = StartWaiter(kFiles, false, other_got);
+  EXPECT_FALSE(Readable(other_got.r, 300));
+  ASSERT_EQ(write(release.w, "R", 1), 1);
+  EXPECT_EQ(WaitChild(holder), kGranted);
+  for (pid_t w : waiters) {
+    if (w != refused) {
+      EXPECT_EQ(WaitChild(w), kGranted);
+    }
+  }
+  EXPECT_EQ(WaitChild(other), kGranted);
+}
+
+TEST_F(LockMountTest, StoppingDaemonAnswersQueuedWaits) {
+  Pipe locked, release, got;
+  pid_t holder = StartHolder(false, locked, release);
+  ASSERT_TRUE(Readable(locked.r, 10000));
+  pid_t waiter = StartWaiter(kSocial, false, got);
+  EXPECT_FALSE(Readable(got.r, 300));
+  DaemonExit exit = storage_.StopDaemon();
+  EXPECT_TRUE(exit.clean()) << exit.ToString();
+  // The waiter ends (not granted), without the suite's hang alarm.
+  int code = WaitChild(waiter);
+  EXPECT_NE(code, kGranted);
+  EXPECT_LT(code, 128) << "killed by a signal: it hung";
+  ASSERT_EQ(write(release.w, "R", 1), 1);
+  WaitChild(holder);
+}
+
+}  // namespace
+}  // namespace scopedfs::tests
