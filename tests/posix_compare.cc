@@ -6,8 +6,10 @@
 #include <grp.h>
 #include <stdlib.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -188,6 +190,27 @@ void Ctx::InChild(const std::string& what, const std::function<int()>& body) {
   Log(what, code == 0 ? "ok" : ErrnoName(code));
 }
 
+void Ctx::SameInode(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  std::string what = absl::StrCat("same inode ", a, " ", b);
+  if (lstat(a.c_str(), &sa) != 0 || lstat(b.c_str(), &sb) != 0) return Log(what, ErrnoName(errno));
+  Log(what, sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino ? "same" : "different");
+}
+
+void Ctx::Times(const std::string& before, const std::string& after,
+                const std::function<void()>& act) {
+  struct stat b, a;
+  std::string what = absl::StrCat("times ", before, " -> ", after);
+  if (lstat(before.c_str(), &b) != 0) return Log(what, ErrnoName(errno));
+  absl::SleepFor(kTimeStep);
+  act();
+  if (lstat(after.c_str(), &a) != 0) return Log(what, ErrnoName(errno));
+  bool ctime_kept = a.st_ctim.tv_sec == b.st_ctim.tv_sec && a.st_ctim.tv_nsec == b.st_ctim.tv_nsec;
+  bool mtime_kept = a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec;
+  Log(what, absl::StrCat("ctime ", ctime_kept ? "kept" : "moved", "; mtime ",
+                         mtime_kept ? "kept" : "moved"));
+}
+
 Obj F(std::string path, mode_t mode, uid_t uid, gid_t gid) {
   return {Obj::kFile, std::move(path), mode, uid, gid, ""};
 }
@@ -205,6 +228,43 @@ Obj P(std::string path, mode_t mode, uid_t uid, gid_t gid) {
 }
 Obj H(std::string path, std::string source) {
   return {Obj::kHardlink, std::move(path), 0, 0, 0, std::move(source)};
+}
+Obj Any(Obj::Kind kind, std::string path, mode_t mode, uid_t uid, gid_t gid) {
+  return {kind, std::move(path), mode, uid, gid, kind == Obj::kSymlink ? "target" : ""};
+}
+
+const std::vector<Obj::Kind>& AllKinds() {
+  static const auto* kinds = new std::vector<Obj::Kind>{
+      Obj::kFile, Obj::kDir, Obj::kFifo, Obj::kBlock, Obj::kChar, Obj::kSocket, Obj::kSymlink};
+  return *kinds;
+}
+
+const std::vector<Obj::Kind>& NonDirKinds() {
+  static const auto* kinds = new std::vector<Obj::Kind>{Obj::kFile, Obj::kFifo,   Obj::kBlock,
+                                                        Obj::kChar, Obj::kSocket, Obj::kSymlink};
+  return *kinds;
+}
+
+std::string KindName(Obj::Kind kind) {
+  switch (kind) {
+    case Obj::kFile:
+    case Obj::kEmptyFile:
+    case Obj::kHardlink:
+      return "reg";
+    case Obj::kDir:
+      return "dir";
+    case Obj::kSymlink:
+      return "lnk";
+    case Obj::kFifo:
+      return "fifo";
+    case Obj::kBlock:
+      return "blk";
+    case Obj::kChar:
+      return "chr";
+    case Obj::kSocket:
+      return "sock";
+  }
+  return "?";
 }
 
 namespace {
@@ -227,8 +287,27 @@ void Make(Ctx& c, const Obj& o) {
     case Obj::kFifo:
       c.Do(absl::StrCat("setup mkfifo ", o.path), mkfifo(p, 0600));
       break;
+    case Obj::kBlock:
+      c.Do(absl::StrCat("setup mknod b ", o.path), mknod(p, S_IFBLK | 0600, makedev(1, 2)));
+      break;
+    case Obj::kChar:
+      c.Do(absl::StrCat("setup mknod c ", o.path), mknod(p, S_IFCHR | 0600, makedev(1, 2)));
+      break;
+    case Obj::kSocket: {
+      int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_un addr{};
+      addr.sun_family = AF_UNIX;
+      strncpy(addr.sun_path, p, sizeof(addr.sun_path) - 1);
+      c.Do(absl::StrCat("setup bind ", o.path),
+           bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)));
+      close(s);
+      break;
+    }
     case Obj::kSymlink:
       c.Do(absl::StrCat("setup symlink ", o.path), symlink(o.target.c_str(), p));
+      if (o.uid != 0 || o.gid != 0) {
+        c.Do(absl::StrCat("setup lchown ", o.path), lchown(p, o.uid, o.gid));
+      }
       return;
     case Obj::kHardlink:
       c.Do(absl::StrCat("setup link ", o.path), link(o.target.c_str(), p));
@@ -461,6 +540,15 @@ std::string AclValue(const std::vector<std::tuple<uint16_t, uint16_t, uint32_t>>
   }
   return v;
 }
+int BecomeCred(const Cred& who) {
+  if (setgroups(who.groups.size(), who.groups.data()) != 0 ||
+      setresgid(who.gid, who.gid, who.gid) != 0 || setresuid(who.uid, who.uid, who.uid) != 0) {
+    return errno;
+  }
+  umask(who.umask);
+  return 0;
+}
+
 int Become(uid_t uid, mode_t mask) {
   if (setgroups(0, nullptr) != 0 || setresgid(uid, uid, uid) != 0 ||
       setresuid(uid, uid, uid) != 0) {

@@ -82,17 +82,24 @@ class Ctx {
   // Runs `body` in a forked grandchild with the same credentials; logs its exit code's meaning:
   // body returns 0 or an errno.
   void InChild(const std::string& what, const std::function<int()>& body);
+  // Logs whether two paths (lstat, not followed) name one inode: "same", "different" or an errno.
+  void SameInode(const std::string& a, const std::string& b);
+  // Looks at `before` (lstat), waits a time step, runs `act`, looks at `after`, and logs whether
+  // ctime and mtime moved in between: for an object that changes its name during `act`.
+  void Times(const std::string& before, const std::string& after, const std::function<void()>& act);
 };
 
 // A lower-tree object a case starts from, made as root (chown before chmod, so set-id bits stay).
 struct Obj {
-  enum Kind { kFile, kEmptyFile, kDir, kSymlink, kFifo, kHardlink } kind;
+  enum Kind { kFile, kEmptyFile, kDir, kSymlink, kFifo, kHardlink, kBlock, kChar, kSocket } kind;
   std::string path;
   mode_t mode = 0;
   uid_t uid = 0;
   gid_t gid = 0;
   std::string target;  // symlink target, or hard link source
 };
+// "reg", "dir", "lnk", "fifo", "blk", "chr", "sock" (a hard link is "reg", an empty file too).
+std::string KindName(Obj::Kind kind);
 // A file holding "data", an empty file, a dir, a symlink, a FIFO, a hard link.
 Obj F(std::string path, mode_t mode, uid_t uid = 0, gid_t gid = 0);
 Obj E(std::string path, mode_t mode, uid_t uid = 0, gid_t gid = 0);
@@ -100,6 +107,13 @@ Obj D(std::string path, mode_t mode, uid_t uid = 0, gid_t gid = 0);
 Obj L(std::string path, std::string target);
 Obj P(std::string path, mode_t mode, uid_t uid = 0, gid_t gid = 0);
 Obj H(std::string path, std::string source);
+// An object of any kind but a hard link: a file holding "data", a dir, a FIFO, a block device 1:2,
+// a char device 1:2, a socket (bound, then its listener closed), or a symlink to "target" (owned
+// as given; symlinks have no mode of their own).
+Obj Any(Obj::Kind kind, std::string path, mode_t mode, uid_t uid = 0, gid_t gid = 0);
+// Every kind Any makes, and every kind but the directory.
+const std::vector<Obj::Kind>& AllKinds();
+const std::vector<Obj::Kind>& NonDirKinds();
 
 using Body = std::function<void(Ctx&)>;
 
@@ -119,6 +133,8 @@ inline constexpr uint32_t kAclNoId = 0xffffffff;
 
 // Drops a grandchild to `uid` (gid the same, no groups) with `mask`; 0 or the errno.
 int Become(uid_t uid, mode_t mask);
+// Drops a grandchild to the credentials `who`; 0 or the errno.
+int BecomeCred(const Cred& who);
 
 // One tree the cases run in: a bare tmpfs, or the scopedfsd mount.
 struct Side {
