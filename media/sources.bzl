@@ -20,7 +20,10 @@ MEDIA_HDRS = [
 LOCATION_SRCS = [
     "exif_gps.cc",
     "image_location.cc",
+    "isobmff_box.cc",
+    "isobmff_items.cc",
     "isobmff_location.cc",
+    "isobmff_movie.cc",
     "location.cc",
     "scan_reader.cc",
     "xmp_gps.cc",
@@ -31,4 +34,12 @@ LOCATION_HDRS = [
     "location.h",
     "scan_reader.h",
     "xmp_gps.h",
+]
+
+# Headers private to //media/location (the parts of the ISO-BMFF walk): in the library's srcs and
+# its fuzz_sources (fuzz.sh compiles only the .cc lists; its include path finds these).
+LOCATION_PRIVATE_HDRS = [
+    "isobmff_box.h",
+    "isobmff_items.h",
+    "isobmff_movie.h",
 ]

@@ -1,5 +1,6 @@
 // Format dispatch and range arithmetic for location redaction (see location.h). The per-format
-// parsers live in exif_gps.cc, xmp_gps.cc, image_location.cc and isobmff_location.cc.
+// parsers live in exif_gps.cc, xmp_gps.cc, image_location.cc and isobmff_location.cc (with its
+// parts isobmff_box.cc, isobmff_items.cc and isobmff_movie.cc).
 #include "media/location/location.h"
 
 #include <unistd.h>
