@@ -1,0 +1,37 @@
+// scopedfsctl's flags and its usage error, shared by the commands (scopedfsctl_*.cc). The flags
+// are defined in scopedfsctl.cc, beside main, because absl's --help lists only the flags of the
+// binary's main file.
+#ifndef SCOPEDFS_TOOLS_SCOPEDFSCTL_FLAGS_H_
+#define SCOPEDFS_TOOLS_SCOPEDFSCTL_FLAGS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/flags/declare.h"
+#include "absl/strings/string_view.h"
+
+ABSL_DECLARE_FLAG(std::string, policy);
+ABSL_DECLARE_FLAG(std::string, apps);
+ABSL_DECLARE_FLAG(std::string, packages_list);
+ABSL_DECLARE_FLAG(std::string, uid);
+ABSL_DECLARE_FLAG(std::string, package);
+ABSL_DECLARE_FLAG(std::string, op);
+ABSL_DECLARE_FLAG(std::string, path);
+ABSL_DECLARE_FLAG(std::string, content);
+ABSL_DECLARE_FLAG(std::string, owner_uid);
+ABSL_DECLARE_FLAG(std::string, node);
+ABSL_DECLARE_FLAG(uint32_t, user_id);
+ABSL_DECLARE_FLAG(std::string, domain);
+ABSL_DECLARE_FLAG(std::string, socket);
+ABSL_DECLARE_FLAG(bool, json);
+ABSL_DECLARE_FLAG(std::string, redacted_out);
+ABSL_DECLARE_FLAG(std::string, kinds);
+
+namespace scopedfs::policy::ctl {
+
+// Prints `problem` and the usage text to stderr; returns 2, the exit status of a usage error.
+int Usage(absl::string_view problem);
+
+}  // namespace scopedfs::policy::ctl
+
+#endif  // SCOPEDFS_TOOLS_SCOPEDFSCTL_FLAGS_H_
