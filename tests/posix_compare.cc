@@ -325,12 +325,7 @@ std::string RunChild(const Side& side, const std::string& other_fs, const std::s
     c.other = open(other_fs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (c.other < 0) _exit(122);
     c.lower = open(absl::StrCat(side.lower, "/", dir).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (setgroups(cred.groups.size(), cred.groups.data()) != 0 ||
-        setresgid(cred.gid, cred.gid, cred.gid) != 0 ||
-        setresuid(cred.uid, cred.uid, cred.uid) != 0) {
-      _exit(123);
-    }
-    umask(cred.umask);
+    if (BecomeCred(cred) != 0) _exit(123);
     body(c);
     const char* p = c.out.data();
     size_t left = c.out.size();
@@ -526,8 +521,11 @@ std::string AclValue(const std::vector<std::tuple<uint16_t, uint16_t, uint32_t>>
   return v;
 }
 int BecomeCred(const Cred& who) {
-  if (setgroups(who.groups.size(), who.groups.data()) != 0 ||
-      setresgid(who.gid, who.gid, who.gid) != 0 || setresuid(who.uid, who.uid, who.uid) != 0) {
+  if (setgroups(who.groups.size(), who.groups.data()) != 0) return errno;
+  if (who.effective_only) {
+    if (setegid(who.gid) != 0 || seteuid(who.uid) != 0) return errno;
+  } else if (setresgid(who.gid, who.gid, who.gid) != 0 ||
+             setresuid(who.uid, who.uid, who.uid) != 0) {
     return errno;
   }
   umask(who.umask);

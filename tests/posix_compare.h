@@ -44,6 +44,9 @@ struct Cred {
   gid_t gid;
   std::vector<gid_t> groups;
   mode_t umask = 022;
+  // Only the effective ids change (seteuid, setegid), as conformance suites switch users: the real
+  // and saved ids stay root's.
+  bool effective_only = false;
 };
 
 inline const Cred kRootCred{"root", 0, 0, {}};
