@@ -25,7 +25,9 @@ namespace {
 // its per-package areas) the lower tree must never hold two names that differ only in case: a
 // new name there that case-folds onto an existing entry fails EEXIST, as on Android (EACCES if
 // that entry is hidden from the caller, as for any hidden name). Deeper down, names are as
-// case-sensitive as the lower filesystem; lookups are case-sensitive everywhere.
+// case-sensitive as the lower filesystem; lookups are case-sensitive everywhere. Under POSIX
+// semantics names are the lower filesystem's everywhere (the rules still match them
+// case-insensitively, so twins are judged alike).
 constexpr int kCaseFoldedParentDepth = 2;
 constexpr int kMaxCaseCheckEntries = 1 << 20;
 
@@ -33,6 +35,7 @@ constexpr int kMaxCaseCheckEntries = 1 << 20;
 
 int CheckCaseTwin(Filesystem* fs, const RequestContext& ctx, const Resolved& parent,
                   const char* name) {
+  if (fs->posix()) return 0;
   int depth = parent.path.empty()
                   ? 0
                   : 1 + static_cast<int>(std::count(parent.path.begin(), parent.path.end(), '/'));

@@ -350,5 +350,41 @@ TEST_F(PosixCompareTest, PrefixErrors) {
   RunGroup("PrefixErrors", cases);
 }
 
+// Names are bytes: a name that differs from an existing one only in letter case is another name,
+// at any depth (the case directory is one level below the mount's root).
+TEST_F(PosixCompareTest, CaseSensitiveNames) {
+  std::vector<Case> cases;
+  for (std::string dir : {".", "d", "d/e"}) {
+    std::vector<Obj> tree = {D("d", 0777), D("d/e", 0777)};
+    for (const char* n : {"f", "g", "x"}) tree.push_back(F(dir + "/" + n, 0666));
+    tree.push_back(D(dir + "/sub", 0777));
+    tree.push_back(P(dir + "/p", 0666));
+    tree.push_back(L(dir + "/s", "f"));
+    for (const Cred& who : {kRoot0, kNobody000}) {
+      cases.push_back({who.name + ": case twins in " + dir,
+                       tree,
+                       who,
+                       [dir](Ctx& c) {
+                         auto at = [&dir](const char* n) { return dir + "/" + n; };
+                         c.Stat(at("F"));
+                         c.Open(at("F"), O_CREAT | O_EXCL | O_WRONLY, 0644);
+                         c.Do("mkdir SUB", mkdir(at("SUB").c_str(), 0755));
+                         c.Do("mkdir Sub", mkdir(at("Sub").c_str(), 0755));
+                         c.Do("mkfifo P", mkfifo(at("P").c_str(), 0644));
+                         c.Do("symlink S", symlink("f", at("S").c_str()));
+                         c.Do("link f G", link(at("f").c_str(), at("G").c_str()));
+                         c.Do("rename x X", rename(at("x").c_str(), at("X").c_str()));
+                         c.Do("rename g Sub", rename(at("g").c_str(), at("Sub").c_str()));
+                         c.Stat(at("F"));
+                         c.Stat(at("f"));
+                         c.Stat(at("X"));
+                         c.Stat(at("x"));
+                       },
+                       {dir, dir + "/f", dir + "/F", dir + "/SUB", dir + "/X"}});
+    }
+  }
+  RunGroup("CaseNames", cases);
+}
+
 }  // namespace
 }  // namespace scopedfs::tests::posix_compare
