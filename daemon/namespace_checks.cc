@@ -138,6 +138,9 @@ int CheckTreeNoReadGain(Filesystem* fs, const std::vector<RequestContext>& reade
 int CheckNoReadGain(Filesystem* fs, const RequestContext& ctx, const std::string& from,
                     const FileInfo& info, const std::string& to, absl::string_view to_name,
                     mode_t type, int fd) {
+  // Where no decision depends on the place, every reader reads the same there as here (and a
+  // tree of any size moves, as natively).
+  if (ctx.engine() != nullptr && ctx.engine()->place_independent()) return 0;
   std::vector<RequestContext> readers = ReadersToCheck(ctx);
   if (S_ISREG(type)) return CheckFileNoReadGain(readers, from, info, to, to_name);
   if (!S_ISDIR(type)) return 0;  // symlinks and specials hold no bytes to read
@@ -181,6 +184,8 @@ int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent
 // namespace lock is taken: the check under the lock then finds the facts cached, so a tree of
 // slow-to-scan files does not hold every other app's creates and renames back.
 void WarmRenameFacts(Filesystem* fs, fuse_ino_t parent, const char* name) {
+  std::shared_ptr<const policy::Engine> engine = fs->engine();
+  if (engine != nullptr && engine->place_independent()) return;  // nothing will be checked
   Resolved p;
   if (Resolve(fs, parent, &p) != 0 || NameError(name, EINVAL) != 0) return;
   base::UniqueFd fd(openat(p.fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));

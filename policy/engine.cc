@@ -79,6 +79,8 @@ absl::StatusOr<std::unique_ptr<const Engine>> Engine::Create(const LoadedConfig&
     return std::any_of(engine->rules_.begin(), engine->rules_.end(), pred);
   };
   bool guard = config.policy.has_location_guard();
+  engine->place_independent_ =
+      !guard && !any_rule([](const CompiledRule& r) { return r.DependsOnPlace(); });
   engine->may_redact_ =
       guard || engine->default_action_.outcome == OUTCOME_ALLOW_REDACTED ||
       any_rule([](const CompiledRule& r) { return r.action.outcome == OUTCOME_ALLOW_REDACTED; });

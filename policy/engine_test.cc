@@ -545,6 +545,14 @@ TEST(CallerIndependenceTest, PermissiveIsAndroidIsNot) {
   EXPECT_FALSE(EngineFor("policy/configs/enterprise.textproto")->caller_independent());
 }
 
+// Only a policy whose decisions cannot depend on where a file is lets a rename skip the read
+// checks of everything it moves.
+TEST(PlaceIndependenceTest, PermissiveIsAndroidIsNot) {
+  EXPECT_TRUE(EngineFor("policy/configs/permissive.textproto")->place_independent());
+  EXPECT_FALSE(EngineFor("policy/configs/android.textproto")->place_independent());
+  EXPECT_FALSE(EngineFor("policy/configs/enterprise.textproto")->place_independent());
+}
+
 // Directories every caller of the storage's user may look up, proved from the rules alone; and
 // the proof agrees with the decisions for every sample app, root, an unknown uid and the owner.
 TEST(CallerIndependenceTest, AndroidDirectoriesVisibleToEveryCallerAreProved) {

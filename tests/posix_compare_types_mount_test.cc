@@ -416,6 +416,27 @@ TEST_F(PosixCompareTest, RenameEveryType) {
                    kRoot0,
                    [](Ctx& c) { c.Do("rename a b", rename("a", "b")); },
                    {".", "b"}});
+  cases.push_back({"rename a dir holding 5,000 files, to another parent and back",
+                   {D("a", 0755), D("b", 0755), D("a/big", 0755)},
+                   kRoot0,
+                   [](Ctx& c) {
+                     int made = 0;
+                     for (int i = 0; i < 5000; ++i) {
+                       if (i < 50) mkdir(absl::StrCat("a/big/", i).c_str(), 0755);
+                       std::string name = absl::StrCat("a/big/", i % 50, "/f", i);
+                       int fd = open(name.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+                       if (fd >= 0) {
+                         ++made;
+                         close(fd);
+                       }
+                     }
+                     c.Log("files made", absl::StrCat(made));
+                     c.Do("rename a/big b/big", rename("a/big", "b/big"));
+                     c.Do("rename b/big a/big2", rename("b/big", "a/big2"));
+                     c.Do("exchange a/big2 b",
+                          renameat2(AT_FDCWD, "a/big2", AT_FDCWD, "b", RENAME_EXCHANGE));
+                   },
+                   {"a", "b"}});
   RunGroup("RenameTypes", cases);
 }
 
