@@ -135,17 +135,14 @@ TEST_F(PosixCompareTest, NameMax) {
   RunGroup("NameMax", cases);
 }
 
-// A relative path of PATH_MAX - 1 (4095) bytes, as a conformance suite builds it (directories of
-// 127 bytes), except that it begins with six "./" and its last name is 12 bytes shorter: the
-// daemon's policy engine refuses storage paths longer than 4095 bytes (policy/storage_path.h),
-// and the case directory ("PathMax-NN/", at most 11 bytes) is part of the storage path. So the
-// kernel sees a 4095-byte argument, and the daemon the deepest path it accepts (4094 bytes).
+// A relative path of PATH_MAX - 1 (4095) bytes, as a conformance suite builds it: 31
+// directories of 127 bytes, then a 127-byte name. Below the case directory, so the path from the
+// mount's root is longer than PATH_MAX, which the kernel allows.
 std::string LongPath() {
   std::string path;
-  for (int i = 0; i < 6; ++i) path += "./";
   for (int i = 0; i < 32; ++i) {
     if (i > 0) path += '/';
-    path += std::string(i == 31 ? 115 : 127, static_cast<char>('a' + i % 26));
+    path += std::string(127, static_cast<char>('a' + i % 26));
   }
   return path;
 }
@@ -156,9 +153,8 @@ TEST_F(PosixCompareTest, PathMax) {
   std::string dir = nx.substr(0, nx.rfind('/'));
   ASSERT_EQ(nx.size(), 4095u);
   std::vector<Obj> dirs;
-  for (size_t slash = nx.find('/', 12); slash != std::string::npos;
-       slash = nx.find('/', slash + 1)) {
-    dirs.push_back(D(nx.substr(12, slash - 12), 0777));
+  for (size_t slash = nx.find('/'); slash != std::string::npos; slash = nx.find('/', slash + 1)) {
+    dirs.push_back(D(nx.substr(0, slash), 0777));
   }
   std::vector<Case> cases;
   for (const Cred& who : {kRoot0, kNobody000}) {
@@ -221,6 +217,33 @@ TEST_F(PosixCompareTest, PathMax) {
                      },
                      {"l", "."}});
   }
+  // Twice as deep: each call's path stays short (the walk goes by chdir), the tree does not.
+  cases.push_back({"a tree 8 KiB deep, made and used a level at a time",
+                   {},
+                   kNobody000,
+                   [](Ctx& c) {
+                     std::string level(200, 'L');
+                     int made = 0;
+                     for (int i = 0; i < 45; ++i) {
+                       if (mkdir(level.c_str(), 0755) != 0 || chdir(level.c_str()) != 0) break;
+                       ++made;
+                     }
+                     c.Log("levels made", absl::StrCat(made));
+                     c.Open("f", O_CREAT | O_WRONLY, 0644);
+                     c.Do("chmod f", chmod("f", 0600));
+                     c.Do("link f g", link("f", "g"));
+                     c.Do("rename g h", rename("g", "h"));
+                     c.Do("symlink f s", symlink("f", "s"));
+                     c.Read("s");
+                     c.Do("truncate h", truncate("h", 1));
+                     c.Stat("h");
+                     c.Do("unlink f", unlink("f"));
+                     c.Do("mkdir d", mkdir("d", 0755));
+                     c.Do("rmdir d", rmdir("d"));
+                     c.Do("chdir ../..", chdir("../.."));
+                     c.Stat(level + "/" + level + "/h");
+                   },
+                   {"."}});
   RunGroup("PathMax", cases);
 }
 
