@@ -317,7 +317,7 @@ std::string RunChild(const Side& side, const std::string& other_fs, const std::s
     Ctx c;
     c.unique = unique;
     if (chdir(side.root.c_str()) != 0) _exit(120);
-    if (create_dir) {
+    if (create_dir && !dir.empty()) {
       c.Do("setup mkdir case dir", mkdir(dir.c_str(), 0777));
       c.Do("setup chmod case dir", chmod(dir.c_str(), 0777));
     }
@@ -487,9 +487,10 @@ void PosixCompareTest::RunGroup(const std::string& group, const std::vector<Case
   int allowed = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& k = cases[i];
-    std::string dir = absl::StrCat(group, "-", i);
-    std::string native = Record(native_, dir, absl::StrCat("n", dir), k);
-    std::string mount = Record(mount_, dir, absl::StrCat("m", dir), k);
+    std::string dir = k.at_root ? "" : absl::StrCat(group, "-", i);
+    std::string unique = absl::StrCat(group, "-", i);
+    std::string native = Record(native_, dir, "n" + unique, k);
+    std::string mount = Record(mount_, dir, "m" + unique, k);
     std::string key = absl::StrCat(group, "/", k.name);
     if (verbose_) std::cout << "CASE " << key << "\n" << native;
     if (native == mount) continue;

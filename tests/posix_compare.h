@@ -126,6 +126,9 @@ struct Case {
   Cred who;
   Body act;
   std::vector<std::string> observe = {};  // paths root looks at before and after the act
+  // Runs in the tree's root, not in a directory of its own (as a suite run at the mount's root):
+  // its names must differ from every other such case's.
+  bool at_root = false;
 };
 
 // An ACL xattr value (version 2, then {tag, perm, id} entries), as the kernel stores it.

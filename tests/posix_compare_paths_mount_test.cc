@@ -409,5 +409,69 @@ TEST_F(PosixCompareTest, CaseSensitiveNames) {
   RunGroup("CaseNames", cases);
 }
 
+// In the mount's root itself, as a suite started there works: every kind made, changed, moved
+// and removed at the top level, names the Android layout gives meaning to, case twins.
+TEST_F(PosixCompareTest, AtTheRoot) {
+  std::vector<Case> cases;
+  auto at_root = [&cases](std::string name, std::vector<Obj> setup, Cred who, Body act,
+                          std::vector<std::string> observe) {
+    Case k{std::move(name), std::move(setup), std::move(who), std::move(act), std::move(observe)};
+    k.at_root = true;
+    cases.push_back(std::move(k));
+  };
+  at_root("the root as root sees it", {}, kRoot0,
+          [](Ctx& c) {
+            c.Stat(".");
+            c.Open(".", O_RDONLY | O_DIRECTORY);
+          },
+          {});
+  int n = 0;
+  for (Obj::Kind kind : AllKinds()) {
+    std::string o = absl::StrCat("top", n++);
+    at_root("make, chmod, chown, link, rename, remove a " + KindName(kind) + " at the top",
+            {Any(kind, o, 0644)}, kRoot0,
+            [o, kind](Ctx& c) {
+              if (kind != Obj::kSymlink) c.Do("chmod", chmod(o.c_str(), 0600));
+              c.Do("lchown", lchown(o.c_str(), 65534, 65533));
+              if (kind != Obj::kDir) c.Do("link", link(o.c_str(), (o + "l").c_str()));
+              c.Do("rename", rename(o.c_str(), (o + "r").c_str()));
+              c.Stat(o + "r");
+              c.Do("remove",
+                   kind == Obj::kDir ? rmdir((o + "r").c_str()) : unlink((o + "r").c_str()));
+              c.Stat(o + "l");
+              unlink((o + "l").c_str());
+            },
+            {});
+  }
+  at_root("65534 makes at the top and in its own top-level dir", {D("own", 0755, 65534, 65534)},
+          kNobody000,
+          [](Ctx& c) {
+            c.Open("nobody-file", O_CREAT | O_WRONLY, 0644);
+            c.Do("mkdir nobody-dir", mkdir("nobody-dir", 0755));
+            c.Open("own/f", O_CREAT | O_WRONLY, 0640);
+            c.Do("mkdir own/d", mkdir("own/d", 0700));
+            c.Do("rename own/f own/d/g", rename("own/f", "own/d/g"));
+            c.Stat("own/d/g");
+          },
+          {"own", "own/d"});
+  at_root("the Android layout's names mean nothing here",
+          {D("Android", 0777), D("Android/data", 0777), D("DCIM", 0777)}, kNobody000,
+          [](Ctx& c) {
+            c.Do("mkdir Android/data/com.example.x", mkdir("Android/data/com.example.x", 0700));
+            c.Open("Android/data/com.example.x/f", O_CREAT | O_WRONLY, 0600);
+            c.Do("mkdir Android/obb", mkdir("Android/obb", 0755));
+            c.Open("DCIM/notes.txt", O_CREAT | O_WRONLY, 0644);
+            c.Write("DCIM/photo.jpg", "not a jpeg", O_CREAT | O_WRONLY);
+            c.Do("mkdir dcim", mkdir("dcim", 0755));
+            c.Do("mkdir Music2", mkdir("Music2", 0755));
+            c.Do("rename DCIM/notes.txt Android/data/com.example.x/n",
+                 rename("DCIM/notes.txt", "Android/data/com.example.x/n"));
+            c.Stat("Android/data/com.example.x/n");
+            c.Stat("Android/data/com.example.x");
+          },
+          {"Android", "Android/data", "DCIM", "dcim"});
+  RunGroup("AtTheRoot", cases);
+}
+
 }  // namespace
 }  // namespace scopedfs::tests::posix_compare
