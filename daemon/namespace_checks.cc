@@ -25,7 +25,9 @@ namespace {
 // its per-package areas) the lower tree must never hold two names that differ only in case: a
 // new name there that case-folds onto an existing entry fails EEXIST, as on Android (EACCES if
 // that entry is hidden from the caller, as for any hidden name). Deeper down, names are as
-// case-sensitive as the lower filesystem; lookups are case-sensitive everywhere.
+// case-sensitive as the lower filesystem; lookups are case-sensitive everywhere. Under POSIX
+// semantics names are the lower filesystem's everywhere (the rules still match them
+// case-insensitively, so twins are judged alike).
 constexpr int kCaseFoldedParentDepth = 2;
 constexpr int kMaxCaseCheckEntries = 1 << 20;
 
@@ -33,6 +35,7 @@ constexpr int kMaxCaseCheckEntries = 1 << 20;
 
 int CheckCaseTwin(Filesystem* fs, const RequestContext& ctx, const Resolved& parent,
                   const char* name) {
+  if (fs->posix()) return 0;
   int depth = parent.path.empty()
                   ? 0
                   : 1 + static_cast<int>(std::count(parent.path.begin(), parent.path.end(), '/'));
@@ -135,6 +138,9 @@ int CheckTreeNoReadGain(Filesystem* fs, const std::vector<RequestContext>& reade
 int CheckNoReadGain(Filesystem* fs, const RequestContext& ctx, const std::string& from,
                     const FileInfo& info, const std::string& to, absl::string_view to_name,
                     mode_t type, int fd) {
+  // Where no decision depends on the place, every reader reads the same there as here (and a
+  // tree of any size moves, as natively).
+  if (ctx.engine() != nullptr && ctx.engine()->place_independent()) return 0;
   std::vector<RequestContext> readers = ReadersToCheck(ctx);
   if (S_ISREG(type)) return CheckFileNoReadGain(readers, from, info, to, to_name);
   if (!S_ISDIR(type)) return 0;  // symlinks and specials hold no bytes to read
@@ -178,6 +184,8 @@ int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent
 // namespace lock is taken: the check under the lock then finds the facts cached, so a tree of
 // slow-to-scan files does not hold every other app's creates and renames back.
 void WarmRenameFacts(Filesystem* fs, fuse_ino_t parent, const char* name) {
+  std::shared_ptr<const policy::Engine> engine = fs->engine();
+  if (engine != nullptr && engine->place_independent()) return;  // nothing will be checked
   Resolved p;
   if (Resolve(fs, parent, &p) != 0 || NameError(name, EINVAL) != 0) return;
   base::UniqueFd fd(openat(p.fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));

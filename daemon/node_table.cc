@@ -122,14 +122,20 @@ void NodeTable::Forget(NodeId id, uint64_t n) {
   entries_.erase(it);
 }
 
-bool NodeTable::PathOf(NodeId id, std::string* path) const {
+bool NodeTable::PathOf(NodeId id, std::string* path) const { return Path(id, false, path); }
+
+bool NodeTable::LastPathOf(NodeId id, std::string* path) const { return Path(id, true, path); }
+
+bool NodeTable::Path(NodeId id, bool last_known, std::string* path) const {
   absl::MutexLock lock(&mu_);
   std::vector<const std::string*> names;
   NodeId at = id;
   // A chain longer than the number of nodes would be a cycle; refuse rather than spin.
   for (size_t steps = 0; at != kRootNodeId; ++steps) {
     auto it = entries_.find(at);
-    if (it == entries_.end() || it->second.unlinked || steps > entries_.size()) return false;
+    if (it == entries_.end() || (it->second.unlinked && !last_known) || steps > entries_.size()) {
+      return false;
+    }
     names.push_back(&it->second.name);
     at = it->second.parent;
   }

@@ -109,6 +109,10 @@ class NodeTable {
   // Storage path of a node relative to the root ("" for the root); false if the node or an
   // ancestor is gone (unlinked directory).
   bool PathOf(NodeId id, std::string* path) const;
+  // PathOf, but a node whose name (or an ancestor's) was unlinked gets the path it had then:
+  // for an object still held open after its last name went. False if the node or an ancestor
+  // is no longer known.
+  bool LastPathOf(NodeId id, std::string* path) const;
   // After a successful rename through the mount: every view of lower object (dev, ino) that the
   // table knows as (old_parent, old_name) is now (new_parent, new_name). A node known under
   // another of its hard links keeps that name.
@@ -144,6 +148,8 @@ class NodeTable {
 
   // open_by_handle_at's mount fd for every handle of the root's filesystem: a real open of the
   // root directory (the kernel does not take an O_PATH fd there).
+  bool Path(NodeId id, bool last_known, std::string* path) const;
+
   base::UniqueFd mount_fd_;
   int root_mount_id_ = -1;
   mutable absl::Mutex mu_;

@@ -76,6 +76,23 @@ TEST_F(NodeTableTest, UnlinkedNodeAndItsChildrenResolveNothing) {
   EXPECT_EQ(Path(file), "Download/sub/f");
 }
 
+TEST_F(NodeTableTest, UnlinkedNodeKeepsTheLastPathItHad) {
+  NodeId dir = Add(kRootNodeId, "Download", 10);
+  NodeId sub = Add(dir, "sub", 11);
+  NodeId file = Add(sub, "f", 12, S_IFREG);
+  table_.Unlinked(1, 12, sub, "f");
+  table_.Unlinked(1, 11, dir, "sub");
+  std::string path;
+  ASSERT_TRUE(table_.LastPathOf(file, &path));
+  EXPECT_EQ(path, "Download/sub/f");
+  // A rename of an ancestor still known by its name carries the last path along.
+  table_.Moved(1, 10, kRootNodeId, "Download", kRootNodeId, "Documents");
+  ASSERT_TRUE(table_.LastPathOf(sub, &path));
+  EXPECT_EQ(path, "Documents/sub");
+  EXPECT_FALSE(table_.LastPathOf(9999, &path));
+  EXPECT_EQ(Path(file), "<none>");
+}
+
 TEST_F(NodeTableTest, UnlinkOfAnotherHardLinkKeepsTheNode) {
   NodeId dir = Add(kRootNodeId, "Download", 10);
   NodeId a = Add(dir, "a", 12, S_IFREG);

@@ -188,7 +188,14 @@ void ReplyOpened(fuse_req_t req, fuse_file_info* fi, int backing_id,
 
 int Resolve(Filesystem* fs, fuse_ino_t ino, Resolved* out) {
   out->node = fs->nodes().Get(ino);
-  if (out->node == nullptr || !fs->nodes().PathOf(ino, &out->path)) return ENOENT;
+  if (out->node == nullptr) return ENOENT;
+  // Under POSIX semantics an object outlives its last name while it is held open (fchmod,
+  // ftruncate, a dir fd after rmdir work natively): it is judged by the path it had then. Under
+  // ANDROID semantics an object without a name is refused.
+  if (!fs->nodes().PathOf(ino, &out->path) &&
+      !(fs->posix() && fs->nodes().LastPathOf(ino, &out->path))) {
+    return ENOENT;
+  }
   return fs->nodes().OpenNode(*out->node, &out->fd);
 }
 

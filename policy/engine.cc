@@ -79,6 +79,8 @@ absl::StatusOr<std::unique_ptr<const Engine>> Engine::Create(const LoadedConfig&
     return std::any_of(engine->rules_.begin(), engine->rules_.end(), pred);
   };
   bool guard = config.policy.has_location_guard();
+  engine->place_independent_ =
+      !guard && !any_rule([](const CompiledRule& r) { return r.DependsOnPlace(); });
   engine->may_redact_ =
       guard || engine->default_action_.outcome == OUTCOME_ALLOW_REDACTED ||
       any_rule([](const CompiledRule& r) { return r.action.outcome == OUTCOME_ALLOW_REDACTED; });
@@ -122,7 +124,11 @@ void Engine::Prepare(const Request& request, Prepared* p) const {
     p->invalid.reason = kInvalidRequestReason;
     return;
   }
-  absl::StatusOr<PathInfo> path = layout_.Classify(request.path);
+  // Paths are bounded to PATH_MAX - 1 so that path rules match cheaply; a policy that judges
+  // nothing by the place needs no bound, and the kernel allows any depth below the storage
+  // root. Malformed paths fail either way.
+  absl::StatusOr<PathInfo> path =
+      layout_.Classify(request.path, place_independent_ ? kAnyPathBytes : kMaxPathBytes);
   if (!path.ok()) {
     p->invalid.outcome = OUTCOME_DENY;
     p->invalid.rule_name = kInvalidPathRuleName;

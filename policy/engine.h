@@ -84,6 +84,10 @@ class Engine {
   // location guard. Every caller then sees the same names, views and attributes, so the kernel
   // may cache them for everyone (the permissive policy is such a policy; Android's is not).
   bool caller_independent() const { return caller_independent_; }
+  // True when no decision can depend on where an object is or what it is named: no rule looks at
+  // the path, the layout or the content, and there is no location guard. A rename or link then
+  // cannot change what anyone may read of the object (the permissive policy is such a policy).
+  bool place_independent() const { return place_independent_; }
   // What decisions can look at, so the daemon reads no more of a file than the policy uses: the
   // recorded creator (an `owner` condition, or the location guard, which exempts owners), and the
   // content (a media class or location condition, an ALLOW_REDACTED action, or the guard).
@@ -125,6 +129,7 @@ class Engine {
   UncertainLocation uncertain_location_ = UNCERTAIN_LOCATION_DENY;
   bool location_guard_ = false;
   bool caller_independent_ = false;
+  bool place_independent_ = false;
   bool reads_owner_ = true;
   bool reads_content_ = true;
   bool may_redact_ = true;

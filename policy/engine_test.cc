@@ -545,6 +545,42 @@ TEST(CallerIndependenceTest, PermissiveIsAndroidIsNot) {
   EXPECT_FALSE(EngineFor("policy/configs/enterprise.textproto")->caller_independent());
 }
 
+// Only a policy whose decisions cannot depend on where a file is lets a rename skip the read
+// checks of everything it moves.
+TEST(PlaceIndependenceTest, PermissiveIsAndroidIsNot) {
+  EXPECT_TRUE(EngineFor("policy/configs/permissive.textproto")->place_independent());
+  EXPECT_FALSE(EngineFor("policy/configs/android.textproto")->place_independent());
+  EXPECT_FALSE(EngineFor("policy/configs/enterprise.textproto")->place_independent());
+}
+
+// Below the storage root the kernel allows any depth: a place-independent policy judges a path
+// longer than PATH_MAX - 1 like any other, a policy with path rules refuses it; malformed paths
+// fail under both.
+TEST(PlaceIndependenceTest, OnlyAPlaceIndependentPolicyTakesPathsLongerThanPathMax) {
+  std::string deep = "Download";
+  while (deep.size() <= 2 * kMaxPathBytes) deep += "/" + std::string(200, 'd');
+  std::string bad_deep = deep + "/../x";
+  std::string long_segment = deep + "/" + std::string(256, 's');
+  for (const char* policy :
+       {"policy/configs/permissive.textproto", "policy/configs/android.textproto"}) {
+    std::unique_ptr<const Engine> engine = EngineFor(policy);
+    Request r;
+    r.uid = kRoot;
+    r.op = OP_CREATE;
+    r.path = deep;
+    Decision d = engine->Decide(r);
+    if (engine->place_independent()) {
+      EXPECT_EQ(d.outcome, OUTCOME_ALLOW) << policy;
+    } else {
+      EXPECT_EQ(std::string(d.rule_name), "<invalid-path>") << policy;
+    }
+    for (const std::string& path : {bad_deep, long_segment}) {
+      r.path = path;
+      EXPECT_EQ(std::string(engine->Decide(r).rule_name), "<invalid-path>") << policy;
+    }
+  }
+}
+
 // Directories every caller of the storage's user may look up, proved from the rules alone; and
 // the proof agrees with the decisions for every sample app, root, an unknown uid and the owner.
 TEST(CallerIndependenceTest, AndroidDirectoriesVisibleToEveryCallerAreProved) {

@@ -71,6 +71,12 @@ bool CompiledRule::DependsOnCaller() const {
          area == AREA_RELATION_OTHER;
 }
 
+bool CompiledRule::DependsOnPlace() const {
+  return !top_dirs.empty() || !globs.empty() || depth != DEPTH_UNSPECIFIED ||
+         standard_top_dir != TRISTATE_UNSPECIFIED || area != AREA_RELATION_UNSPECIFIED ||
+         media_classes != 0 || has_location != TRISTATE_UNSPECIFIED;
+}
+
 bool CompiledRule::Matches(const MatchInput& in) const {
   return MatchesPlace(in) && MatchesCaller(in);
 }

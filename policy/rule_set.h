@@ -96,6 +96,10 @@ struct CompiledRule {
   // Whether whom the caller is can change whether the rule matches: any app condition, or an
   // area relation (OWN/OTHER depend on the caller's packages).
   bool DependsOnCaller() const;
+  // Whether where the object is can change whether the rule matches: a path condition (top
+  // directory, glob, depth, standard top directory, area) or a content condition (a media class
+  // is partly judged by the name).
+  bool DependsOnPlace() const;
 };
 
 // Receives each problem found while compiling, with the path to the offending field from the

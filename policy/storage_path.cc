@@ -24,11 +24,11 @@ absl::string_view NextSegment(absl::string_view* rest) {
 
 }  // namespace
 
-absl::Status ValidateStoragePath(absl::string_view path) {
+absl::Status ValidateStoragePath(absl::string_view path, size_t max_bytes) {
   if (path.empty()) return absl::OkStatus();
-  if (path.size() > kMaxPathBytes) {
+  if (path.size() > max_bytes) {
     return absl::InvalidArgumentError(
-        absl::StrCat("path is ", path.size(), " bytes, longer than ", kMaxPathBytes));
+        absl::StrCat("path is ", path.size(), " bytes, longer than ", max_bytes));
   }
   if (path.find('\0') != absl::string_view::npos) {
     return absl::InvalidArgumentError("path has a NUL byte");
@@ -106,8 +106,8 @@ bool StorageLayout::IsStandardTopDir(absl::string_view segment) const {
   return false;
 }
 
-absl::StatusOr<PathInfo> StorageLayout::Classify(absl::string_view path) const {
-  if (absl::Status s = ValidateStoragePath(path); !s.ok()) return s;
+absl::StatusOr<PathInfo> StorageLayout::Classify(absl::string_view path, size_t max_bytes) const {
+  if (absl::Status s = ValidateStoragePath(path, max_bytes); !s.ok()) return s;
   PathInfo info;
   info.path = path;
   if (path.empty()) return info;

@@ -17,6 +17,8 @@ namespace scopedfs::policy {
 
 inline constexpr size_t kMaxNameBytes = 255;   // NAME_MAX
 inline constexpr size_t kMaxPathBytes = 4095;  // PATH_MAX - 1
+// No bound on a whole path: the kernel allows any depth below the storage root.
+inline constexpr size_t kAnyPathBytes = static_cast<size_t>(-1);
 
 // Where a path sits. Views point into the classified path; they live as long as it does.
 struct PathInfo {
@@ -30,9 +32,9 @@ struct PathInfo {
 };
 
 // Checks a relative storage path without classifying it: no leading or trailing '/', no empty,
-// "." or ".." segment, no NUL byte, segments of at most kMaxNameBytes, at most kMaxPathBytes in
+// "." or ".." segment, no NUL byte, segments of at most kMaxNameBytes, at most `max_bytes` in
 // all. The empty path is the root and is valid.
-absl::Status ValidateStoragePath(absl::string_view path);
+absl::Status ValidateStoragePath(absl::string_view path, size_t max_bytes = kMaxPathBytes);
 
 // The layout part of a policy, compiled for classification.
 class StorageLayout {
@@ -41,9 +43,9 @@ class StorageLayout {
   // locations first; this is the backstop).
   static absl::StatusOr<StorageLayout> Compile(const Layout& layout);
 
-  // Classifies a valid path; InvalidArgument (from ValidateStoragePath) otherwise. Allocates
-  // nothing when the path is valid.
-  absl::StatusOr<PathInfo> Classify(absl::string_view path) const;
+  // Classifies a valid path (at most `max_bytes` long); InvalidArgument (from
+  // ValidateStoragePath) otherwise. Allocates nothing when the path is valid.
+  absl::StatusOr<PathInfo> Classify(absl::string_view path, size_t max_bytes = kMaxPathBytes) const;
 
   size_t area_count() const { return areas_.size(); }
   const std::string& area_name(size_t i) const { return areas_[i].name; }

@@ -317,7 +317,7 @@ std::string RunChild(const Side& side, const std::string& other_fs, const std::s
     Ctx c;
     c.unique = unique;
     if (chdir(side.root.c_str()) != 0) _exit(120);
-    if (create_dir) {
+    if (create_dir && !dir.empty()) {
       c.Do("setup mkdir case dir", mkdir(dir.c_str(), 0777));
       c.Do("setup chmod case dir", chmod(dir.c_str(), 0777));
     }
@@ -325,12 +325,7 @@ std::string RunChild(const Side& side, const std::string& other_fs, const std::s
     c.other = open(other_fs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (c.other < 0) _exit(122);
     c.lower = open(absl::StrCat(side.lower, "/", dir).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (setgroups(cred.groups.size(), cred.groups.data()) != 0 ||
-        setresgid(cred.gid, cred.gid, cred.gid) != 0 ||
-        setresuid(cred.uid, cred.uid, cred.uid) != 0) {
-      _exit(123);
-    }
-    umask(cred.umask);
+    if (BecomeCred(cred) != 0) _exit(123);
     body(c);
     const char* p = c.out.data();
     size_t left = c.out.size();
@@ -492,9 +487,10 @@ void PosixCompareTest::RunGroup(const std::string& group, const std::vector<Case
   int allowed = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& k = cases[i];
-    std::string dir = absl::StrCat(group, "-", i);
-    std::string native = Record(native_, dir, absl::StrCat("n", dir), k);
-    std::string mount = Record(mount_, dir, absl::StrCat("m", dir), k);
+    std::string dir = k.at_root ? "" : absl::StrCat(group, "-", i);
+    std::string unique = absl::StrCat(group, "-", i);
+    std::string native = Record(native_, dir, "n" + unique, k);
+    std::string mount = Record(mount_, dir, "m" + unique, k);
     std::string key = absl::StrCat(group, "/", k.name);
     if (verbose_) std::cout << "CASE " << key << "\n" << native;
     if (native == mount) continue;
@@ -526,8 +522,11 @@ std::string AclValue(const std::vector<std::tuple<uint16_t, uint16_t, uint32_t>>
   return v;
 }
 int BecomeCred(const Cred& who) {
-  if (setgroups(who.groups.size(), who.groups.data()) != 0 ||
-      setresgid(who.gid, who.gid, who.gid) != 0 || setresuid(who.uid, who.uid, who.uid) != 0) {
+  if (setgroups(who.groups.size(), who.groups.data()) != 0) return errno;
+  if (who.effective_only) {
+    if (setegid(who.gid) != 0 || seteuid(who.uid) != 0) return errno;
+  } else if (setresgid(who.gid, who.gid, who.gid) != 0 ||
+             setresuid(who.uid, who.uid, who.uid) != 0) {
     return errno;
   }
   umask(who.umask);

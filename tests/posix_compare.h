@@ -44,6 +44,9 @@ struct Cred {
   gid_t gid;
   std::vector<gid_t> groups;
   mode_t umask = 022;
+  // Only the effective ids change (seteuid, setegid), as conformance suites switch users: the real
+  // and saved ids stay root's.
+  bool effective_only = false;
 };
 
 inline const Cred kRootCred{"root", 0, 0, {}};
@@ -123,6 +126,9 @@ struct Case {
   Cred who;
   Body act;
   std::vector<std::string> observe = {};  // paths root looks at before and after the act
+  // Runs in the tree's root, not in a directory of its own (as a suite run at the mount's root):
+  // its names must differ from every other such case's.
+  bool at_root = false;
 };
 
 // An ACL xattr value (version 2, then {tag, perm, id} entries), as the kernel stores it.

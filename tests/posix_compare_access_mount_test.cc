@@ -520,5 +520,103 @@ TEST_F(PosixCompareTest, MkdirAndSymlink) {
   RunGroup("MkdirSymlink", cases);
 }
 
+// Set-id bits after a write by a caller without CAP_FSETID, looked at through the writing fd.
+TEST_F(PosixCompareTest, SetIdOnWrite) {
+  std::vector<Case> cases;
+  const Cred effective{"e65534 g65534", 65534, 65534, {65534}, 0, true};
+  for (mode_t mode : {04777, 02777, 06777, 02767, 06755}) {
+    for (int acc : {O_WRONLY, O_RDWR}) {
+      for (const Cred& who : {kNobody000, effective, kRoot0}) {
+        cases.push_back({absl::StrFormat("%s writes a %04o root file through %s", who.name, mode,
+                                         FlagNames(acc)),
+                         {F("f", mode)},
+                         who,
+                         [acc](Ctx& c) {
+                           int fd = c.OpenFd("f", acc);
+                           if (fd < 0) return;
+                           c.Do("write", write(fd, "x", 1));
+                           c.Fstat(fd, "f");
+                           close(fd);
+                           c.Stat("f");
+                         },
+                         {"f"}});
+      }
+    }
+  }
+  RunGroup("SetIdOnWrite", cases);
+}
+
+// Callers who changed only their effective ids (the real and saved ones stay root's), with root's
+// group, their own, or several: what they make, and what they are refused.
+TEST_F(PosixCompareTest, EffectiveIds) {
+  const std::vector<Cred> callers = {
+      {"e65534 g0", 65534, 0, {0}, 0, true},
+      {"e65534 g65534", 65534, 65534, {65534}, 0, true},
+      {"e65534 g65532,65531", 65534, 65532, {65532, 65531}, 0, true},
+  };
+  std::vector<Case> cases;
+  for (const Cred& who : callers) {
+    cases.push_back({who.name + ": creates every kind in root's 0777 dir",
+                     {D("d", 0777)},
+                     who,
+                     [](Ctx& c) {
+                       c.Open("d/f", O_CREAT | O_EXCL | O_WRONLY, 0644);
+                       c.Do("mkdir d/e", mkdir("d/e", 0755));
+                       c.Do("mkfifo d/p", mkfifo("d/p", 0644));
+                       c.Do("symlink d/s", symlink("f", "d/s"));
+                       c.Do("mknod d/k", mknod("d/k", S_IFSOCK | 0644, 0));
+                       c.Do("mknod d/b", mknod("d/b", S_IFBLK | 0644, makedev(1, 2)));
+                     },
+                     {"d/f", "d/e", "d/p", "d/s", "d/k", "d"}});
+    cases.push_back({who.name + ": creates 02777 objects in a set-gid dir of group 65531",
+                     {D("g", 02777, 0, 65531)},
+                     who,
+                     [](Ctx& c) {
+                       c.Open("g/f", O_CREAT | O_WRONLY, 02777);
+                       c.Do("mkdir g/e", mkdir("g/e", 02777));
+                       c.Do("mknod g/p", mknod("g/p", S_IFIFO | 02777, 0));
+                     },
+                     {"g/f", "g/e", "g/p"}});
+    cases.push_back({who.name + ": chgrps and chmods its own file",
+                     {F("f", 0755, 65534, 65533)},
+                     who,
+                     [](Ctx& c) {
+                       c.Do("chown f -1:65532", chown("f", -1, 65532));
+                       c.Do("chown f -1:0", chown("f", -1, 0));
+                       c.Stat("f");
+                       c.Do("chmod f 02755", chmod("f", 02755));
+                       c.Stat("f");
+                       c.Do("chown f 65534:65531", chown("f", 65534, 65531));
+                     },
+                     {"f"}});
+    cases.push_back({who.name + ": refused on root's objects",
+                     {D("d", 0755), F("d/f", 0640), D("t", 01777), F("t/g", 0666, 65533, 65533)},
+                     who,
+                     [](Ctx& c) {
+                       c.Do("chmod d/f", chmod("d/f", 0600));
+                       c.Do("chown d/f", chown("d/f", 65534, -1));
+                       c.Open("d/f", O_RDONLY);
+                       c.Open("d/f", O_WRONLY);
+                       c.Do("unlink d/f", unlink("d/f"));
+                       c.Do("rename d/f x", rename("d/f", "x"));
+                       c.Do("link d/f x", link("d/f", "x"));
+                       c.Do("unlink t/g", unlink("t/g"));
+                       c.Do("rename t/g x", rename("t/g", "x"));
+                       c.Do("truncate d/f", truncate("d/f", 0));
+                       c.Do("mkdir d/x", mkdir("d/x", 0755));
+                     },
+                     {"d", "d/f", "t/g"}});
+    cases.push_back({who.name + ": writes and truncates a 06777 file of root's",
+                     {F("f", 06777), F("g", 06777)},
+                     who,
+                     [](Ctx& c) {
+                       c.Write("f", "x", O_WRONLY | O_APPEND);
+                       c.Do("truncate g", truncate("g", 1));
+                     },
+                     {"f", "g"}});
+  }
+  RunGroup("EffectiveIds", cases);
+}
+
 }  // namespace
 }  // namespace scopedfs::tests::posix_compare

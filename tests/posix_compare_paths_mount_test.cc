@@ -135,17 +135,14 @@ TEST_F(PosixCompareTest, NameMax) {
   RunGroup("NameMax", cases);
 }
 
-// A relative path of PATH_MAX - 1 (4095) bytes, as a conformance suite builds it (directories of
-// 127 bytes), except that it begins with six "./" and its last name is 12 bytes shorter: the
-// daemon's policy engine refuses storage paths longer than 4095 bytes (policy/storage_path.h),
-// and the case directory ("PathMax-NN/", at most 11 bytes) is part of the storage path. So the
-// kernel sees a 4095-byte argument, and the daemon the deepest path it accepts (4094 bytes).
+// A relative path of PATH_MAX - 1 (4095) bytes, as a conformance suite builds it: 31
+// directories of 127 bytes, then a 127-byte name. Below the case directory, so the path from the
+// mount's root is longer than PATH_MAX, which the kernel allows.
 std::string LongPath() {
   std::string path;
-  for (int i = 0; i < 6; ++i) path += "./";
   for (int i = 0; i < 32; ++i) {
     if (i > 0) path += '/';
-    path += std::string(i == 31 ? 115 : 127, static_cast<char>('a' + i % 26));
+    path += std::string(127, static_cast<char>('a' + i % 26));
   }
   return path;
 }
@@ -156,9 +153,8 @@ TEST_F(PosixCompareTest, PathMax) {
   std::string dir = nx.substr(0, nx.rfind('/'));
   ASSERT_EQ(nx.size(), 4095u);
   std::vector<Obj> dirs;
-  for (size_t slash = nx.find('/', 12); slash != std::string::npos;
-       slash = nx.find('/', slash + 1)) {
-    dirs.push_back(D(nx.substr(12, slash - 12), 0777));
+  for (size_t slash = nx.find('/'); slash != std::string::npos; slash = nx.find('/', slash + 1)) {
+    dirs.push_back(D(nx.substr(0, slash), 0777));
   }
   std::vector<Case> cases;
   for (const Cred& who : {kRoot0, kNobody000}) {
@@ -221,6 +217,33 @@ TEST_F(PosixCompareTest, PathMax) {
                      },
                      {"l", "."}});
   }
+  // Twice as deep: each call's path stays short (the walk goes by chdir), the tree does not.
+  cases.push_back({"a tree 8 KiB deep, made and used a level at a time",
+                   {},
+                   kNobody000,
+                   [](Ctx& c) {
+                     std::string level(200, 'L');
+                     int made = 0;
+                     for (int i = 0; i < 45; ++i) {
+                       if (mkdir(level.c_str(), 0755) != 0 || chdir(level.c_str()) != 0) break;
+                       ++made;
+                     }
+                     c.Log("levels made", absl::StrCat(made));
+                     c.Open("f", O_CREAT | O_WRONLY, 0644);
+                     c.Do("chmod f", chmod("f", 0600));
+                     c.Do("link f g", link("f", "g"));
+                     c.Do("rename g h", rename("g", "h"));
+                     c.Do("symlink f s", symlink("f", "s"));
+                     c.Read("s");
+                     c.Do("truncate h", truncate("h", 1));
+                     c.Stat("h");
+                     c.Do("unlink f", unlink("f"));
+                     c.Do("mkdir d", mkdir("d", 0755));
+                     c.Do("rmdir d", rmdir("d"));
+                     c.Do("chdir ../..", chdir("../.."));
+                     c.Stat(level + "/" + level + "/h");
+                   },
+                   {"."}});
   RunGroup("PathMax", cases);
 }
 
@@ -348,6 +371,106 @@ TEST_F(PosixCompareTest, PrefixErrors) {
                      {"d", "."}});
   }
   RunGroup("PrefixErrors", cases);
+}
+
+// Names are bytes: a name that differs from an existing one only in letter case is another name,
+// at any depth (the case directory is one level below the mount's root).
+TEST_F(PosixCompareTest, CaseSensitiveNames) {
+  std::vector<Case> cases;
+  for (std::string dir : {".", "d", "d/e"}) {
+    std::vector<Obj> tree = {D("d", 0777), D("d/e", 0777)};
+    for (const char* n : {"f", "g", "x"}) tree.push_back(F(dir + "/" + n, 0666));
+    tree.push_back(D(dir + "/sub", 0777));
+    tree.push_back(P(dir + "/p", 0666));
+    tree.push_back(L(dir + "/s", "f"));
+    for (const Cred& who : {kRoot0, kNobody000}) {
+      cases.push_back({who.name + ": case twins in " + dir,
+                       tree,
+                       who,
+                       [dir](Ctx& c) {
+                         auto at = [&dir](const char* n) { return dir + "/" + n; };
+                         c.Stat(at("F"));
+                         c.Open(at("F"), O_CREAT | O_EXCL | O_WRONLY, 0644);
+                         c.Do("mkdir SUB", mkdir(at("SUB").c_str(), 0755));
+                         c.Do("mkdir Sub", mkdir(at("Sub").c_str(), 0755));
+                         c.Do("mkfifo P", mkfifo(at("P").c_str(), 0644));
+                         c.Do("symlink S", symlink("f", at("S").c_str()));
+                         c.Do("link f G", link(at("f").c_str(), at("G").c_str()));
+                         c.Do("rename x X", rename(at("x").c_str(), at("X").c_str()));
+                         c.Do("rename g Sub", rename(at("g").c_str(), at("Sub").c_str()));
+                         c.Stat(at("F"));
+                         c.Stat(at("f"));
+                         c.Stat(at("X"));
+                         c.Stat(at("x"));
+                       },
+                       {dir, dir + "/f", dir + "/F", dir + "/SUB", dir + "/X"}});
+    }
+  }
+  RunGroup("CaseNames", cases);
+}
+
+// In the mount's root itself, as a suite started there works: every kind made, changed, moved
+// and removed at the top level, names the Android layout gives meaning to, case twins.
+TEST_F(PosixCompareTest, AtTheRoot) {
+  std::vector<Case> cases;
+  auto at_root = [&cases](std::string name, std::vector<Obj> setup, Cred who, Body act,
+                          std::vector<std::string> observe) {
+    Case k{std::move(name), std::move(setup), std::move(who), std::move(act), std::move(observe)};
+    k.at_root = true;
+    cases.push_back(std::move(k));
+  };
+  at_root("the root as root sees it", {}, kRoot0,
+          [](Ctx& c) {
+            c.Stat(".");
+            c.Open(".", O_RDONLY | O_DIRECTORY);
+          },
+          {});
+  int n = 0;
+  for (Obj::Kind kind : AllKinds()) {
+    std::string o = absl::StrCat("top", n++);
+    at_root("make, chmod, chown, link, rename, remove a " + KindName(kind) + " at the top",
+            {Any(kind, o, 0644)}, kRoot0,
+            [o, kind](Ctx& c) {
+              if (kind != Obj::kSymlink) c.Do("chmod", chmod(o.c_str(), 0600));
+              c.Do("lchown", lchown(o.c_str(), 65534, 65533));
+              if (kind != Obj::kDir) c.Do("link", link(o.c_str(), (o + "l").c_str()));
+              c.Do("rename", rename(o.c_str(), (o + "r").c_str()));
+              c.Stat(o + "r");
+              c.Do("remove",
+                   kind == Obj::kDir ? rmdir((o + "r").c_str()) : unlink((o + "r").c_str()));
+              c.Stat(o + "l");
+              unlink((o + "l").c_str());
+            },
+            {});
+  }
+  at_root("65534 makes at the top and in its own top-level dir", {D("own", 0755, 65534, 65534)},
+          kNobody000,
+          [](Ctx& c) {
+            c.Open("nobody-file", O_CREAT | O_WRONLY, 0644);
+            c.Do("mkdir nobody-dir", mkdir("nobody-dir", 0755));
+            c.Open("own/f", O_CREAT | O_WRONLY, 0640);
+            c.Do("mkdir own/d", mkdir("own/d", 0700));
+            c.Do("rename own/f own/d/g", rename("own/f", "own/d/g"));
+            c.Stat("own/d/g");
+          },
+          {"own", "own/d"});
+  at_root("the Android layout's names mean nothing here",
+          {D("Android", 0777), D("Android/data", 0777), D("DCIM", 0777)}, kNobody000,
+          [](Ctx& c) {
+            c.Do("mkdir Android/data/com.example.x", mkdir("Android/data/com.example.x", 0700));
+            c.Open("Android/data/com.example.x/f", O_CREAT | O_WRONLY, 0600);
+            c.Do("mkdir Android/obb", mkdir("Android/obb", 0755));
+            c.Open("DCIM/notes.txt", O_CREAT | O_WRONLY, 0644);
+            c.Write("DCIM/photo.jpg", "not a jpeg", O_CREAT | O_WRONLY);
+            c.Do("mkdir dcim", mkdir("dcim", 0755));
+            c.Do("mkdir Music2", mkdir("Music2", 0755));
+            c.Do("rename DCIM/notes.txt Android/data/com.example.x/n",
+                 rename("DCIM/notes.txt", "Android/data/com.example.x/n"));
+            c.Stat("Android/data/com.example.x/n");
+            c.Stat("Android/data/com.example.x");
+          },
+          {"Android", "Android/data", "DCIM", "dcim"});
+  RunGroup("AtTheRoot", cases);
 }
 
 }  // namespace

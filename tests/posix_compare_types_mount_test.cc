@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <string>
@@ -415,6 +416,27 @@ TEST_F(PosixCompareTest, RenameEveryType) {
                    kRoot0,
                    [](Ctx& c) { c.Do("rename a b", rename("a", "b")); },
                    {".", "b"}});
+  cases.push_back({"rename a dir holding 5,000 files, to another parent and back",
+                   {D("a", 0755), D("b", 0755), D("a/big", 0755)},
+                   kRoot0,
+                   [](Ctx& c) {
+                     int made = 0;
+                     for (int i = 0; i < 5000; ++i) {
+                       if (i < 50) mkdir(absl::StrCat("a/big/", i).c_str(), 0755);
+                       std::string name = absl::StrCat("a/big/", i % 50, "/f", i);
+                       int fd = open(name.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+                       if (fd >= 0) {
+                         ++made;
+                         close(fd);
+                       }
+                     }
+                     c.Log("files made", absl::StrCat(made));
+                     c.Do("rename a/big b/big", rename("a/big", "b/big"));
+                     c.Do("rename b/big a/big2", rename("b/big", "a/big2"));
+                     c.Do("exchange a/big2 b",
+                          renameat2(AT_FDCWD, "a/big2", AT_FDCWD, "b", RENAME_EXCHANGE));
+                   },
+                   {"a", "b"}});
   RunGroup("RenameTypes", cases);
 }
 
@@ -511,6 +533,156 @@ TEST_F(PosixCompareTest, UnlinkAndRmdirEveryType) {
                      {"p"}});
   }
   RunGroup("UnlinkRmdirTypes", cases);
+}
+
+// Objects whose name changed or went while the caller still holds them: an open fd of an
+// unlinked file or removed dir, a second hard link after the first name went, names below a
+// renamed or exchanged dir.
+TEST_F(PosixCompareTest, LiveNames) {
+  std::vector<Case> cases;
+  auto fd_ops = [](Ctx& c, int fd, const std::string& label) {
+    c.Do("fchmod " + label, fchmod(fd, 0640));
+    c.Do("fchown " + label, fchown(fd, 65534, 65533));
+    c.Do("futimens " + label, futimens(fd, nullptr));
+    c.Fstat(fd, label);
+  };
+  cases.push_back({"fchmod, fchown, ftruncate, futimens of an open, unlinked file",
+                   {F("f", 0644)},
+                   kRoot0,
+                   [fd_ops](Ctx& c) {
+                     int fd = c.OpenFd("f", O_RDWR);
+                     c.Do("unlink f", unlink("f"));
+                     fd_ops(c, fd, "fd");
+                     c.Do("ftruncate fd 10", ftruncate(fd, 10));
+                     c.Do("fsetxattr fd", fsetxattr(fd, "user.k", "v", 1, 0));
+                     c.Fstat(fd, "fd");
+                     close(fd);
+                   },
+                   {"."}});
+  // (Held by an O_PATH fd only, an unlinked file is gone below the mount: see the README.)
+  cases.push_back({"reopen, chmod and truncate through /proc/self/fd of an open, unlinked file",
+                   {F("f", 0644)},
+                   kRoot0,
+                   [](Ctx& c) {
+                     int fd = c.OpenFd("f", O_RDWR);
+                     c.Do("unlink f", unlink("f"));
+                     std::string proc = absl::StrCat("/proc/self/fd/", fd);
+                     c.Read(proc);
+                     c.Do("chmod /proc/self/fd", chmod(proc.c_str(), 0600));
+                     c.Do("chown /proc/self/fd", chown(proc.c_str(), 65534, -1));
+                     c.Do("truncate /proc/self/fd", truncate(proc.c_str(), 1));
+                     c.Fstat(fd, "fd");
+                     c.Do("linkat /proc/self/fd back",
+                          linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, "g", AT_SYMLINK_FOLLOW));
+                     close(fd);
+                   },
+                   {"."}});
+  cases.push_back({"fchmod, fchown, futimens of an open dir after rmdir, and creating in it",
+                   {D("d", 0755)},
+                   kRoot0,
+                   [fd_ops](Ctx& c) {
+                     int fd = c.OpenFd("d", O_RDONLY | O_DIRECTORY);
+                     c.Do("rmdir d", rmdir("d"));
+                     fd_ops(c, fd, "dir fd");
+                     int made = openat(fd, "x", O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+                     c.Do("openat dir fd x O_CREAT", made);
+                     if (made >= 0) close(made);
+                     c.Do("mkdirat dir fd y", mkdirat(fd, "y", 0755));
+                     close(fd);
+                   },
+                   {"."}});
+  cases.push_back({"a file in a removed dir, still open",
+                   {D("d", 0755), F("d/f", 0644)},
+                   kRoot0,
+                   [fd_ops](Ctx& c) {
+                     int fd = c.OpenFd("d/f", O_RDWR);
+                     c.Do("unlink d/f", unlink("d/f"));
+                     c.Do("rmdir d", rmdir("d"));
+                     fd_ops(c, fd, "fd");
+                     c.Do("ftruncate fd 1", ftruncate(fd, 1));
+                     close(fd);
+                   },
+                   {"."}});
+  cases.push_back({"the other hard link after the first name went",
+                   {F("f", 0644), H("g", "f")},
+                   kRoot0,
+                   [](Ctx& c) {
+                     c.Stat("g");
+                     c.Stat("f");
+                     c.Do("unlink f", unlink("f"));
+                     c.Do("chmod g", chmod("g", 0600));
+                     c.Do("chown g", chown("g", 65534, 65534));
+                     c.Do("truncate g", truncate("g", 2));
+                     c.Read("g");
+                     c.Do("setxattr g", setxattr("g", "user.k", "v", 1, 0));
+                     c.Do("link g h", link("g", "h"));
+                     c.Do("rename g i", rename("g", "i"));
+                     c.Stat("i");
+                     c.Stat("h");
+                   },
+                   {"h", "i", "."}});
+  cases.push_back({"the other hard link in another dir, as its owner",
+                   {D("a", 0777), D("b", 0777), F("a/f", 0644, 65534, 65534), H("b/g", "a/f")},
+                   kNobody000,
+                   [](Ctx& c) {
+                     c.Stat("b/g");
+                     c.Stat("a/f");
+                     c.Do("rename a/f a/h", rename("a/f", "a/h"));
+                     c.Do("unlink a/h", unlink("a/h"));
+                     c.Do("chmod b/g", chmod("b/g", 0600));
+                     c.Open("b/g", O_WRONLY | O_TRUNC);
+                     c.Do("rename b/g a/f", rename("b/g", "a/f"));
+                     c.Stat("a/f");
+                   },
+                   {"a/f", "b/g"}});
+  cases.push_back({"names below a renamed dir",
+                   {D("d", 0755), F("d/f", 0644), D("d/sub", 0755), F("d/sub/g", 0644)},
+                   kRoot0,
+                   [](Ctx& c) {
+                     c.Stat("d/sub/g");
+                     c.Do("rename d e", rename("d", "e"));
+                     c.Do("chmod e/sub/g", chmod("e/sub/g", 0600));
+                     c.Do("unlink e/f", unlink("e/f"));
+                     c.Do("mkdir e/sub/h", mkdir("e/sub/h", 0755));
+                     c.Do("rename e/sub top", rename("e/sub", "top"));
+                     c.Do("link top/g e/g2", link("top/g", "e/g2"));
+                     c.Do("truncate top/g", truncate("top/g", 1));
+                     c.Stat("top/g");
+                     c.Stat("e/g2");
+                     c.Do("rmdir top/h", rmdir("top/h"));
+                   },
+                   {"e", "top", "top/g"}});
+  cases.push_back({"names below exchanged dirs, with open fds",
+                   {D("a", 0755), D("b", 0755), F("a/f", 0644), F("b/f", 0600)},
+                   kRoot0,
+                   [](Ctx& c) {
+                     int fd = c.OpenFd("a/f", O_RDWR);
+                     c.Do("exchange a b", renameat2(AT_FDCWD, "a", AT_FDCWD, "b", RENAME_EXCHANGE));
+                     c.Stat("a/f");
+                     c.Stat("b/f");
+                     c.Do("fchmod fd 0444", fchmod(fd, 0444));
+                     c.Stat("b/f");
+                     c.Do("chmod a/f 0400", chmod("a/f", 0400));
+                     c.Do("unlink b/f", unlink("b/f"));
+                     c.Fstat(fd, "fd");
+                     c.Do("ftruncate fd", ftruncate(fd, 0));
+                     close(fd);
+                   },
+                   {"a/f", "a", "b"}});
+  cases.push_back({"a file renamed over while open",
+                   {F("f", 0644), F("g", 0600)},
+                   kRoot0,
+                   [](Ctx& c) {
+                     int fd = c.OpenFd("g", O_RDWR);
+                     c.Do("rename f g", rename("f", "g"));
+                     c.Do("fchmod old g", fchmod(fd, 0640));
+                     c.Do("fchown old g", fchown(fd, 65534, -1));
+                     c.Do("ftruncate old g", ftruncate(fd, 0));
+                     c.Fstat(fd, "old g");
+                     close(fd);
+                   },
+                   {"g"}});
+  RunGroup("LiveNames", cases);
 }
 
 }  // namespace
