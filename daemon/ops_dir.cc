@@ -1,5 +1,11 @@
 // Directory ops: OPENDIR, READDIR and READDIRPLUS (one listing per open, filtered by what the
 // caller may see), RELEASEDIR and FSYNCDIR.
+//
+// READDIRPLUS under POSIX semantics: an entry with attributes saves the kernel a LOOKUP per name
+// of a cold listing, but makes it forget the inode's cached ACLs (fuse_direntplus_link calls
+// forget_all_cached_acls), which `ls -l` then asks for again. So a name whose attributes the
+// kernel still holds fresh (Node::kernel_fresh_until_ns, fs_internal.h) goes without them
+// (nodeid 0: a plain directory entry to the kernel), and every other name with them.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -68,6 +74,7 @@ int ForEachFileBelow(int dir_fd, int* budget,
 int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi) {
   Resolved r;
   if (int err = Resolve(fs, ino, &r)) return err;
+  MarkKernelAttrsStale(r.node.get());  // listing it changes its atime in the kernel's copy
   if (int err = Verdict(ctx.Decide(OP_READ, r.path, true, nullptr))) return err;
   std::optional<uid_t> slot;
   if (int err = fs->TakeHandleSlot(ctx, &slot)) return err;
@@ -123,6 +130,19 @@ void sfs_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   }
 }
 
+// Under POSIX semantics, turns a READDIRPLUS entry whose node the kernel holds fresh (its name
+// and attributes, for at least another second) into a plain one: no lookup is handed over (so it
+// is undone) and the kernel keeps what it has, cached ACLs included.
+void KeepKernelsEntry(Filesystem* fs, int64_t fresh_until_before, fuse_entry_param* e) {
+  constexpr int64_t kMarginNs = 1'000'000'000;
+  if (!fs->posix() || fresh_until_before < SteadyNowNs() + kMarginNs) return;
+  std::shared_ptr<Node> node = fs->nodes().Get(e->ino);
+  if (node == nullptr) return;
+  node->kernel_fresh_until_ns.store(fresh_until_before, std::memory_order_relaxed);
+  fs->nodes().Forget(e->ino, 1);
+  e->ino = 0;  // the dirent keeps attr.st_ino and the type
+}
+
 // READDIR and READDIRPLUS share the filtered listing; PLUS also looks every entry up (through
 // the same policy check as LOOKUP), so the kernel learns attributes without a LOOKUP per name.
 void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi,
@@ -152,23 +172,31 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     }
     fuse_entry_param e = {};
     bool dot = entry.name == "." || entry.name == "..";
+    int64_t fresh_until_before = 0;
     if (dot) {
       // The kernel makes no dentry for these (nodeid 0); only the name and type matter.
       e.attr.st_ino = entry.ino;
       e.attr.st_mode = static_cast<mode_t>(DTTOIF(entry.type));
-    } else if (int err = DoLookup(fs, ctx, ino, entry.name.c_str(), &e)) {
+    } else if (int err = DoLookup(fs, ctx, ino, entry.name.c_str(), &e, &fresh_until_before)) {
       // Gone or hidden since the listing was taken: not an entry any more. Anything else (out of
       // fds, an I/O error) must not drop the entry in silence: what is in the buffer is sent
       // and the kernel asks again from this entry, or the error is the answer.
       if (err == ENOENT || err == EACCES || err == EPERM) continue;
       if (used == 0) return (void)fuse_reply_err(req, err);
       break;
+    } else {
+      KeepKernelsEntry(fs, fresh_until_before, &e);
     }
     need =
         fuse_add_direntry_plus(req, buf.data() + used, size - used, entry.name.c_str(), &e, next);
     if (need > size - used) {
       // Not sent, so the kernel will never forget it: undo the lookup.
-      if (!dot) fs->nodes().Forget(e.ino, 1);
+      if (!dot && e.ino != 0) {
+        if (std::shared_ptr<Node> node = fs->nodes().Get(e.ino)) {
+          node->kernel_fresh_until_ns.store(fresh_until_before, std::memory_order_relaxed);
+        }
+        fs->nodes().Forget(e.ino, 1);
+      }
       break;
     }
     used += need;
