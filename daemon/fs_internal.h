@@ -178,11 +178,11 @@ ReadJudgement JudgeRead(const RequestContext& ctx, const std::string& path, cons
 // What the kernel holds of a node (Node::kernel_fresh_until_ns): after a LOOKUP or READDIRPLUS
 // entry, its name and its attributes, until the entry's timeouts run out. Ops after which the
 // kernel marks the attributes stale itself (an open, whose reads and writes change atime, size
-// and mtime; a listing, which changes a directory's atime; an xattr change, which changes ctime)
-// end it early. READDIRPLUS (ops_dir.cc) sends a name whose attributes are fresh without them, as
-// a READDIRPLUS entry with attributes makes the kernel forget the inode's cached ACLs
-// (fuse_direntplus_link calls forget_all_cached_acls) and `ls -l` would ask for them again. A
-// wrong guess costs a request, never a wrong answer.
+// and mtime; an xattr change, which changes ctime) end it early; a listing, which changes only a
+// directory's atime, does not (ops_dir.cc says why). READDIRPLUS (ops_dir.cc) sends a name whose
+// attributes are fresh without them, as a READDIRPLUS entry with attributes makes the kernel forget
+// the inode's cached ACLs (fuse_direntplus_link calls forget_all_cached_acls) and `ls -l` would ask
+// for them again. A wrong guess costs a request, never a wrong answer.
 inline int64_t SteadyNowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -217,9 +217,9 @@ struct Child {
 int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child,
               FactNeeds needs = {});
 // Hands the child's fd to the node table (one more kernel lookup of it) and fills the entry the
-// kernel gets back, as the caller sees it. The node's attributes count as not fresh in the kernel
-// (KernelAttrsFresh) until DoLookup says otherwise; *fresh_until_before, when given, gets what
-// they counted as before.
+// kernel gets back, as the caller sees it. The node's attributes count as not fresh in the
+// kernel (Node::kernel_fresh_until_ns) until DoLookup says otherwise; *fresh_until_before, when
+// given, gets what they counted as before.
 void PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
                   Child* child, ViewMask view, fuse_entry_param* e,
                   int64_t* fresh_until_before = nullptr);

@@ -5,7 +5,10 @@
 // of a cold listing, but makes it forget the inode's cached ACLs (fuse_direntplus_link calls
 // forget_all_cached_acls), which `ls -l` then asks for again. So a name whose attributes the
 // kernel still holds fresh (Node::kernel_fresh_until_ns, fs_internal.h) goes without them
-// (nodeid 0: a plain directory entry to the kernel), and every other name with them.
+// (nodeid 0: a plain directory entry to the kernel), and every other name with them. A listing
+// leaves a directory fresh although the kernel marks its atime stale: `ls -l` does not ask for
+// atime, and a resent directory would cost it two ACL questions (access and default); stat, du
+// and find, which ask for atime, pay one GETATTR for it instead.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -74,7 +77,6 @@ int ForEachFileBelow(int dir_fd, int* budget,
 int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi) {
   Resolved r;
   if (int err = Resolve(fs, ino, &r)) return err;
-  MarkKernelAttrsStale(r.node.get());  // listing it changes its atime in the kernel's copy
   if (int err = Verdict(ctx.Decide(OP_READ, r.path, true, nullptr))) return err;
   std::optional<uid_t> slot;
   if (int err = fs->TakeHandleSlot(ctx, &slot)) return err;
