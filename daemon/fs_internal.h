@@ -70,6 +70,7 @@ struct DirEntry {
   std::string name;
   ino_t ino;
   unsigned char type;
+  dev_t dev = 0;  // 0 for . and ..
 };
 
 // An open directory handle (fuse_file_info::fh): the filtered listing, taken once per open.

@@ -104,6 +104,8 @@ class NodeTable {
   std::shared_ptr<Node> Upsert(NodeId parent, const std::string& name, base::UniqueFd fd, dev_t dev,
                                ino_t ino, mode_t type, ViewMask view);
   std::shared_ptr<Node> Get(NodeId id) const;
+  // The node for (dev, ino, view), if the table has one; counts no lookup.
+  std::shared_ptr<Node> Find(dev_t dev, ino_t ino, ViewMask view) const;
   // An O_PATH fd of the node's lower object, for one request: from its handle, or a duplicate of
   // the fd it keeps. Returns 0 or an errno (ESTALE: the object is gone).
   int OpenNode(const Node& node, base::UniqueFd* out) const;

@@ -116,7 +116,7 @@ int LoadDir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, OpenDir* 
     policy::Decision seen =
         ctx.Decide(OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
     if (seen.outcome == OUTCOME_HIDE || seen.outcome == OUTCOME_DENY) continue;
-    dir->entries.push_back({ent->d_name, ent->d_ino, ent->d_type});
+    dir->entries.push_back({ent->d_name, ent->d_ino, ent->d_type, child.st.st_dev});
   }
   dir->loaded = true;
   return 0;
@@ -132,12 +132,27 @@ void sfs_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   }
 }
 
+// A name's attributes count as held by the kernel when they stay fresh for another second.
+constexpr int64_t kFreshMarginNs = 1'000'000'000;
+
+// Under POSIX semantics, whether a listed name's node is one the kernel holds fresh, found without
+// a lookup: its READDIRPLUS entry then goes without attributes, and costs no more than a READDIR
+// entry (the listing already judged that the caller sees the name). Policies that may redact are
+// left to KeepKernelsEntry: the caller's view, and so the node, is the lookup's to choose.
+bool KernelHoldsFresh(Filesystem* fs, const RequestContext& ctx, const DirEntry& entry) {
+  if (!fs->posix() || entry.dev == 0 || ctx.engine() == nullptr || ctx.engine()->may_redact()) {
+    return false;
+  }
+  std::shared_ptr<Node> node = fs->nodes().Find(entry.dev, entry.ino, kRawView);
+  return node != nullptr && node->kernel_fresh_until_ns.load(std::memory_order_relaxed) >=
+                                SteadyNowNs() + kFreshMarginNs;
+}
+
 // Under POSIX semantics, turns a READDIRPLUS entry whose node the kernel holds fresh (its name
 // and attributes, for at least another second) into a plain one: no lookup is handed over (so it
 // is undone) and the kernel keeps what it has, cached ACLs included.
 void KeepKernelsEntry(Filesystem* fs, int64_t fresh_until_before, fuse_entry_param* e) {
-  constexpr int64_t kMarginNs = 1'000'000'000;
-  if (!fs->posix() || fresh_until_before < SteadyNowNs() + kMarginNs) return;
+  if (!fs->posix() || fresh_until_before < SteadyNowNs() + kFreshMarginNs) return;
   std::shared_ptr<Node> node = fs->nodes().Get(e->ino);
   if (node == nullptr) return;
   node->kernel_fresh_until_ns.store(fresh_until_before, std::memory_order_relaxed);
@@ -175,8 +190,8 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     fuse_entry_param e = {};
     bool dot = entry.name == "." || entry.name == "..";
     int64_t fresh_until_before = 0;
-    if (dot) {
-      // The kernel makes no dentry for these (nodeid 0); only the name and type matter.
+    if (dot || KernelHoldsFresh(fs, ctx, entry)) {
+      // Nodeid 0 (e.ino): the kernel makes or changes no dentry; only the name and type matter.
       e.attr.st_ino = entry.ino;
       e.attr.st_mode = static_cast<mode_t>(DTTOIF(entry.type));
     } else if (int err = DoLookup(fs, ctx, ino, entry.name.c_str(), &e, &fresh_until_before)) {
@@ -193,7 +208,7 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
         fuse_add_direntry_plus(req, buf.data() + used, size - used, entry.name.c_str(), &e, next);
     if (need > size - used) {
       // Not sent, so the kernel will never forget it: undo the lookup.
-      if (!dot && e.ino != 0) {
+      if (e.ino != 0) {
         if (std::shared_ptr<Node> node = fs->nodes().Get(e.ino)) {
           node->kernel_fresh_until_ns.store(fresh_until_before, std::memory_order_relaxed);
         }
