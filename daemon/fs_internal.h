@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -69,6 +70,7 @@ struct DirEntry {
   std::string name;
   ino_t ino;
   unsigned char type;
+  dev_t dev = 0;  // 0 for . and ..
 };
 
 // An open directory handle (fuse_file_info::fh): the filtered listing, taken once per open.
@@ -174,6 +176,28 @@ ReadJudgement JudgeRead(const RequestContext& ctx, const std::string& path, cons
 
 // --- Nodes ------------------------------------------------------------------------------------
 
+// What the kernel holds of a node (Node::kernel_fresh_until_ns): after a LOOKUP or READDIRPLUS
+// entry, its name and its attributes, until the entry's timeouts run out. Ops after which the
+// kernel marks the attributes stale itself (an open, whose reads and writes change atime, size
+// and mtime; an xattr change, which changes ctime) end it early; a listing, which changes only a
+// directory's atime, does not (ops_dir.cc says why). READDIRPLUS (ops_dir.cc) sends a name whose
+// attributes are fresh without them, as a READDIRPLUS entry with attributes makes the kernel forget
+// the inode's cached ACLs (fuse_direntplus_link calls forget_all_cached_acls) and `ls -l` would ask
+// for them again. A wrong guess costs a request, never a wrong answer.
+inline int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+inline void MarkKernelAttrsFresh(Node* node, double seconds) {
+  node->kernel_fresh_until_ns.store(
+      seconds > 0 ? SteadyNowNs() + static_cast<int64_t>(seconds * 1e9) : 0,
+      std::memory_order_relaxed);
+}
+inline void MarkKernelAttrsStale(Node* node) {
+  node->kernel_fresh_until_ns.store(0, std::memory_order_relaxed);
+}
+
 int StatFd(int fd, struct stat* st);
 
 // What the node table calls an O_TMPFILE file until a LINK names it: the policy judges it as a
@@ -198,9 +222,12 @@ struct Child {
 int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child,
               FactNeeds needs = {});
 // Hands the child's fd to the node table (one more kernel lookup of it) and fills the entry the
-// kernel gets back, as the caller sees it.
+// kernel gets back, as the caller sees it. The node's attributes count as not fresh in the
+// kernel (Node::kernel_fresh_until_ns) until DoLookup says otherwise; *fresh_until_before, when
+// given, gets what they counted as before.
 void PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
-                  Child* child, ViewMask view, fuse_entry_param* e);
+                  Child* child, ViewMask view, fuse_entry_param* e,
+                  int64_t* fresh_until_before = nullptr);
 FileInfo InfoOfNode(Filesystem* fs, const Resolved& r, const struct stat& st, FactNeeds needs = {});
 
 // A node as the caller may see it: resolved, stat'ed, its content facts known, and not hidden
@@ -214,8 +241,10 @@ struct Visible {
 int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Visible* v);
 ViewMask CallerView(const RequestContext& ctx, const Child& child);
 
+// LOOKUP, and READDIRPLUS's entries: the entry leaves the kernel with the name and current
+// attributes, fresh for the entry's timeouts. *fresh_until_before: as for PublishEntry.
 int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
-             fuse_entry_param* e);
+             fuse_entry_param* e, int64_t* fresh_until_before = nullptr);
 int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi,
            int* backing_id);
 // Replies to an op that makes or finds a name (LOOKUP, MKDIR, SYMLINK, LINK): `err` or the entry.

@@ -76,13 +76,15 @@ ssize_t FuseSession::Writev(int fd, struct iovec* iov, int count, void* userdata
       // kernel to kill on our behalf; the lower filesystem clears them on its own writes.
       if (self->kernel_offers_killpriv_v2_) out->flags |= abi::kHandleKillprivV2;
       // POSIX semantics: the kernel enforces and caches ACLs (this implies default_permissions,
-      // which the mount options carry too, for kernels that do not offer it). No READDIRPLUS
-      // then: the kernel forgets an inode's cached ACLs whenever a READDIRPLUS entry refreshes
-      // it, so every `ls -l` would ask for every file's ACL again; names and attributes are
-      // cached (entry_cache_seconds) instead.
+      // which the mount options carry too, for kernels that do not offer it). READDIRPLUS for
+      // every listing, not only its first chunk (READDIRPLUS_AUTO): `ls -l` reads a whole
+      // directory before it stats a name, so AUTO would leave all but the first chunk's names
+      // to a LOOKUP each. A READDIRPLUS entry with attributes makes the kernel forget the
+      // inode's cached ACLs, so the daemon sends those only for names the kernel does not hold
+      // fresh already (ops_dir.cc).
       if (self->options_.posix && self->kernel_offers_posix_acl_) {
         out->flags |= abi::kPosixAcl | abi::kDontMask;
-        out->flags &= ~(abi::kDoReaddirplus | abi::kReaddirplusAuto);
+        out->flags &= ~abi::kReaddirplusAuto;
       }
       if (self->options_.want_passthrough && self->kernel_offers_passthrough_) {
         out->flags |= abi::kInitExt;

@@ -108,6 +108,14 @@ std::shared_ptr<Node> NodeTable::Get(NodeId id) const {
   return it == entries_.end() ? nullptr : it->second.node;
 }
 
+std::shared_ptr<Node> NodeTable::Find(dev_t dev, ino_t ino, ViewMask view) const {
+  absl::MutexLock lock(&mu_);
+  auto key = by_key_.find(Key{dev, ino, view});
+  if (key == by_key_.end()) return nullptr;
+  auto it = entries_.find(key->second);
+  return it == entries_.end() ? nullptr : it->second.node;
+}
+
 void NodeTable::Forget(NodeId id, uint64_t n) {
   std::shared_ptr<Node> doomed;  // released after the lock: closing an fd may block
   absl::MutexLock lock(&mu_);

@@ -19,6 +19,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -85,6 +86,11 @@ struct Node {
   // Redacted views: the lower file version the kernel's page cache of this inode was filled
   // from, so an open of an unchanged file keeps the cache.
   FileVersion cached_version ABSL_GUARDED_BY(backing_mu);
+
+  // Until when (steady clock, ns) the kernel holds this node's name and current attributes, as
+  // far as the daemon can tell; 0: not known to. Set through fs_internal.h's
+  // MarkKernelAttrs* helpers; READDIRPLUS reads it. Only ever a hint, never a decision.
+  std::atomic<int64_t> kernel_fresh_until_ns{0};
 };
 
 class NodeTable {
@@ -98,6 +104,8 @@ class NodeTable {
   std::shared_ptr<Node> Upsert(NodeId parent, const std::string& name, base::UniqueFd fd, dev_t dev,
                                ino_t ino, mode_t type, ViewMask view);
   std::shared_ptr<Node> Get(NodeId id) const;
+  // The node for (dev, ino, view), if the table has one; counts no lookup.
+  std::shared_ptr<Node> Find(dev_t dev, ino_t ino, ViewMask view) const;
   // An O_PATH fd of the node's lower object, for one request: from its handle, or a duplicate of
   // the fd it keeps. Returns 0 or an errno (ESTALE: the object is gone).
   int OpenNode(const Node& node, base::UniqueFd* out) const;

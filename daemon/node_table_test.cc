@@ -37,6 +37,18 @@ TEST_F(NodeTableTest, PathsComeFromTheParentChain) {
   EXPECT_EQ(Path(photo), "DCIM/Camera/a.jpg");
 }
 
+TEST_F(NodeTableTest, FindCountsNoLookup) {
+  NodeId dir = Add(kRootNodeId, "Download", 10);
+  NodeId raw = Add(dir, "p.jpg", 12, S_IFREG, kRawView);
+  ASSERT_NE(table_.Find(1, 12, kRawView), nullptr);
+  EXPECT_EQ(table_.Find(1, 12, kRawView)->id, raw);
+  EXPECT_EQ(table_.Find(1, 12, kRedactedView), nullptr);
+  EXPECT_EQ(table_.Find(2, 12, kRawView), nullptr);
+  table_.Forget(raw, 1);  // the one lookup Add counted: Find added none
+  EXPECT_EQ(table_.Find(1, 12, kRawView), nullptr);
+  EXPECT_EQ(table_.Get(raw), nullptr);
+}
+
 TEST_F(NodeTableTest, MovedDirectoryCarriesItsChildren) {
   NodeId dcim = Add(kRootNodeId, "DCIM", 10);
   NodeId d = Add(dcim, "d", 11);

@@ -1,5 +1,14 @@
 // Directory ops: OPENDIR, READDIR and READDIRPLUS (one listing per open, filtered by what the
 // caller may see), RELEASEDIR and FSYNCDIR.
+//
+// READDIRPLUS under POSIX semantics: an entry with attributes saves the kernel a LOOKUP per name
+// of a cold listing, but makes it forget the inode's cached ACLs (fuse_direntplus_link calls
+// forget_all_cached_acls), which `ls -l` then asks for again. So a name whose attributes the
+// kernel still holds fresh (Node::kernel_fresh_until_ns, fs_internal.h) goes without them
+// (nodeid 0: a plain directory entry to the kernel), and every other name with them. A listing
+// leaves a directory fresh although the kernel marks its atime stale: `ls -l` does not ask for
+// atime, and a resent directory would cost it two ACL questions (access and default); stat, du
+// and find, which ask for atime, pay one GETATTR for it instead.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -107,7 +116,7 @@ int LoadDir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, OpenDir* 
     policy::Decision seen =
         ctx.Decide(OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
     if (seen.outcome == OUTCOME_HIDE || seen.outcome == OUTCOME_DENY) continue;
-    dir->entries.push_back({ent->d_name, ent->d_ino, ent->d_type});
+    dir->entries.push_back({ent->d_name, ent->d_ino, ent->d_type, child.st.st_dev});
   }
   dir->loaded = true;
   return 0;
@@ -121,6 +130,34 @@ void sfs_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   } else {
     fuse_reply_open(req, fi);
   }
+}
+
+// A name's attributes count as held by the kernel when they stay fresh for another second.
+constexpr int64_t kFreshMarginNs = 1'000'000'000;
+
+// Under POSIX semantics, whether a listed name's node is one the kernel holds fresh, found without
+// a lookup: its READDIRPLUS entry then goes without attributes, and costs no more than a READDIR
+// entry (the listing already judged that the caller sees the name). Policies that may redact are
+// left to KeepKernelsEntry: the caller's view, and so the node, is the lookup's to choose.
+bool KernelHoldsFresh(Filesystem* fs, const RequestContext& ctx, const DirEntry& entry) {
+  if (!fs->posix() || entry.dev == 0 || ctx.engine() == nullptr || ctx.engine()->may_redact()) {
+    return false;
+  }
+  std::shared_ptr<Node> node = fs->nodes().Find(entry.dev, entry.ino, kRawView);
+  return node != nullptr && node->kernel_fresh_until_ns.load(std::memory_order_relaxed) >=
+                                SteadyNowNs() + kFreshMarginNs;
+}
+
+// Under POSIX semantics, turns a READDIRPLUS entry whose node the kernel holds fresh (its name
+// and attributes, for at least another second) into a plain one: no lookup is handed over (so it
+// is undone) and the kernel keeps what it has, cached ACLs included.
+void KeepKernelsEntry(Filesystem* fs, int64_t fresh_until_before, fuse_entry_param* e) {
+  if (!fs->posix() || fresh_until_before < SteadyNowNs() + kFreshMarginNs) return;
+  std::shared_ptr<Node> node = fs->nodes().Get(e->ino);
+  if (node == nullptr) return;
+  node->kernel_fresh_until_ns.store(fresh_until_before, std::memory_order_relaxed);
+  fs->nodes().Forget(e->ino, 1);
+  e->ino = 0;  // the dirent keeps attr.st_ino and the type
 }
 
 // READDIR and READDIRPLUS share the filtered listing; PLUS also looks every entry up (through
@@ -152,23 +189,31 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     }
     fuse_entry_param e = {};
     bool dot = entry.name == "." || entry.name == "..";
-    if (dot) {
-      // The kernel makes no dentry for these (nodeid 0); only the name and type matter.
+    int64_t fresh_until_before = 0;
+    if (dot || KernelHoldsFresh(fs, ctx, entry)) {
+      // Nodeid 0 (e.ino): the kernel makes or changes no dentry; only the name and type matter.
       e.attr.st_ino = entry.ino;
       e.attr.st_mode = static_cast<mode_t>(DTTOIF(entry.type));
-    } else if (int err = DoLookup(fs, ctx, ino, entry.name.c_str(), &e)) {
+    } else if (int err = DoLookup(fs, ctx, ino, entry.name.c_str(), &e, &fresh_until_before)) {
       // Gone or hidden since the listing was taken: not an entry any more. Anything else (out of
       // fds, an I/O error) must not drop the entry in silence: what is in the buffer is sent
       // and the kernel asks again from this entry, or the error is the answer.
       if (err == ENOENT || err == EACCES || err == EPERM) continue;
       if (used == 0) return (void)fuse_reply_err(req, err);
       break;
+    } else {
+      KeepKernelsEntry(fs, fresh_until_before, &e);
     }
     need =
         fuse_add_direntry_plus(req, buf.data() + used, size - used, entry.name.c_str(), &e, next);
     if (need > size - used) {
       // Not sent, so the kernel will never forget it: undo the lookup.
-      if (!dot) fs->nodes().Forget(e.ino, 1);
+      if (e.ino != 0) {
+        if (std::shared_ptr<Node> node = fs->nodes().Get(e.ino)) {
+          node->kernel_fresh_until_ns.store(fresh_until_before, std::memory_order_relaxed);
+        }
+        fs->nodes().Forget(e.ino, 1);
+      }
       break;
     }
     used += need;

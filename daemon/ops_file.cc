@@ -37,6 +37,7 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
            int* backing_id) {
   Resolved r;
   if (int err = Resolve(fs, ino, &r)) return err;
+  MarkKernelAttrsStale(r.node.get());  // its reads and writes change atime, mtime and size
   struct stat st;
   if (int err = StatFd(r.fd.get(), &st)) return err;
   if (!S_ISREG(st.st_mode)) return EACCES;

@@ -214,10 +214,12 @@ int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* c
 // Hands the child's fd to the node table (one more kernel lookup of it) and fills the entry the
 // kernel gets back.
 void PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
-                  Child* child, ViewMask view, fuse_entry_param* e) {
+                  Child* child, ViewMask view, fuse_entry_param* e, int64_t* fresh_until_before) {
   std::shared_ptr<Node> node =
       fs->nodes().Upsert(parent, name, std::move(child->fd), child->st.st_dev, child->st.st_ino,
                          child->st.st_mode & S_IFMT, view);
+  int64_t before = node->kernel_fresh_until_ns.exchange(0, std::memory_order_relaxed);
+  if (fresh_until_before != nullptr) *fresh_until_before = before;
   *e = {};
   e->ino = node->id;
   e->attr = child->st;
@@ -261,7 +263,7 @@ ViewMask CallerView(const RequestContext& ctx, const Child& child) {
 // One engine call (Engine::DecideLookup) answers whether the caller sees the name and, for a
 // regular file, which view it reads (the same judgement as JudgeRead).
 int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
-             fuse_entry_param* e) {
+             fuse_entry_param* e, int64_t* fresh_until_before) {
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
   Child child;
@@ -283,7 +285,10 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
       view = kRedactedView;
     }
   }
-  PublishEntry(fs, ctx, parent, name, &child, view, e);
+  PublishEntry(fs, ctx, parent, name, &child, view, e, fresh_until_before);
+  if (std::shared_ptr<Node> node = fs->nodes().Get(e->ino)) {
+    MarkKernelAttrsFresh(node.get(), std::min(e->entry_timeout, e->attr_timeout));
+  }
   return 0;
 }
 

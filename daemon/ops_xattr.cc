@@ -32,6 +32,7 @@ bool InView(Filesystem* fs, const char* name) {
 
 // The object an xattr request acts on, as a /proc path valid while `fd` is held.
 struct XattrPath {
+  std::shared_ptr<Node> node;
   base::UniqueFd fd;
   std::string path;
   const char* c_str() const { return path.c_str(); }
@@ -55,6 +56,7 @@ int XattrTarget(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, const
   }
   proc->path = ProcPath(v.r.fd.get());
   proc->fd = std::move(v.r.fd);
+  proc->node = std::move(v.r.node);
   return 0;
 }
 
@@ -66,7 +68,9 @@ void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* 
   if (int err = XattrTarget(fs, fs->Context(req), ino, name, &proc)) {
     return (void)fuse_reply_err(req, err);
   }
-  fuse_reply_err(req, setxattr(proc.c_str(), name, value, size, flags) == 0 ? 0 : errno);
+  int err = setxattr(proc.c_str(), name, value, size, flags) == 0 ? 0 : errno;
+  if (err == 0) MarkKernelAttrsStale(proc.node.get());  // the kernel invalidates its ctime
+  fuse_reply_err(req, err);
 }
 
 void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
@@ -120,7 +124,9 @@ void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
   if (int err = XattrTarget(fs, fs->Context(req), ino, name, &proc)) {
     return (void)fuse_reply_err(req, err);
   }
-  fuse_reply_err(req, removexattr(proc.c_str(), name) == 0 ? 0 : errno);
+  int err = removexattr(proc.c_str(), name) == 0 ? 0 : errno;
+  if (err == 0) MarkKernelAttrsStale(proc.node.get());  // the kernel invalidates its ctime
+  fuse_reply_err(req, err);
 }
 
 }  // namespace scopedfs::daemon

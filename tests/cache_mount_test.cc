@@ -2,14 +2,18 @@
 // policy the kernel caches names for a second, so a repeated path walk costs no LOOKUP; a reload
 // to a policy that hides names invalidates them before it returns, so no app sees a name the new
 // policy hides. Under the Android policy every walk still asks.
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -131,6 +135,154 @@ TEST_F(CacheMountTest, AclQuestionsAreAnsweredFromTheKernelsCache) {
   absl::StatusOr<int64_t> after = storage_.OpCount("xattr");
   ASSERT_TRUE(after.ok()) << after.status();
   EXPECT_EQ(*after, *before) << "the ACL question reached the daemon again";
+}
+
+// What `ls -l` asks statx for (coreutils: no atime), and what stat, du and find ask for.
+constexpr unsigned kLsMask =
+    STATX_MODE | STATX_NLINK | STATX_UID | STATX_GID | STATX_SIZE | STATX_MTIME | STATX_BLOCKS;
+constexpr unsigned kStatMask = STATX_BASIC_STATS;
+
+// `ls -lR DIR` into `out`: lists DIR, statx's every name for `mask` and, when `acls`, asks for its
+// SELinux label and ACLs as ls does (a directory's default ACL too), then lists each
+// subdirectory.
+void ListLongInto(const std::string& dir, unsigned mask, bool acls, AppResult* out) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) {
+    out->err = errno;
+    return;
+  }
+  std::vector<std::string> subdirs;
+  while (dirent* ent = readdir(d)) {
+    std::string name = ent->d_name;
+    if (name == "." || name == "..") continue;
+    std::string path = dir + "/" + name;
+    struct statx st;
+    if (statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, mask, &st) != 0) {
+      out->err = errno;
+      continue;
+    }
+    if (acls) {
+      char value[256];
+      std::vector<const char*> names = {"security.selinux", "system.posix_acl_access"};
+      if (S_ISDIR(st.stx_mode)) names.push_back("system.posix_acl_default");
+      for (const char* xattr : names) {
+        if (lgetxattr(path.c_str(), xattr, value, sizeof(value)) < 0 && errno != ENODATA) {
+          out->err = errno;
+        }
+      }
+    }
+    if (S_ISDIR(st.stx_mode)) subdirs.push_back(path);
+    ++out->value;
+  }
+  closedir(d);
+  for (const std::string& sub : subdirs) ListLongInto(sub, mask, acls, out);
+}
+
+// ListLongInto as `app`, in one process; value: the names seen.
+AppResult ListLong(const App& app, const std::string& dir, bool acls, unsigned mask = kLsMask) {
+  return app.Run("ls -lR", [&] {
+    AppResult out;
+    ListLongInto(dir, mask, acls, &out);
+    return out;
+  });
+}
+
+// How many requests of `op` the daemon answered while `body` ran.
+int64_t RequestsDuring(ScopedStorage& storage, absl::string_view op,
+                       const std::function<void()>& body) {
+  absl::StatusOr<int64_t> before = storage.OpCount(op);
+  EXPECT_TRUE(before.ok()) << before.status();
+  body();
+  absl::StatusOr<int64_t> after = storage.OpCount(op);
+  EXPECT_TRUE(after.ok()) << after.status();
+  return before.ok() && after.ok() ? *after - *before : -1;
+}
+
+// Documents/list: kListed names, of which two directories with a file each.
+constexpr int kListed = 20;
+
+class ListingMountTest : public CacheMountTest {
+ protected:
+  void SetUp() override {
+    CacheMountTest::SetUp();
+    for (int i = 0; i < kListed - 4; ++i) {
+      SCOPEDFS_ASSERT_OK(storage_.WriteLower(absl::StrCat("Documents/list/f", i), "x", kNotes));
+    }
+    for (int i = 0; i < 2; ++i) {
+      SCOPEDFS_ASSERT_OK(
+          storage_.WriteLower(absl::StrCat("Documents/list/d", i, "/f"), "x", kNotes));
+    }
+  }
+};
+
+// Under POSIX semantics a listing is READDIRPLUS: a cold `ls -l` learns every name's attributes
+// from it instead of asking a LOOKUP per name.
+TEST_F(ListingMountTest, AColdListingNeedsNoLookupPerName) {
+  int64_t lookups = RequestsDuring(storage_, "lookup", [&] {
+    AppResult r = ListLong(As(kRoot), "Documents/list", /*acls=*/false);
+    EXPECT_TRUE(Succeeds(r));
+    EXPECT_EQ(r.value, kListed);
+  });
+  EXPECT_LE(lookups, 2) << "Documents and list at most; the names came with the listing";
+}
+
+// A READDIRPLUS entry with attributes makes the kernel forget the inode's cached ACLs: names the
+// kernel holds fresh, and directories listed since (only their atime is stale), are listed without
+// them, so a second `ls -lR` asks for no ACL again (only security.selinux, which the kernel never
+// caches).
+TEST_F(ListingMountTest, AWarmListingKeepsTheKernelsCachedAcls) {
+  ASSERT_TRUE(Succeeds(ListLong(As(kRoot), "Documents/list", /*acls=*/true)));
+  int64_t xattrs = RequestsDuring(storage_, "xattr", [&] {
+    EXPECT_TRUE(Succeeds(ListLong(As(kRoot), "Documents/list", /*acls=*/true)));
+  });
+  EXPECT_EQ(xattrs, kListed) << "one security.selinux question per name, no ACL question";
+}
+
+// Reading a file makes the kernel mark its attributes stale (atime): a listing after the reads
+// brings them again, so stat'ing every name (as du and find do, atime included) costs no GETATTR
+// per file.
+TEST_F(ListingMountTest, AListingAfterReadsRefreshesTheirAttributes) {
+  ASSERT_TRUE(Succeeds(ListLong(As(kRoot), "Documents/list", /*acls=*/false, kStatMask)));
+  for (int i = 0; i < kListed - 4; ++i) {
+    ASSERT_TRUE(Succeeds(As(kRoot).Read(absl::StrCat("Documents/list/f", i))));
+  }
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(Succeeds(As(kRoot).Read(absl::StrCat("Documents/list/d", i, "/f"))));
+  }
+  int64_t getattrs = RequestsDuring(storage_, "getattr", [&] {
+    EXPECT_TRUE(Succeeds(ListLong(As(kRoot), "Documents/list", /*acls=*/false, kStatMask)));
+  });
+  EXPECT_LE(getattrs, 3) << "the listed directories' atime at most (list, d0, d1)";
+}
+
+// The one ACL the kernel never caches is the mount root's: the root inode is made at mount(2),
+// before FUSE_INIT negotiates FUSE_POSIX_ACL, and fuse_init_inode marks such inodes
+// ACL_DONT_CACHE for good. So a caller that is not the root directory's owner pays one ACL
+// question for every path walk that starts at or crosses the mount root; a walk that starts
+// below it (a cwd or a directory fd inside the mount) pays none.
+TEST_F(CacheMountTest, OnlyWalksThroughTheMountRootAskItsAclAgain) {
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Documents/a/b.txt", "x", kNotes));
+  ASSERT_TRUE(Succeeds(As(kNotes).Stat("Documents/a/b.txt")));  // every ACL on the way cached
+  int64_t from_root = RequestsDuring(storage_, "xattr", [&] {
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE(Succeeds(As(kNotes).Stat("Documents/a/b.txt")));
+  });
+  EXPECT_LE(from_root, 3) << "one question per walk (the mount root's ACL) at most";
+  int64_t from_inside = RequestsDuring(storage_, "xattr", [&] {
+    AppResult r = As(kNotes).Run("stat from Documents", [] {
+      AppResult out;
+      int dir = open("Documents", O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (dir < 0) out.err = errno;
+      struct stat st;
+      for (int i = 0; dir >= 0 && i < 3; ++i) {
+        if (fstatat(dir, "a/b.txt", &st, 0) != 0) out.err = errno;
+      }
+      if (dir >= 0) close(dir);
+      return out;
+    });
+    EXPECT_TRUE(Succeeds(r));
+  });
+  EXPECT_LE(from_inside, 1) << "the open of Documents crosses the root once; the walks below it "
+                               "find every ACL in the kernel's cache";
 }
 
 class AndroidCacheMountTest : public CacheMountTest {

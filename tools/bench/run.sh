@@ -3,10 +3,19 @@
 # every contender on the same tmpfs lower tree in the same run, and BENCHMARKS.md with a chart
 # written from the results. See BENCHMARKS.md for what each contender and workload is.
 #
-# Usage: tools/bench/run.sh [--quick] [--tiny] [--runs=N] [--out=DIR] [--no-profile|--profile]
-#   (default)  the full run: drivers/ of linux-source-6.1, 3 runs, perf profile; < 25 min
-#   --quick    1 run, a 3,000-file slice of drivers/, short fio jobs; < 3 min
-#   --tiny     the CI smoke run: 1 run, a 300-file made-up tree, 4 MiB fio files; < 60 s
+# Usage: tools/bench/run.sh [--quick] [--tiny] [--only=semantics] [--runs=N] [--out=DIR]
+#                           [--no-profile|--profile]
+#   (default)  the full run: drivers/ of linux-source-6.1, 3 runs, perf profile; < 30 min
+#   --quick    1 run, a 3,000-file slice of drivers/, short fio jobs; < 4 min
+#   --tiny     the CI smoke run: 1 run, a 300-file made-up tree, 4 MiB fio files; < 90 s
+#   --only=semantics  only the cost of POSIX semantics (issue 11): native and the four A/B
+#              contenders below, 5 runs by default (with --quick's tree and fio sizes when
+#              --quick is given too, else the full run's)
+# The A/B of POSIX semantics: the permissive policy as it is (POSIX) against a generated copy
+# that differs only in `semantics: SEMANTICS_ANDROID`, as root and as an app uid, run next to
+# each other in every run and in alternating order (A B in odd runs, B A in even ones), so
+# drift on a shared machine hits both alike; BENCHMARKS.md's "Cost of POSIX semantics" compares
+# their medians and FUSE request counts against issue 11's 5% budget.
 #   --out=DIR  where BENCHMARKS.md, the chart and the raw data (results.tsv, requests.tsv,
 #              profile.txt) go; default for the full run: BENCHMARKS.md in the repository root,
 #              the rest in tools/bench/results/; otherwise everything in /tmp/scopedfs-bench-out
@@ -19,18 +28,21 @@ cd "$(dirname "$0")/../.."
 REPO=$PWD
 source tools/bench/lib.sh
 
-MODE=full RUNS="" OUT="" PROFILE=1 FORCE_PROFILE=0
+MODE=full RUNS="" OUT="" PROFILE=1 FORCE_PROFILE=0 ONLY=""
 for arg in "$@"; do
   case "$arg" in
     --quick) MODE=quick ;;
     --tiny) MODE=tiny ;;
+    --only=semantics) ONLY=semantics ;;
     --runs=*) RUNS=${arg#--runs=} ;;
     --out=*) OUT=${arg#--out=} ;;
     --no-profile) PROFILE=0 ;;
     --profile) FORCE_PROFILE=1 ;;
-    *) echo "usage: $0 [--quick] [--tiny] [--runs=N] [--out=DIR] [--no-profile|--profile]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick] [--tiny] [--only=semantics] [--runs=N] [--out=DIR] [--no-profile|--profile]" >&2; exit 2 ;;
   esac
 done
+# The targeted A/B run: more runs of fewer contenders, no profile.
+[[ "$ONLY" == semantics ]] && RUNS=${RUNS:-5} PROFILE=0
 case "$MODE" in
   full) RUNS=${RUNS:-3} FIO_MB=512 FIO_RT=1 FIO_RAMP=0.3 META_FILES=2000 META_SECONDS=1 ;;
   quick) RUNS=${RUNS:-1} FIO_MB=256 FIO_RT=0.5 FIO_RAMP=0.2 META_FILES=1000 META_SECONDS=0.5 PROFILE=0 ;;
@@ -38,7 +50,7 @@ case "$MODE" in
 esac
 ((FORCE_PROFILE)) && PROFILE=1
 if [[ -z "$OUT" ]]; then
-  if [[ "$MODE" == full ]]; then OUT=$REPO DATA=$REPO/tools/bench/results; else OUT=/tmp/scopedfs-bench-out; fi
+  if [[ "$MODE" == full && -z "$ONLY" ]]; then OUT=$REPO DATA=$REPO/tools/bench/results; else OUT=/tmp/scopedfs-bench-out; fi
 fi
 DATA=${DATA:-$OUT}
 mkdir -p "$OUT" "$DATA"
@@ -139,6 +151,8 @@ mkdir -p "$lower/Download" "$lower/DCIM/Camera"
 # stop at the image data, so the redaction plan is the sample's whatever the size).
 dd if=/dev/zero of="$lower/Download/fio.dat" bs=1M count="$FIO_MB" status=none
 bench_own "$BENCH_OWNER_UID" "$lower/Download/fio.dat"
+# Owned by the app as POSIX sees it too, so the app uid writes it under POSIX semantics.
+chown "$BENCH_OWNER_UID:$BENCH_OWNER_UID" "$lower/Download/fio.dat"
 photo=$lower/DCIM/Camera/big.jpg
 cp "$GPS_JPEG" "$photo"
 head -c $((FIO_MB * 1024 * 1024 - $(stat -c %s "$GPS_JPEG"))) /dev/urandom >>"$photo"
@@ -148,10 +162,33 @@ mkdir -p "$lower/Download/meta"
 "$METAOPS" create "$lower/Download/meta" "$META_FILES"
 (cd "$lower/Download/meta" && find . -type f -print0 | xargs -0 setfattr -n trusted.scopedfs.owner -v "$BENCH_OWNER_UID")
 
-CONTENDERS=(native permissive android_owner redacted nopassthrough bindfs mergerfs)
+# The A/B of issue 11 (see the header): the permissive rules under ANDROID semantics, made from
+# the permissive policy by changing nothing but its semantics line, and checked by the same
+# validation a deployment would run.
+PERMISSIVE_ANDROID=$work/permissive-android-semantics.textproto
+sed 's/^semantics: SEMANTICS_POSIX$/semantics: SEMANTICS_ANDROID/' "$BENCH_PERMISSIVE" >"$PERMISSIVE_ANDROID"
+grep -q '^semantics: SEMANTICS_ANDROID$' "$PERMISSIVE_ANDROID" ||
+  { echo "run.sh: $BENCH_PERMISSIVE has no 'semantics: SEMANTICS_POSIX' line to change" >&2; exit 1; }
+"$SCOPEDFSCTL" validate --policy="$PERMISSIVE_ANDROID" --apps="$BENCH_APPS" >/dev/null ||
+  { echo "run.sh: scopedfsctl validate refused $PERMISSIVE_ANDROID" >&2; exit 1; }
+# The app uid's own directory: under POSIX semantics an app may only write where the modes let it.
+mkdir -p "$lower/Download/app"
+chown "$BENCH_OWNER_UID:$BENCH_OWNER_UID" "$lower/Download/app"
+
+# The A/B pairs (POSIX, ANDROID): every run has both members of a pair next to each other.
+AB_PAIRS=("permissive permissive_android" "permissive_app permissive_android_app")
+if [[ "$ONLY" == semantics ]]; then
+  CONTENDERS=(native permissive permissive_android permissive_app permissive_android_app)
+else
+  CONTENDERS=(native permissive permissive_android permissive_app permissive_android_app android_owner
+    redacted nopassthrough bindfs mergerfs)
+fi
 declare -A LABEL=(
   [native]="native"
   [permissive]="scopedfs permissive, root"
+  [permissive_android]="permissive rules, ANDROID semantics, root"
+  [permissive_app]="scopedfs permissive, app uid"
+  [permissive_android_app]="permissive rules, ANDROID semantics, app uid"
   [android_owner]="scopedfs android, owner app"
   [redacted]="scopedfs redacted reader"
   [nopassthrough]="scopedfs --passthrough=false"
@@ -159,18 +196,21 @@ declare -A LABEL=(
   [mergerfs]="mergerfs"
 )
 
-# setup <contender>: mounts what the contender needs and sets DIR (its working directory), PHOTO,
-# AS (the uid it acts as), PID and SOCK (scopedfsd only). Returns 1 with REASON when it cannot.
+# setup <contender>: mounts what the contender needs and sets DIR (its working directory), LDIR
+# (the same directory in the lower tree), PHOTO, AS (the uid it acts as), PID and SOCK (scopedfsd
+# only). Returns 1 with REASON when it cannot.
 setup() {
-  local c=$1 mnt=$work/mnt-$1
-  DIR="" PHOTO="" AS=0 PID="" SOCK="" REASON="" MNT=$mnt
+  local c=$1 mnt=$work/mnt-$1 sub=Download
+  DIR="" LDIR="" BASE="" PHOTO="" AS=0 PID="" SOCK="" REASON="" MNT=$mnt
   case "$c" in
-    native) DIR=$lower/Download PHOTO=$photo; return 0 ;;
-    permissive | nopassthrough)
+    native) DIR=$lower/Download LDIR=$DIR BASE=$DIR PHOTO=$photo; return 0 ;;
+    permissive | nopassthrough | permissive_android | permissive_app | permissive_android_app)
       SOCK=$work/ctl-$c
-      local pt=true
+      local pt=true policy=$BENCH_PERMISSIVE
       [[ "$c" == nopassthrough ]] && pt=false
-      bench_start_scopedfsd "$SCOPEDFSD" "$lower" "$mnt" "$BENCH_PERMISSIVE" "$pt" "$SOCK" \
+      [[ "$c" == permissive_android* ]] && policy=$PERMISSIVE_ANDROID
+      [[ "$c" == *_app ]] && AS=$BENCH_OWNER_UID sub=Download/app
+      bench_start_scopedfsd "$SCOPEDFSD" "$lower" "$mnt" "$policy" "$pt" "$SOCK" \
         "$work/daemon-$c.log" || { REASON="scopedfsd did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
       ;;
     android_owner | redacted)
@@ -189,7 +229,7 @@ setup() {
       bench_start_mergerfs "$lower" "$mnt" "$work/daemon-$c.log" || { REASON="mergerfs did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
       ;;
   esac
-  PID=$BENCH_LAST_PID DIR=$mnt/Download PHOTO=$mnt/DCIM/Camera/big.jpg
+  PID=$BENCH_LAST_PID DIR=$mnt/$sub LDIR=$lower/$sub BASE=$mnt/Download PHOTO=$mnt/DCIM/Camera/big.jpg
 }
 
 teardown() {
@@ -203,7 +243,13 @@ teardown() {
 stats_json() {
   if [[ -n "$SOCK" ]]; then "$SCOPEDFSCTL" --socket="$SOCK" stats --json 2>/dev/null || echo '{}'; else echo '{}'; fi
 }
-# requests_per_step: FUSE requests per op of each tree step, from the counters saved around it
+# stats_mark <contender> <step> <before|after>: saves the daemon's counters around a measured step
+# of the first run (their difference is the step's requests).
+stats_mark() { if [[ "$RUN" == 1 && -n "$SOCK" ]]; then stats_json >"$work/stats/$1|$2|$3"; fi; }
+# stats_calls <contender> <step> <n>: how many calls the step made, where they are not the tree's
+# files (fio jobs, metaops calls); requests.tsv gets them as the pseudo-op "_calls".
+stats_calls() { if [[ "$RUN" == 1 && -n "$SOCK" ]]; then echo "$3" >"$work/stats/$1|$2|calls"; fi; }
+# requests_per_step: FUSE requests per op of each measured step, from the counters saved around it
 # in $work/stats ("contender|step|before" and "...|after"), one line each into $REQUESTS.
 requests_per_step() {
   python3 - "$work/stats" >"$REQUESTS" <<'PY'
@@ -223,6 +269,11 @@ for name in sorted(os.listdir(d), key=lambda n: os.path.getmtime(os.path.join(d,
     for op in sorted(after):
         if after[op] - before.get(op, 0):
             print("%s\t%s\t%s\t%d" % (c, step, op, after[op] - before.get(op, 0)))
+    try:
+        with open(os.path.join(d, "%s|%s|calls" % (c, step))) as f:
+            print("%s\t%s\t_calls\t%d" % (c, step, int(float(f.read().strip()))))
+    except (OSError, ValueError):
+        pass
 PY
 }
 
@@ -241,7 +292,7 @@ FIO_JOBS=("read 4k" "randread 4k" "write 4k" "randwrite 4k" "read 1m" "randread 
 # so fio's start-up is paid once. One terse line per job: field 5 is its error, 7 and 48 its
 # read and write KB/s.
 run_fio() {
-  local c=$1 job rw bs w v file=$DIR/fio.dat args=() names=() out err i=0
+  local c=$1 job rw bs w v file=$BASE/fio.dat args=() names=() out err i=0
   [[ "$c" == redacted ]] && file=$PHOTO
   for job in "${FIO_JOBS[@]}"; do
     read -r rw bs <<<"$job"
@@ -255,12 +306,16 @@ run_fio() {
   local timing=()
   if [[ "$FIO_RT" != 0 ]]; then timing=(--time_based --runtime="$FIO_RT" --ramp_time="$FIO_RAMP"); fi
   progress "$c" "fio (${#names[@]} jobs)"
+  stats_mark "$c" fio before
+  stats_calls "$c" fio "${#names[@]}"
   if ! out=$(bench_as "$AS" fio --filename="$file" --size="${FIO_MB}M" --ioengine=psync --invalidate=0 --disk_util=0 \
     "${timing[@]}" --output-format=terse --terse-version=3 "${args[@]}" 2>"$work/fio.err"); then
+    stats_mark "$c" fio after
     err="fio: $(grep -m1 . "$work/fio.err" || echo "exit status $?")"
     for w in "${names[@]}"; do fail "$c" "$w" "$err"; done
     return 0
   fi
+  stats_mark "$c" fio after
   while IFS=';' read -r -a f; do
     ((${#f[@]} > 48)) || continue
     w=${names[$i]}
@@ -287,10 +342,14 @@ run_meta() {
     [[ "$m" == open ]] && w="open+close rate"
     if [[ "$c" == redacted ]]; then fail "$c" "$w" "n/a: the files are the owner's documents, hidden from this reader"; continue; fi
     progress "$c" "$w"
-    if v=$(bench_as "$AS" "$METAOPS" "$m" "$DIR/meta" "$META_FILES" "$META_SECONDS" 2>&1); then
+    stats_mark "$c" "$w" before
+    # metaops prints the rate on stdout and "calls N" on stderr.
+    if v=$(bench_as "$AS" "$METAOPS" "$m" "$BASE/meta" "$META_FILES" "$META_SECONDS" 2>"$work/meta.err"); then
+      stats_mark "$c" "$w" after
+      stats_calls "$c" "$w" "$(awk '$1 == "calls" { print $2 }' "$work/meta.err")"
       record "$c" "$w" "$v"
     else
-      fail "$c" "$w" "$(tail -1 <<<"$v")"
+      fail "$c" "$w" "$(tail -1 "$work/meta.err")"
     fi
   done
 }
@@ -303,13 +362,11 @@ timed() {
   local c=$1 step=$2 t0 t1 rc=0
   shift 2
   progress "$c" "$step"
-  local stats=0
-  [[ "$RUN" == 1 && -n "$SOCK" ]] && stats=1
-  ((stats)) && stats_json >"$work/stats/$c|$step|before"
+  stats_mark "$c" "$step" before
   t0=$(bench_now)
   bench_as "$AS" "$@" >"$work/step.out" 2>"$work/step.err" || rc=$?
   t1=$(bench_now)
-  ((stats)) && stats_json >"$work/stats/$c|$step|after"
+  stats_mark "$c" "$step" after
   if ((rc != 0)) && ! [[ "$step" == "grep -r" && $rc == 1 ]]; then
     fail "$c" "$step" "exit $rc: $(head -c 200 "$work/step.err" | head -1)"
     return 1
@@ -345,7 +402,7 @@ run_tree() {
   timed "$c" "grep -r" grep -r -c -F kmalloc "$t" || true
   timed "$c" "du -s" du -s "$t" || true
   timed "$c" "rm -rf" rm -rf "$t" || true
-  [[ -e "$lower/Download/tree-$RUN" ]] && { fail "$c" "rm -rf" "the tree is still there"; rm -rf "$lower/Download/tree-$RUN"; }
+  [[ -e "$LDIR/tree-$RUN" ]] && { fail "$c" "rm -rf" "the tree is still there"; rm -rf "$LDIR/tree-$RUN"; }
   if [[ -n "$broken" ]]; then
     for step in "${TREE_STEPS[@]}"; do [[ "$step" == "files seen" ]] || fail "$c" "$step" "$broken"; done
   fi
@@ -371,9 +428,24 @@ for b in json.load(sys.stdin)["benchmarks"]:
   fi
 }
 
+# run_order: the contenders of run $RUN, each A/B pair's members next to each other, A first in
+# odd runs and B first in even ones.
+run_order() {
+  local c pair a b
+  for c in "${CONTENDERS[@]}"; do
+    for pair in "${AB_PAIRS[@]}"; do
+      read -r a b <<<"$pair"
+      if ((RUN % 2 == 0)); then
+        [[ "$c" == "$a" ]] && c=$b || { [[ "$c" == "$b" ]] && c=$a; }
+      fi
+    done
+    echo "$c"
+  done
+}
+
 # --- The runs: every contender in each run, so drift on a shared machine hits them alike.
 for ((RUN = 1; RUN <= RUNS; RUN++)); do
-  for c in "${CONTENDERS[@]}"; do
+  for c in $(run_order); do
     DIED=""
     if ! setup "$c"; then
       for w in "${WORKLOADS[@]}"; do fail "$c" "$w" "$REASON"; done
@@ -388,7 +460,11 @@ for ((RUN = 1; RUN <= RUNS; RUN++)); do
   done
 done
 RUN=$RUNS
-run_engine
+if [[ "$ONLY" == semantics ]]; then
+  fail policy_engine "decision (mix)" "n/a: not measured by --only=semantics"
+else
+  run_engine
+fi
 requests_per_step
 
 # --- Where the time goes: one more, untimed pass of some steps with the daemon under perf (perf
@@ -458,6 +534,6 @@ done >"$RESULTS"
 
 python3 tools/bench/report.py --results="$RESULTS" --requests="$REQUESTS" --profile="$PROFILE_TXT" \
   --out="$OUT" --data="$DATA" --rev="$REV" --load="$LOAD" --mode="$MODE" --runs="$RUNS" --tree_files="$TREE_FILES" --tree="$(basename "$TREE_TAR")" \
-  --fio_mb="$FIO_MB" --fio_runtime="$FIO_RT" --seconds="$(echo "$END - $START" | bc)" \
+  --fio_mb="$FIO_MB" --fio_runtime="$FIO_RT" --seconds="$(echo "$END - $START" | bc)" --only="$ONLY" \
   --labels="$(for c in "${CONTENDERS[@]}"; do printf '%s=%s;' "$c" "${LABEL[$c]}"; done)"
 echo "bench: wrote $OUT/BENCHMARKS.md and $DATA/benchmarks.png ($(printf '%.0f' "$(echo "$END - $START" | bc)") s)" >&2

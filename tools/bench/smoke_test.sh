@@ -29,7 +29,8 @@ if ((rc != 0)); then
 fi
 
 results=$out/results.tsv
-contenders=(native permissive android_owner redacted nopassthrough bindfs mergerfs)
+contenders=(native permissive permissive_android permissive_app permissive_android_app android_owner
+  redacted nopassthrough bindfs mergerfs)
 workloads=("fio read 4k" "fio randread 4k" "fio write 4k" "fio randwrite 4k" "fio read 1m"
   "fio randread 1m" "fio write 1m" "fio randwrite 1m" "photo read cold" "photo read warm"
   "open+close rate" "stat rate" "tar x" "files seen" "ls -lR cold" "ls -lR warm" "find -size"
@@ -64,6 +65,12 @@ for c in "${contenders[@]}"; do
 done
 check policy_engine "decision (mix)"
 [[ -s "$out/BENCHMARKS.md" ]] || { echo "FAIL: no BENCHMARKS.md was written"; bad=1; }
+# Issue 11's A/B: the table is written, with a row per tree step and caller.
+grep -q '^## Cost of POSIX semantics' "$out/BENCHMARKS.md" || { echo "FAIL: no 'Cost of POSIX semantics' section"; bad=1; }
+for caller in "root" "app uid 10067"; do
+  [[ $(grep -c "^| [a-z -]* | $caller | " "$out/BENCHMARKS.md") -ge 7 ]] ||
+    { echo "FAIL: the A/B table lacks rows for $caller"; bad=1; }
+done
 if grep -q ' /tmp/scopedfs-bench\.' /proc/self/mounts; then
   echo "FAIL: run.sh left a mount behind:"
   grep ' /tmp/scopedfs-bench\.' /proc/self/mounts
