@@ -88,7 +88,8 @@ for b in "$SCOPEDFSD" "$SCOPEDFSCTL" "$METAOPS" "$ENGINE_BENCH" "$GPS_JPEG"; do
   [[ -e "$b" ]] || { echo "run.sh: missing $b" >&2; exit 1; }
 done
 
-work=$(mktemp -d /tmp/scopedfs-bench.XXXXXX)
+# BENCH_WORK_PREFIX names this run's work directory (the smoke test checks its own for leftovers).
+work=$(mktemp -d "/tmp/${BENCH_WORK_PREFIX:-scopedfs-bench}.XXXXXX")
 chmod 755 "$work"
 mkdir -p "$work/stats"
 on_exit() {
