@@ -64,6 +64,8 @@ struct OpenFile {
   RedactionPlan plan;         // redacted views: the fills for the version last read
 
   bool redacted() const { return node->view != kRawView; }
+  // The lower file its locks are held on (file_locks.h): every view of it shares them.
+  FileLocks::FileKey lock_key() const { return {node->dev, node->ino}; }
 };
 
 struct DirEntry {
@@ -224,10 +226,10 @@ int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* c
 // Hands the child's fd to the node table (one more kernel lookup of it) and fills the entry the
 // kernel gets back, as the caller sees it. The node's attributes count as not fresh in the
 // kernel (Node::kernel_fresh_until_ns) until DoLookup says otherwise; *fresh_until_before, when
-// given, gets what they counted as before.
-void PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
-                  Child* child, ViewMask view, fuse_entry_param* e,
-                  int64_t* fresh_until_before = nullptr);
+// given, gets what they counted as before. Returns the node.
+std::shared_ptr<Node> PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent,
+                                   const char* name, Child* child, ViewMask view,
+                                   fuse_entry_param* e, int64_t* fresh_until_before = nullptr);
 FileInfo InfoOfNode(Filesystem* fs, const Resolved& r, const struct stat& st, FactNeeds needs = {});
 
 // A node as the caller may see it: resolved, stat'ed, its content facts known, and not hidden

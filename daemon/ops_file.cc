@@ -284,7 +284,7 @@ void sfs_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t o
 void sfs_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   OpenFile* file = FileOf(fi);
   // A close releases the closing process's record locks on the file (POSIX).
-  Fs(req)->locks().ReleaseOwner({file->node->dev, file->node->ino}, fi->lock_owner);
+  Fs(req)->locks().ReleaseOwner(file->lock_key(), fi->lock_owner);
   // close(dup()) makes the lower filesystem see a close, as the app's close would natively.
   base::UniqueFd fd(dup(file->fd.get()));
   fuse_reply_err(req, fd.valid() && fd.Close() == 0 ? 0 : errno);

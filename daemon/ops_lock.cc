@@ -12,8 +12,6 @@
 namespace scopedfs::daemon {
 namespace {
 
-FileLocks::FileKey KeyOf(const OpenFile* file) { return {file->node->dev, file->node->ino}; }
-
 // Waits are counted against the app that asks (root and system uids are not counted).
 std::optional<uid_t> AppOf(Filesystem* fs, fuse_req_t req) {
   RequestContext ctx = fs->Context(req);
@@ -35,7 +33,7 @@ void ReplyWhenGranted(Filesystem* fs, fuse_req_t req, std::optional<uid_t> app,
 void sfs_getlk(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, struct flock* lock) {
   Filesystem* fs = Fs(req);
   OpenFile* file = FileOf(fi);
-  if (int err = fs->locks().GetLock(KeyOf(file), fi->lock_owner, file->fd.get(), lock)) {
+  if (int err = fs->locks().GetLock(file->lock_key(), fi->lock_owner, file->fd.get(), lock)) {
     return (void)fuse_reply_err(req, err);
   }
   fuse_reply_lock(req, lock);
@@ -45,7 +43,7 @@ void sfs_setlk(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, struct flock* loc
   Filesystem* fs = Fs(req);
   OpenFile* file = FileOf(fi);
   FileLocks* locks = &fs->locks();
-  FileLocks::FileKey key = KeyOf(file);
+  FileLocks::FileKey key = file->lock_key();
   uint64_t owner = fi->lock_owner;
   // The handle outlives the request: the kernel holds the caller's file until the reply.
   int fd = file->fd.get();

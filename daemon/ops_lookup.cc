@@ -213,8 +213,9 @@ int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* c
 
 // Hands the child's fd to the node table (one more kernel lookup of it) and fills the entry the
 // kernel gets back.
-void PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
-                  Child* child, ViewMask view, fuse_entry_param* e, int64_t* fresh_until_before) {
+std::shared_ptr<Node> PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent,
+                                   const char* name, Child* child, ViewMask view,
+                                   fuse_entry_param* e, int64_t* fresh_until_before) {
   std::shared_ptr<Node> node =
       fs->nodes().Upsert(parent, name, std::move(child->fd), child->st.st_dev, child->st.st_ino,
                          child->st.st_mode & S_IFMT, view);
@@ -226,6 +227,7 @@ void PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, 
   DirectoryAsSeen(fs, ctx, &e->attr);
   e->attr_timeout = AttrTimeoutFor(ctx, child->st, fs->options().entry_cache_seconds);
   e->entry_timeout = EntryTimeoutFor(fs, ctx, child->path, S_ISDIR(child->st.st_mode));
+  return node;
 }
 
 double EntryTimeoutFor(Filesystem* fs, const RequestContext& ctx, const std::string& path,
@@ -285,10 +287,9 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
       view = kRedactedView;
     }
   }
-  PublishEntry(fs, ctx, parent, name, &child, view, e, fresh_until_before);
-  if (std::shared_ptr<Node> node = fs->nodes().Get(e->ino)) {
-    MarkKernelAttrsFresh(node.get(), std::min(e->entry_timeout, e->attr_timeout));
-  }
+  std::shared_ptr<Node> node =
+      PublishEntry(fs, ctx, parent, name, &child, view, e, fresh_until_before);
+  MarkKernelAttrsFresh(node.get(), std::min(e->entry_timeout, e->attr_timeout));
   return 0;
 }
 

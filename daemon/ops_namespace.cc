@@ -68,14 +68,13 @@ int EntryFor(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   return 0;
 }
 
-// The open handle of a file the caller just made, published as node `ino`: passthrough when the
+// The open handle of a file the caller just made, published as `node`: passthrough when the
 // backing manager allows.
-void OpenCreated(Filesystem* fs, fuse_ino_t ino, base::UniqueFd fd, std::optional<uid_t> slot,
-                 fuse_file_info* fi, int* backing_id) {
-  std::shared_ptr<Node> node = fs->nodes().Get(ino);
+void OpenCreated(Filesystem* fs, std::shared_ptr<Node> node, base::UniqueFd fd,
+                 std::optional<uid_t> slot, fuse_file_info* fi, int* backing_id) {
   bool userspace;
   *backing_id = fs->backing().Attach(*node, fd.get(), &userspace);
-  auto* file = new OpenFile(std::move(fd), node);
+  auto* file = new OpenFile(std::move(fd), std::move(node));
   file->passthrough = !userspace;
   file->slot = slot;
   fi->fh = reinterpret_cast<uint64_t>(file);
@@ -127,7 +126,7 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, f
     fs->ReleaseHandleSlot(slot);
     return err;
   }
-  OpenCreated(fs, e->ino, std::move(fd), slot, fi, backing_id);
+  OpenCreated(fs, fs->nodes().Get(e->ino), std::move(fd), slot, fi, backing_id);
   return 0;
 }
 
@@ -164,8 +163,8 @@ int DoTmpfile(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, 
     fs->ReleaseHandleSlot(slot);  // the nameless file goes with its last fd
     return err;
   }
-  PublishEntry(fs, ctx, parent, kTmpfileName, &child, kRawView, e);
-  OpenCreated(fs, e->ino, std::move(fd), slot, fi, backing_id);
+  OpenCreated(fs, PublishEntry(fs, ctx, parent, kTmpfileName, &child, kRawView, e), std::move(fd),
+              slot, fi, backing_id);
   return 0;
 }
 
