@@ -119,9 +119,8 @@ int ForEachFileBelow(int dir_fd, int* budget,
 // The same for every entry below (directories before what they hold, symlinks and specials too),
 // with the same bounds.
 int ForEachEntryBelow(int dir_fd, int* budget,
-                      const std::function<int(int fd, const struct stat& st,
-                                              const std::string& rel, absl::string_view name)>&
-                          visit);
+                      const std::function<int(int fd, const struct stat& st, const std::string& rel,
+                                              absl::string_view name)>& visit);
 
 // Records one op's latency in the stats when it goes out of scope.
 class OpTimer {
@@ -269,8 +268,8 @@ int CheckCaseTwin(Filesystem* fs, const RequestContext& ctx, const Resolved& par
 int CheckFreeName(Filesystem* fs, const RequestContext& ctx, const Resolved& parent,
                   const char* name, bool* exists_visible);
 int CheckNoGain(Filesystem* fs, const RequestContext& ctx, const std::string& from,
-                const FileInfo& info, const std::string& to, absl::string_view to_name,
-                mode_t type, int fd);
+                const FileInfo& info, const std::string& to, absl::string_view to_name, mode_t type,
+                int fd);
 int CheckLayoutMove(const RequestContext& ctx, const std::string& from, const std::string& to);
 int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent, const char* name,
                bool directory, const FileInfo& moving, bool exchange, unsigned int flags);

@@ -186,8 +186,8 @@ int CheckTreeNoGain(Filesystem* fs, const RequestContext& ctx,
 
 // `fd` is the moved object's O_PATH fd, `type` its S_IFMT bits.
 int CheckNoGain(Filesystem* fs, const RequestContext& ctx, const std::string& from,
-                const FileInfo& info, const std::string& to, absl::string_view to_name,
-                mode_t type, int fd) {
+                const FileInfo& info, const std::string& to, absl::string_view to_name, mode_t type,
+                int fd) {
   // Where no decision depends on the place, every app may do the same there as here (and a tree
   // of any size moves, as natively).
   if (ctx.engine() != nullptr && ctx.engine()->place_independent()) return 0;

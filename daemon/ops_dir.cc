@@ -67,9 +67,8 @@ int WalkEntries(int dir_fd, const std::string& rel, int depth, int* budget,
 }  // namespace
 
 int ForEachEntryBelow(int dir_fd, int* budget,
-                      const std::function<int(int fd, const struct stat& st,
-                                              const std::string& rel, absl::string_view name)>&
-                          visit) {
+                      const std::function<int(int fd, const struct stat& st, const std::string& rel,
+                                              absl::string_view name)>& visit) {
   return WalkEntries(dir_fd, "", 0, budget, visit);
 }
 

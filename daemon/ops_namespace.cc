@@ -236,8 +236,8 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   }
   if (int err = Verdict(ctx.Decide(OP_RENAME, src.path, src_dir, &src.info))) return err;
   if (int err = CheckPlace(fs, ctx, np, newname, src_dir, src.info, exchange, flags)) return err;
-  if (int err = CheckNoGain(fs, ctx, src.path, src.info, dst_path, newname,
-                            src.st.st_mode & S_IFMT, src.fd.get())) {
+  if (int err = CheckNoGain(fs, ctx, src.path, src.info, dst_path, newname, src.st.st_mode & S_IFMT,
+                            src.fd.get())) {
     return err;
   }
   if (exchange) {
@@ -246,8 +246,8 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
     bool dst_dir = S_ISDIR(dst.st.st_mode);
     if (int err = Verdict(ctx.Decide(OP_RENAME, dst.path, dst_dir, &dst.info))) return err;
     if (int err = CheckPlace(fs, ctx, p, name, dst_dir, dst.info, true, flags)) return err;
-    if (int err = CheckNoGain(fs, ctx, dst.path, dst.info, src.path, name,
-                              dst.st.st_mode & S_IFMT, dst.fd.get())) {
+    if (int err = CheckNoGain(fs, ctx, dst.path, dst.info, src.path, name, dst.st.st_mode & S_IFMT,
+                              dst.fd.get())) {
       return err;
     }
   }

@@ -132,8 +132,8 @@ TEST_F(AndroidNamespaceTest, AllFilesAppCannotMoveTheLayoutApart) {
   for (const Case& c : cases) {
     EXPECT_TRUE(FailsWith(As(kFiles).Rename(c.from, c.to), c.err)) << c.from << " -> " << c.to;
   }
-  for (const char* kept : {"Android/data", "Android/obb", "Android/media", "DCIM", "Download/d",
-                           "Download/f.txt"}) {
+  for (const char* kept :
+       {"Android/data", "Android/obb", "Android/media", "DCIM", "Download/d", "Download/f.txt"}) {
     EXPECT_TRUE(storage_.LowerExists(kept)) << kept;
   }
   // Another app still sees no package directory but its own.
@@ -153,8 +153,8 @@ TEST_F(AndroidNamespaceTest, DirectoryMoveIsJudgedForTheDirectoriesItCarries) {
   SCOPEDFS_ASSERT_OK(storage_.MkdirLower("Download/cam/sub", kCamera));
   SCOPEDFS_ASSERT_OK(storage_.MkdirLower("Android/media/com.example.social", kSocial));
   EXPECT_TRUE(FailsWith(As(kSocial).Rmdir("Download/cam/sub"), EACCES));
-  EXPECT_TRUE(FailsWith(As(kFiles).Rename("Download/cam", "Android/media/com.example.social/cam"),
-                        EXDEV));
+  EXPECT_TRUE(
+      FailsWith(As(kFiles).Rename("Download/cam", "Android/media/com.example.social/cam"), EXDEV));
   EXPECT_TRUE(storage_.LowerExists("Download/cam/sub"));
   // A directory no app gains anything over moves.
   EXPECT_TRUE(Succeeds(As(kFiles).Rename("Download/cam", "Documents/cam")));
@@ -225,12 +225,8 @@ class PosixRulesLinkTest : public MountTest {
     return o;
   }
   void SetUp() override {
-    std::string android = ReadFileOrDie("policy/configs/android.textproto");
-    size_t at = android.find("semantics: SEMANTICS_ANDROID");
-    ASSERT_NE(at, std::string::npos);
-    android.replace(at, strlen("semantics: SEMANTICS_ANDROID"), "semantics: SEMANTICS_POSIX");
-    policy_path_ = absl::StrCat(::testing::TempDir(), "/android_posix_links.textproto");
-    std::ofstream(policy_path_) << android;
+    policy_path_ = AndroidRulesUnderPosixSemantics();
+    ASSERT_FALSE(policy_path_.empty());
     MountTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     photo_ = ReadFileOrDie("tests/media/gps.jpg");
