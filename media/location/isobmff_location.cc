@@ -22,6 +22,7 @@
 #include "media/location/isobmff_movie.h"
 #include "media/location/location.h"
 #include "media/location/scan_reader.h"
+#include "media/location/signature_sweep.h"
 #include "media/location/xmp_gps.h"
 
 namespace scopedfs::policy::isobmff {
@@ -185,7 +186,7 @@ class Scanner {
     if (SameType(box.type, kXmpBox)) return Xmp(box.payload, box.end);
     // Any other box of user data, or of Canon's metadata uuid, is metadata of a kind this walk
     // does not name; what a liberal reader could find in it, this must find too.
-    if (parent == kUdta || parent == kCanonParent) return Opaque(box);
+    if (parent == kUdta || parent == kCanonParent) return Opaque(box, /*user_data=*/true);
     return true;
   }
 
@@ -221,7 +222,7 @@ class Scanner {
     if (memcmp(box.extended_type, kCanonUuid, sizeof(kCanonUuid)) == 0) {
       return Container(box, kCanonParent);
     }
-    return Opaque(box);
+    return Opaque(box, /*user_data=*/false);
   }
 
   bool Xmp(uint64_t begin, uint64_t end) {
@@ -238,7 +239,10 @@ class Scanner {
   // box's xml): exiftool reads Exif and XMP out of several such vendor boxes, so this looks at
   // the bytes. Exif or TIFF at the start is walked for GPS, an XMP packet anywhere is parsed, and
   // a TIFF header elsewhere (Exif in a layout not understood here) makes the file uncertain.
-  bool Opaque(const Box& box) {
+  // Anything else cannot be vouched for either (GoPro's GPMF, JUMBF/C2PA manifests, vendor
+  // records): a user-data atom (`user_data`) is filled whole, and so is any other box in which a
+  // metadata signature appears. Emptying a payload keeps the box walkable.
+  bool Opaque(const Box& box, bool user_data) {
     if (box.end == box.payload) return true;
     std::string body;
     if (!walker_.ReadAll(box.payload, box.end, &body)) return false;
@@ -286,6 +290,10 @@ class Scanner {
         b.find(absl::string_view("II*\0", 4)) != absl::string_view::npos) {
       AddRange(&fallback_, box.payload, box.end, kExif);
       return r_.Fail(box.begin, "metadata box holds Exif in a layout not understood");
+    }
+    if (user_data || FindMetadataSignature(b)) {
+      AddRange(&fallback_, box.payload, box.end, kBox);
+      AddRange(&ranges_, box.payload, box.end, kBox);
     }
     return true;
   }
@@ -340,7 +348,7 @@ class Scanner {
               return true;
             case kXml:
               // ISO meta may carry its metadata as XML (FullBox): XMP there is still XMP.
-              return Opaque(child);
+              return Opaque(child, /*user_data=*/false);
             default:
               return HandleBox(child, kMeta);
           }
