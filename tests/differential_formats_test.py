@@ -385,7 +385,7 @@ def main(argv):
         elif malformed:
             outcome, detail = "fail-closed", malformed.group(1).strip(": ")[:90]
         elif left:
-            outcome, detail = "leak", f"{found} -> still {left}"
+            outcome, detail = "leak", f"still {left}"[:160]
         else:
             outcome, detail = "redacted", ", ".join(found)[:90]
         counts[outcome] += 1
