@@ -13,26 +13,8 @@
 namespace scopedfs::policy {
 namespace {
 
-struct Literal {
-  absl::string_view bytes;
-  absl::string_view name;
-};
-
-constexpr Literal kLiterals[] = {
-    {absl::string_view("Exif\0", 5), "Exif header"},
-    {"<x:xmpmeta", "XMP packet"},
-    {"<?xpacket", "XMP packet"},
-    {"<rdf:RDF", "XMP packet"},
-    {"http://ns.adobe.com/xap/1.0/", "XMP identifier"},
-    {"\xA9xyz", "QuickTime location atom"},
-    {"GPS5", "GPMF GPS stream"},
-    {"GPS9", "GPMF GPS stream"},
-    {absl::string_view("DEVC\0", 5), "GPMF device"},
-    {"_PMX", "RIFF XMP chunk"},
-};
-
-// Box types that are recognised only with a plausible size field in the four bytes before them.
-constexpr absl::string_view kBoxTypes[] = {"udta", "meta", "loci", "GPMF", "jumb", "jumd", "XMP_"};
+// The name a box hit is reported under; its offset is moved back to the box's size field.
+constexpr absl::string_view kBoxHit = "ISO-BMFF metadata box";
 
 // Bytes a match may need past its first byte ("http://ns.adobe.com/xap/1.0/" is the longest).
 constexpr size_t kTail = 32;
@@ -41,11 +23,10 @@ constexpr size_t kBack = 4;
 // The first IFD of a real TIFF lies within 256 MiB; four random bytes rarely say so.
 constexpr uint32_t kMaxIfdOffset = 1u << 28;
 
+// The bytes MatchAt dispatches on.
 constexpr std::array<bool, 256> FirstBytes() {
   std::array<bool, 256> t{};
-  for (const Literal& l : kLiterals) t[static_cast<uint8_t>(l.bytes[0])] = true;
-  for (absl::string_view type : kBoxTypes) t[static_cast<uint8_t>(type[0])] = true;
-  t['I'] = t['M'] = true;  // TIFF
+  for (unsigned char c : absl::string_view("E<h\xA9GD_umljXIM")) t[c] = true;
   return t;
 }
 
@@ -59,30 +40,81 @@ uint32_t Le32(const uint8_t* p) {
   return uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) | (uint32_t{p[3]} << 24);
 }
 
+bool Has(const uint8_t* b, size_t after, absl::string_view literal) {
+  return after >= literal.size() && memcmp(b, literal.data(), literal.size()) == 0;
+}
+
+// A box type at b[0] whose size field, in the four bytes before it, fits the swept region.
+bool PlausibleBox(const uint8_t* b, size_t after, size_t before, uint64_t left,
+                  absl::string_view type) {
+  if (before < kBack || !Has(b, after, type)) return false;
+  const uint32_t size = Be32(b - kBack);
+  return size >= 8 && size <= left + kBack;
+}
+
 // Whether a signature starts at b[0]. `after` bytes are readable from b, `before` before it;
-// `left` is how many bytes the swept region has from b[0] on (for size plausibility).
+// `left` is how many bytes the swept region has from b[0] on (for size plausibility). Dispatched on
+// the first byte, since this runs at every byte the first-byte table lets through.
 std::optional<SignatureHit> MatchAt(const uint8_t* b, size_t after, size_t before, uint64_t left) {
-  const absl::string_view here(reinterpret_cast<const char*>(b), after);
-  for (const Literal& l : kLiterals) {
-    if (here.substr(0, l.bytes.size()) == l.bytes) return SignatureHit{0, l.name};
+  auto literal = [&](absl::string_view bytes,
+                     absl::string_view name) -> std::optional<SignatureHit> {
+    if (Has(b, after, bytes)) return SignatureHit{0, name};
+    return std::nullopt;
+  };
+  auto box = [&](absl::string_view type) -> std::optional<SignatureHit> {
+    if (PlausibleBox(b, after, before, left, type)) return SignatureHit{0, kBoxHit};
+    return std::nullopt;
+  };
+  std::optional<SignatureHit> hit;
+  switch (b[0]) {
+    case 'E':
+      return literal(absl::string_view("Exif\0", 5), "Exif header");
+    case '<':
+      if ((hit = literal("<x:xmpmeta", "XMP packet"))) return hit;
+      if ((hit = literal("<?xpacket", "XMP packet"))) return hit;
+      return literal("<rdf:RDF", "XMP packet");
+    case 'h':
+      return literal("http://ns.adobe.com/xap/1.0/", "XMP identifier");
+    case 0xA9:
+      return literal("\xA9xyz", "QuickTime location atom");
+    case 'G':
+      if ((hit = literal("GPS5", "GPMF GPS stream"))) return hit;
+      if ((hit = literal("GPS9", "GPMF GPS stream"))) return hit;
+      return box("GPMF");
+    case 'D':
+      return literal(absl::string_view("DEVC\0", 5), "GPMF device");
+    case '_':
+      return literal("_PMX", "RIFF XMP chunk");
+    case 'u':
+      return box("udta");
+    case 'm':
+      return box("meta");
+    case 'l':
+      return box("loci");
+    case 'j':
+      if ((hit = box("jumb"))) return hit;
+      return box("jumd");
+    case 'X':
+      return box("XMP_");
+    case 'I':
+      if (after >= 10 && b[1] == 'D' && b[2] == '3' && b[3] >= 2 && b[3] <= 4 && b[4] != 0xFF &&
+          b[6] < 0x80 && b[7] < 0x80 && b[8] < 0x80 && b[9] < 0x80) {
+        return SignatureHit{0, "ID3 tag"};
+      }
+      if (after >= 8 && b[1] == 'I' && b[2] == '*' && b[3] == 0) {
+        const uint32_t ifd = Le32(b + 4);
+        if (ifd >= 8 && ifd < kMaxIfdOffset) return SignatureHit{0, "TIFF header"};
+      }
+      return std::nullopt;
+    case 'M':
+      if (after >= 8 && b[1] == 'M' && b[2] == 0 && b[3] == '*') {
+        const uint32_t ifd = Be32(b + 4);
+        if (ifd >= 8 && ifd < kMaxIfdOffset) return SignatureHit{0, "TIFF header"};
+      }
+      return std::nullopt;
+    default:
+      return std::nullopt;
   }
-  if (after >= 8 && ((b[0] == 'I' && b[1] == 'I' && b[2] == '*' && b[3] == 0) ||
-                     (b[0] == 'M' && b[1] == 'M' && b[2] == 0 && b[3] == '*'))) {
-    uint32_t ifd = b[0] == 'I' ? Le32(b + 4) : Be32(b + 4);
-    if (ifd >= 8 && ifd < kMaxIfdOffset) return SignatureHit{0, "TIFF header"};
-  }
-  if (after >= 10 && b[0] == 'I' && b[1] == 'D' && b[2] == '3' && b[3] >= 2 && b[3] <= 4 &&
-      b[4] != 0xFF && b[6] < 0x80 && b[7] < 0x80 && b[8] < 0x80 && b[9] < 0x80) {
-    return SignatureHit{0, "ID3 tag"};
-  }
-  if (before >= kBack && after >= 4) {
-    for (absl::string_view type : kBoxTypes) {
-      if (here.substr(0, 4) != type) continue;
-      uint32_t size = Be32(b - kBack);
-      if (size >= 8 && size <= left + kBack) return SignatureHit{0, "ISO-BMFF metadata box"};
-    }
-  }
-  return std::nullopt;
 }
 
 // Tests start positions [from, to) of buf (which holds the swept bytes [buf_at, buf_at + len)).
@@ -94,7 +126,7 @@ std::optional<SignatureHit> MatchRange(const uint8_t* buf, size_t len, size_t fr
     if (hit) {
       hit->offset = buf_at + p;
       // A box is reported at its size field, where the box starts.
-      if (hit->name == "ISO-BMFF metadata box") hit->offset -= kBack;
+      if (hit->name == kBoxHit) hit->offset -= kBack;
       return hit;
     }
   }
