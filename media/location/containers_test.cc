@@ -240,7 +240,13 @@ TEST(WebpContainersTest, ChunksOfNoKnownKindAreFilled) {
 TEST(IsobmffContainersTest, UserDataAtomsAndVendorBoxesWithSignaturesAreFilled) {
   std::string ftyp = Box("ftyp", std::string("isom\0\0\0\0isom", 12));
   std::string gpmf = Box("GPMF", GpmfGps());
-  std::string moov = Box("moov", Box("udta", gpmf));
+  // Text atoms are kept, unless they hold a coordinate.
+  std::string make = Box("\xA9mak", absl::StrCat(Be16(5), Be16(0x15C7), "Pixel"));
+  std::string note =
+      Box("\xA9"
+          "cmt",
+          absl::StrCat(Be16(12), Be16(0x15C7), "+37.77-122.41"));
+  std::string moov = Box("moov", Box("udta", gpmf + make + note));
   std::string c2pa_uuid = "\xD8\xFE\xC3\xD6\x1B\x0E\x48\x3C\x92\x97\x58\x28\x87\x7E\xC4\x81";
   std::string c2pa = Box("uuid", c2pa_uuid + Box("jumb", Box("jumd", "c2pa")));
   std::string other = Box("uuid", std::string(16, '\x42') + "sample encryption data");
@@ -248,8 +254,10 @@ TEST(IsobmffContainersTest, UserDataAtomsAndVendorBoxesWithSignaturesAreFilled) 
   LocationScan scan = Scan(ScanMp4, file);
   ASSERT_FALSE(scan.malformed) << scan.error;
   uint64_t gpmf_at = ftyp.size() + 16;
+  uint64_t note_at = gpmf_at + gpmf.size() + make.size();
   uint64_t c2pa_at = ftyp.size() + moov.size();
   std::vector<LocationRange> want = {{gpmf_at + 8, gpmf_at + gpmf.size(), kBox},
+                                     {note_at + 8, note_at + note.size(), kBox},
                                      {c2pa_at + 24, c2pa_at + c2pa.size(), kBox}};
   EXPECT_EQ(scan.ranges, want);
 }

@@ -72,6 +72,29 @@ bool IsMetaChildType(uint32_t type) {
   return std::find(std::begin(kTypes), std::end(kTypes), type) != std::end(kTypes);
 }
 
+// Whether `text` holds an ISO 6709 coordinate pair: a sign, two latitude digits (a fraction or
+// more digits may follow), then a sign and three longitude digits, as in "+37.7749-122.4194/".
+bool HasIso6709(absl::string_view text) {
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  auto sign = [](char c) { return c == '+' || c == '-'; };
+  for (size_t i = 0; i + 7 <= text.size(); ++i) {
+    if (!sign(text[i]) || !digit(text[i + 1]) || !digit(text[i + 2])) continue;
+    size_t j = i + 3;
+    while (j < text.size() && (digit(text[j]) || text[j] == '.')) ++j;
+    if (j + 4 <= text.size() && sign(text[j]) && digit(text[j + 1]) && digit(text[j + 2]) &&
+        digit(text[j + 3])) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// QuickTime's user-data text atoms (©nam, ©day, ©mak, ©mod, ©swr, ...; ©xyz is handled apart) are
+// text a reader shows as text: kept, unless a metadata signature or a coordinate is in them.
+bool IsPlainTextAtom(uint32_t type, absl::string_view body) {
+  return (type >> 24) == 0xA9 && !HasIso6709(body);
+}
+
 // A four-character code compared case-insensitively, so that 'LOCI' or 'Xmp_' count too.
 bool SameType(uint32_t type, uint32_t want) { return (type | 0x20202020u) == (want | 0x20202020u); }
 
@@ -291,7 +314,7 @@ class Scanner {
       AddRange(&fallback_, box.payload, box.end, kExif);
       return r_.Fail(box.begin, "metadata box holds Exif in a layout not understood");
     }
-    if (user_data || FindMetadataSignature(b)) {
+    if ((user_data && !IsPlainTextAtom(box.type, b)) || FindMetadataSignature(b)) {
       AddRange(&fallback_, box.payload, box.end, kBox);
       AddRange(&ranges_, box.payload, box.end, kBox);
     }
