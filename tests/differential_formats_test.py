@@ -40,6 +40,8 @@ ISO6709 = "+37.7749-122.4194/"
 # Text spellings whose presence in the raw bytes is a finding of its own (JSON, XMP, ISO 6709).
 LITERALS = [XMP_LAT.encode(), XMP_LON.encode(), ISO6709.encode()]
 MAX_CARVES = 8
+# Motion photos whose video must stay playable in the redacted copy (only its location goes).
+KEEPS_VIDEO = {"motion/pixel", "motion/samsung", "motion/pixel_gps_jpeg"}
 
 # ---------------------------------------------------------------------------------------------
 # Building blocks
@@ -291,6 +293,20 @@ def findings(path, carve_dir):
     return sorted(set(found))
 
 
+def has_video(path, carve_dir):
+    """Whether an ISO-BMFF file carved out of `path` still has a video stream ffprobe reads."""
+    with open(path, "rb") as f:
+        data = f.read()
+    for carve in carves(data, os.path.basename(path) + ".video", carve_dir):
+        if not carve.endswith(".mp4"):
+            continue
+        probe = subprocess.run(["ffprobe", "-v", "quiet", "-of", "json", "-show_streams", carve],
+                               capture_output=True, text=True, check=False).stdout
+        if '"codec_type": "video"' in probe:
+            return True
+    return False
+
+
 # ---------------------------------------------------------------------------------------------
 
 
@@ -386,6 +402,8 @@ def main(argv):
             outcome, detail = "fail-closed", malformed.group(1).strip(": ")[:90]
         elif left:
             outcome, detail = "leak", f"still {left}"[:160]
+        elif name in KEEPS_VIDEO and not has_video(red, dirs["carves"]):
+            outcome, detail = "error", "the motion photo's video is gone from the redacted copy"
         else:
             outcome, detail = "redacted", ", ".join(found)[:90]
         counts[outcome] += 1

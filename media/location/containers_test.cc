@@ -131,11 +131,47 @@ TEST(TrailerTest, WhatTheEmbeddedWalkCannotVouchForIsFilled) {
 TEST(TrailerTest, UnknownTrailersAreFilledWhole) {
   Jpeg j;
   std::string jpeg = j.End();
-  std::string samsung = "MotionPhoto_Data" + LocatedMp4().bytes + "SEFT";
-  LocationScan scan = Scan(ScanJpeg, jpeg + samsung);
+  std::string vendor = "SEFH" + std::string(40, '\x01') + "GPS 37.7749 -122.4194 SEFT";
+  LocationScan scan = Scan(ScanJpeg, jpeg + vendor);
   ASSERT_FALSE(scan.malformed) << scan.error;
-  std::vector<LocationRange> want = {{jpeg.size(), jpeg.size() + samsung.size(), kExif}};
+  std::vector<LocationRange> want = {{jpeg.size(), jpeg.size() + vendor.size(), kExif}};
   EXPECT_EQ(scan.ranges, want);
+}
+
+TEST(TrailerTest, SamsungMotionPhotoVideoIsWalkedAfterItsMarker) {
+  Jpeg j;
+  std::string jpeg = j.End();
+  std::string before = std::string("\0\0Image_UTC_Data1700000000", 26) + "MotionPhoto_Data";
+  Mp4 mp4 = LocatedMp4();
+  std::string sef = "SEFH" + std::string(12, '\0') + "SEFT";
+  std::string file = jpeg + before + mp4.bytes + sef;
+  LocationScan scan = Scan(ScanJpeg, file);
+  ASSERT_FALSE(scan.malformed) << scan.error;
+  uint64_t video = jpeg.size() + before.size();
+  // The blocks before the video are filled, the location atom in it, and the SEF directory after
+  // it (where the video's walk stopped: with the user data it had delimited); the frames stay.
+  std::vector<FillRange> plan = PlanFills(scan.ranges, (1u << kExif) | (1u << kBox));
+  auto filled = [&](uint64_t at) {
+    for (const FillRange& f : plan) {
+      if (at >= f.begin && at < f.end) return true;
+    }
+    return false;
+  };
+  for (uint64_t at = 0; at < file.size(); ++at) {
+    bool want = (at >= jpeg.size() && at < video) ||
+                (at >= video + mp4.xyz_payload && at < video + mp4.xyz_end) ||
+                at >= video + mp4.bytes.size();
+    if (want) {
+      EXPECT_TRUE(filled(at)) << "byte " << at;
+    }
+  }
+  uint64_t frames = video + mp4.bytes.find("frames");
+  for (uint64_t at = 0; at < jpeg.size(); ++at) {
+    EXPECT_FALSE(filled(at)) << "byte " << at;
+  }
+  for (uint64_t at = frames; at < frames + 6; ++at) {
+    EXPECT_FALSE(filled(at)) << "byte " << at;
+  }
 }
 
 TEST(TrailerTest, ASecondJpegIsScannedAndChainsAreBounded) {

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "media/content_facts.h"
 
@@ -13,6 +15,10 @@ namespace {
 
 // Filled trailer bytes are zero-filled: they are dropped whatever they held.
 constexpr Redaction kFilled = REDACTION_EXIF_GPS;
+
+constexpr absl::string_view kSamsungVideoMarker = "MotionPhoto_Data";
+// How far into an unknown trailer the marker is looked for.
+constexpr uint64_t kMarkerWindow = 64 << 10;
 
 void AddShifted(const std::vector<LocationRange>& from, uint64_t by,
                 std::vector<LocationRange>* to) {
@@ -72,9 +78,28 @@ bool SkipJpegEntropyData(ScanReader& r, uint64_t* pos) {
 bool ScanTrailer(ScanReader& r, uint64_t pos, int depth, LocationScan* scan) {
   if (!r.ok() || pos >= r.size()) return r.ok();
   uint8_t head[kSniffBytes];
-  const size_t n = static_cast<size_t>(std::min<uint64_t>(sizeof(head), r.size() - pos));
+  size_t n = static_cast<size_t>(std::min<uint64_t>(sizeof(head), r.size() - pos));
   if (!r.Read(pos, n, head)) return false;
-  const MediaFormat format = SniffFormat(absl::MakeConstSpan(head, n));
+  MediaFormat format = SniffFormat(absl::MakeConstSpan(head, n));
+  // Samsung's motion photos put their video after a "MotionPhoto_Data" marker, which may follow
+  // other blocks of its trailer: what precedes the video is filled, the video walked.
+  if (format == MediaFormat::kUnknown && depth < kMaxTrailerDepth) {
+    std::string window;
+    if (!r.ReadString(pos, static_cast<size_t>(std::min<uint64_t>(kMarkerWindow, r.size() - pos)),
+                      &window)) {
+      return false;
+    }
+    const size_t marker = absl::string_view(window).find(kSamsungVideoMarker);
+    if (marker != std::string::npos) {
+      const uint64_t video = pos + marker + kSamsungVideoMarker.size();
+      n = static_cast<size_t>(std::min<uint64_t>(sizeof(head), r.size() - video));
+      if (n > 0 && r.Read(video, n, head) && IsIsobmff(SniffFormat(absl::MakeConstSpan(head, n)))) {
+        AddRange(&scan->ranges, pos, video, kFilled);
+        return ScanTrailer(r, video, depth, scan);
+      }
+      if (!r.ok()) return false;
+    }
+  }
   if (depth >= kMaxTrailerDepth || (format != MediaFormat::kJpeg && !IsIsobmff(format))) {
     AddRange(&scan->ranges, pos, r.size(), kFilled);
     return true;
