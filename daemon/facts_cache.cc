@@ -76,7 +76,9 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
     if (n > 0) {
       entry.format = policy::SniffFormat(absl::MakeConstSpan(head, static_cast<size_t>(n)));
     }
-    if (policy::FormatMayCarryLocation(entry.format)) {
+    // Every file gets a location verdict, carriers by their parsers and all else by a bounded
+    // signature sweep: no format is served unexamined to a caller owed a redacted copy.
+    {
       policy::FdSource source(rfd.get(), static_cast<uint64_t>(st.st_size));
       auto scan =
           std::make_shared<policy::LocationScan>(policy::ScanLocation(entry.format, source));

@@ -33,7 +33,7 @@ std::optional<uint32_t> RecordedOwner(int fd);
 // What a caller of FactsCache::Lookup will use; the rest is neither read nor cached for it.
 struct FactNeeds {
   bool owner = true;    // the recorded creator (an xattr read)
-  bool content = true;  // format and location scan (an open and a read of the file's head)
+  bool content = true;  // format and location scan (an open, the head, and a bounded scan)
   // POSIX semantics: the creator is the file's owner (st_uid), no attribute is read.
   bool owner_is_uid = false;
 };

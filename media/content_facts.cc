@@ -210,6 +210,27 @@ bool IsMpegAudioFrame(Bytes head) {
          emphasis != 2;
 }
 
+// ---- TIFF and the raws built on it -----------------------------------------------------------
+
+// A TIFF structure under another magic: Olympus ORF ("IIRO", "IIRS", "MMOR"), Panasonic RW2
+// ("IIU\0"), BigTIFF ("II+\0"), and whatever a camera maker writes next. What they share is the
+// byte-order mark and a 32-bit offset of the first IFD, which lies past the header and in real
+// files within the first 256 MiB; text starting "II" or "MM" gives an offset of printable bytes,
+// far larger. Location there is in the GPS IFD, which no signature marks.
+bool IsTiffStructure(Bytes head) {
+  if (head.size() < 8) return false;
+  const bool little = HasAt(head, 0, "II");
+  if (!little && !HasAt(head, 0, "MM")) return false;
+  const uint32_t ifd = little ? (uint32_t{head[4]} | (uint32_t{head[5]} << 8) |
+                                 (uint32_t{head[6]} << 16) | (uint32_t{head[7]} << 24))
+                              : Be32(head, 4);
+  // BigTIFF keeps its offset in bytes 8..15 and has 8 (the offset size) in bytes 4..5.
+  if (HasAt(head, 2, absl::string_view("+\0", 2)) || HasAt(head, 2, absl::string_view("\0+", 2))) {
+    return true;
+  }
+  return ifd >= 8 && ifd < (1u << 28);
+}
+
 // ---- Names --------------------------------------------------------------------------------------
 
 // absl::EqualsIgnoreCase would do, but Debian's abseil has its own string_view type that
@@ -330,6 +351,8 @@ MediaFormat SniffFormat(Bytes head) {
   if (IsId3v2(head)) return MediaFormat::kMp3;
   if (IsAdts(head)) return MediaFormat::kAac;
   if (IsMpegAudioFrame(head)) return MediaFormat::kMp3;
+  // Last: two letters and an offset are weaker evidence than any magic above.
+  if (IsTiffStructure(head)) return MediaFormat::kTiff;
   return MediaFormat::kUnknown;
 }
 
@@ -422,6 +445,13 @@ bool FormatMayCarryLocation(MediaFormat format) {
     case MediaFormat::kM4a:
     case MediaFormat::kMatroska:
     case MediaFormat::kWebm:
+    // Recordings are carriers too: ID3 tags hold XMP (PRIV "XMP"), RIFF files hold "_PMX" XMP
+    // chunks, Vorbis comments and FLAC blocks hold whatever a writer puts there.
+    case MediaFormat::kMp3:
+    case MediaFormat::kAac:
+    case MediaFormat::kFlac:
+    case MediaFormat::kOgg:
+    case MediaFormat::kWav:
       return true;
     default:
       return false;

@@ -34,7 +34,8 @@ enum class MediaFormat : uint8_t {
   kWav,        // RIFF....WAVE
   kPdf,        // "%PDF-"
   kZip,        // "PK\3\4" (also .docx/.xlsx/.pptx/.odt, .apk, .jar)
-  kTiff,       // "II*\0" / "MM\0*": TIFF and the raw formats built on it (DNG, CR2, NEF, ARW)
+  kTiff,       // "II*\0" / "MM\0*": TIFF and the raw formats built on it (DNG, CR2, NEF, ARW);
+               // also "II"/"MM" with another magic and a plausible IFD offset (ORF, RW2, BigTIFF)
 };
 
 // Lower-case short name ("jpeg", "mp4", "unknown").
@@ -63,9 +64,11 @@ MediaClass ClassOfName(absl::string_view name);
 uint32_t ClassesOfFormat(MediaFormat format);
 
 // Whether files of this format can hold location metadata that a common reader (exiftool,
-// ExifInterface, ffmpeg) reports: every image and video container, and ISO-BMFF audio (M4A holds
-// the same udta boxes as MP4). Formats with no location parser (GIF, Matroska, WebM, TIFF) are
-// carriers too: their location can never be vouched for. The daemon scans exactly these.
+// ExifInterface, ffmpeg) reports: every image and video container, and audio (M4A holds the same
+// udta boxes as MP4, MP3 and WAV hold XMP). Formats with no location parser (GIF, Matroska, WebM,
+// TIFF) are carriers too: their location can never be vouched for. Carriers are read through the
+// redacted view by callers owed one, and not written by them. The daemon scans every file, these
+// and the others (PDF, ZIP, unknown) alike; a non-carrier is judged by its scan alone.
 bool FormatMayCarryLocation(MediaFormat format);
 
 // Whether location metadata may be present. Images and video are kUnknown until their content is

@@ -26,6 +26,9 @@ LOCATION_SRCS = [
     "isobmff_movie.cc",
     "location.cc",
     "scan_reader.cc",
+    "signature_sweep.cc",
+    "trailer.cc",
+    "unparsed_location.cc",
     "xmp_gps.cc",
 ]
 
@@ -42,4 +45,6 @@ LOCATION_PRIVATE_HDRS = [
     "isobmff_box.h",
     "isobmff_items.h",
     "isobmff_movie.h",
+    "signature_sweep.h",
+    "trailer.h",
 ]

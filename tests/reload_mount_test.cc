@@ -28,6 +28,11 @@ constexpr char kCameraWithAudio[] =
 constexpr char kMusicEntry[] =
     "app { package: \"com.example.music\" uid: 10063 target_sdk: 34\n"
     "      permission: \"android.permission.READ_MEDIA_AUDIO\" }";
+constexpr char kGalleryEntry[] =
+    "app { package: \"com.example.gallery\" uid: 10061 target_sdk: 34\n"
+    "      permission: \"android.permission.READ_MEDIA_IMAGES\"\n"
+    "      permission: \"android.permission.READ_MEDIA_VIDEO\"\n"
+    "      permission: \"android.permission.ACCESS_MEDIA_LOCATION\" }";
 constexpr char kSocialEntry[] =
     "app { package: \"com.example.social\" uid: 10062 target_sdk: 34\n"
     "      permission: \"android.permission.READ_MEDIA_IMAGES\"\n"
@@ -216,15 +221,20 @@ int HoldAcrossRevocation(ReloadMountTest* test, uid_t uid, const std::string& pa
   return WaitChild(child);
 }
 
+// The gallery holds ACCESS_MEDIA_LOCATION, so it reads another app's photo through passthrough
+// (a reader owed redaction reads every location carrier, recordings included, mediated).
 TEST_F(ReloadMountTest, ARevocationDecidesNewOpensButNotFilesAlreadyOpen) {
+  ASSERT_TRUE(absl::StrContains(shipped_apps_, kGalleryEntry));
+  std::string photo = ReadFileOrDie("tests/media/gps.jpg");
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("DCIM/Camera/gps.jpg", photo, kCamera));
   absl::StatusOr<DaemonStats> before = storage_.Stats();
   ASSERT_TRUE(before.ok()) << before.status();
   int rc = HoldAcrossRevocation(
-      this, kMusic, "Music/song.mp3", Mp3Bytes(),
+      this, kGallery, "DCIM/Camera/gps.jpg", photo,
       [&] {
-        ReplaceApps(AppsWith(kMusicEntry, "app { package: \"com.example.music\" uid: 10063 }"));
-        // In force once another of music's processes is refused.
-        EXPECT_TRUE(WaitUntilReadable(kMusic, "Music/song.mp3", false));
+        ReplaceApps(AppsWith(kGalleryEntry, "app { package: \"com.example.gallery\" uid: 10061 }"));
+        // In force once another of the gallery's processes is refused.
+        EXPECT_TRUE(WaitUntilReadable(kGallery, "DCIM/Camera/gps.jpg", false));
       },
       storage_.mountpoint());
   EXPECT_EQ(rc, 0) << "see HoldAcrossRevocation for the exit codes";

@@ -17,7 +17,7 @@ set -euo pipefail
 
 SECONDS_PER_TARGET=${1:-60}
 shift || true
-ALL_TARGETS=(jpeg png webp heif mp4 xmp)
+ALL_TARGETS=(jpeg png webp heif mp4 xmp unparsed)
 TARGETS=("$@")
 if ((${#TARGETS[@]} == 0)); then TARGETS=("${ALL_TARGETS[@]}"); fi
 for t in "${TARGETS[@]}"; do
@@ -209,6 +209,13 @@ hand_seeds() {  # hand_seeds <target> <dir>
         box moov box udta box loci bytes '\x00\x00\x00\x00\x15\xc7\x00\x00\xff\x85\x94\xa2'\
 '\x00\x25\xc6\x60\x00\x00\x00\x00earth\x00\x00'
       } >"$d/hand-loci.3gp" ;;
+    unparsed)
+      { bytes 'ID3\x03\x00\x00\x00\x00\x00\x20PRIV\x00\x00\x00\x16\x00\x00XMP\x00'
+        text '<x:xmpmeta>GPS</x:xmpmeta>'; bytes '\xff\xfb\x90\x64\x00\x00'
+      } >"$d/hand-id3.mp3"
+      { bytes 'RIFF\x30\x00\x00\x00WAVEfmt \x04\x00\x00\x00\x01\x00\x01\x00'
+        bytes '_PMX\x0a\x00\x00\x00<?xpacketdata\x04\x00\x00\x00\x00\x00\x00\x00'
+      } >"$d/hand-pmx.wav" ;;
     xmp)
       text "$XMP" >"$d/hand.xmp"
       text '<a><b:GPSx c="1"/><!-- <d:GPSy> --><![CDATA[<e:GPSz>]]></a>' >"$d/hand-tricky.xmp" ;;

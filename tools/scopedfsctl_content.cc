@@ -35,12 +35,10 @@ absl::StatusOr<ScannedFile> ScanInput(const InputFile& in, const std::string& pa
   head.resize(static_cast<size_t>(n));
   ScannedFile scanned;
   scanned.format = SniffFormat(head);
-  // The daemon scans exactly the formats that may carry location (a format without a parser
-  // scans malformed), so explain sees what the engine would see.
-  if (FormatMayCarryLocation(scanned.format)) {
-    FdSource source(in.fd(), in.size());
-    scanned.scan = ScanLocation(scanned.format, source);
-  }
+  // The daemon scans every file (carriers with their parsers, the rest with a signature sweep),
+  // so explain sees what the engine would see.
+  FdSource source(in.fd(), in.size());
+  scanned.scan = ScanLocation(scanned.format, source);
   return scanned;
 }
 

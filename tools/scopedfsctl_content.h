@@ -36,11 +36,11 @@ class InputFile {
 // What scopedfsd learns about a file's content when it first opens it.
 struct ScannedFile {
   MediaFormat format = MediaFormat::kUnknown;
-  // Set when the format may carry location (so the daemon would scan it too).
+  // The location scan, as the daemon makes one of every file.
   std::optional<LocationScan> scan;
 };
 
-// Sniffs and, if its format may carry location, scans `in` (named `path` in errors).
+// Sniffs and scans `in` (named `path` in errors), as the daemon does.
 absl::StatusOr<ScannedFile> ScanInput(const InputFile& in, const std::string& path);
 
 }  // namespace scopedfs::policy::ctl

@@ -185,7 +185,7 @@ int ScanCommand(absl::Span<char* const> files) {
     // Only a malformed scan's fallback is ever filled; otherwise it just lists the containers.
     if (scan.malformed) PrintRanges("fallback  ", scan.fallback, *kinds);
     std::cout << "  cost:      " << scan.bytes_read << " bytes read, " << scan.structures_visited
-              << " structures visited\n";
+              << " structures visited, " << scan.bytes_swept << " bytes swept\n";
     if (out_dir.empty()) continue;
 
     std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);

@@ -131,7 +131,7 @@ check "scan prints Exif ranges" grep -q '^  range     \[[0-9]*, [0-9]*) exif_gps
 check "scan prints XMP ranges" grep -q '^  range     \[[0-9]*, [0-9]*) xmp_gps fill 0x20$' "$TMP/out"
 check "scan prints video ranges" grep -q '^  range     \[[0-9]*, [0-9]*) isobmff_location fill 0x00$' "$TMP/out"
 check "scan prints malformed" test "$(grep -c '^  malformed: no$' "$TMP/out")" -eq 3
-check "scan prints its cost" grep -q '^  cost:      [0-9]* bytes read, [0-9]* structures visited$' "$TMP/out"
+check "scan prints its cost" grep -q '^  cost:      [0-9]* bytes read, [0-9]* structures visited, [0-9]* bytes swept$' "$TMP/out"
 check "clean photo has no location" grep -q '^  location:  absent$' "$TMP/out"
 check "redacted copies written" test -f "$TMP/red/gps.jpg" -a -f "$TMP/red/loc.mp4" -a -f "$TMP/red/clean.jpg"
 check "redacted copy keeps the size" test "$(stat -L -c %s "$PHOTO")" -eq "$(stat -c %s "$TMP/red/gps.jpg")"

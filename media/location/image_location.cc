@@ -8,10 +8,12 @@
 // PNG chunks after IEND and WebP chunks past the RIFF size. A block that could be one and cannot
 // be delimited makes the scan malformed, never clean.
 //
-// Not covered (location there survives redaction): anything after SOS (MPF secondary images,
-// appended motion-photo video, trailers such as Samsung's or MIE), maker notes, Photoshop
-// resources inside TIFF (0x8649), non-image RIFF chunks some readers decode (BikeBro GPS
-// tracks). Multi-segment Exif and Photoshop data that spans segments fail closed (malformed).
+// Only what can be vouched for is served: a JPEG APPn segment, PNG chunk or WebP chunk of a kind
+// the walk does not parse and does not know to be free of location (GoPro GPMF in APP6, JUMBF and
+// C2PA manifests in APP11 or caBX, MPF, FlashPix, vendor segments) is filled whole, and whatever
+// follows the image's end (motion-photo video, a second image, vendor trailers) is walked as a
+// file of its own or filled (trailer.h). Maker notes inside Exif are not covered (location there
+// survives redaction), nor multi-segment Exif and Photoshop data that spans segments (malformed).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -25,6 +27,8 @@
 #include "media/location/exif_gps.h"
 #include "media/location/location.h"
 #include "media/location/scan_reader.h"
+#include "media/location/signature_sweep.h"
+#include "media/location/trailer.h"
 #include "media/location/xmp_gps.h"
 
 namespace scopedfs::policy {
@@ -159,9 +163,10 @@ size_t FindExifId(absl::string_view head) {
 }
 
 bool JpegApp1(ScanReader& r, const ScanLimits& limits, uint64_t data, uint64_t end,
-              LocationScan* scan) {
+              LocationScan* scan, bool* vouched) {
   std::string head;
   if (!Peek(r, data, end, kExtendedXmpId.size(), &head)) return false;
+  *vouched = true;
   size_t exif_at = FindExifId(head);
   if (exif_at != absl::string_view::npos) {
     AddRange(&scan->fallback, data, end, kExif);
@@ -194,13 +199,15 @@ bool JpegApp1(ScanReader& r, const ScanLimits& limits, uint64_t data, uint64_t e
       absl::StrContains(segment, "<exif:") || absl::StrContains(segment, "<?xpacket")) {
     AddRange(&scan->fallback, data, end, kXmp);
     FindXmpGps(segment, data, limits.max_depth, &scan->ranges);
+    return true;
   }
+  *vouched = false;  // FLIR, QVCI and other vendor APP1 segments
   return true;
 }
 
 // APP13: Photoshop image resources, which may carry a whole Exif TIFF and an XMP packet.
 bool JpegApp13(ScanReader& r, const ScanLimits& limits, uint64_t data, uint64_t end,
-               LocationScan* scan) {
+               LocationScan* scan, bool* vouched) {
   std::string head;
   if (!Peek(r, data, end, kOldPhotoshopHeaderSize, &head)) return false;
   uint64_t resources;
@@ -210,12 +217,44 @@ bool JpegApp13(ScanReader& r, const ScanLimits& limits, uint64_t data, uint64_t 
     if (end - data < kOldPhotoshopHeaderSize) return r.Fail(data, "Photoshop header truncated");
     resources = data + kOldPhotoshopHeaderSize;
   } else {
+    *vouched = false;
     return true;
   }
+  *vouched = true;
   return ScanPhotoshopResources(r, limits, resources, end, /*strict=*/true, scan);
 }
 
-bool JpegSegments(ScanReader& r, const ScanLimits& limits, LocationScan* scan) {
+// APPn segments whose identifier says they hold no location: JFIF and its extension (APP0), ICC
+// profiles (APP2) and Adobe's colour transform flag (APP14).
+bool IsCleanAppSegment(uint8_t marker, absl::string_view head) {
+  return (marker == 0xE0 && (absl::StartsWith(head, absl::string_view("JFIF\0", 5)) ||
+                             absl::StartsWith(head, absl::string_view("JFXX\0", 5)))) ||
+         (marker == 0xE2 && absl::StartsWith(head, absl::string_view("ICC_PROFILE\0", 12))) ||
+         (marker == 0xEE && absl::StartsWith(head, "Adobe"));
+}
+
+// An APPn segment: parsed (APP1, APP13), known to be clean, or filled whole.
+bool JpegApp(ScanReader& r, const ScanLimits& limits, uint8_t marker, uint64_t data, uint64_t end,
+             LocationScan* scan) {
+  bool vouched = false;
+  if (marker == 0xE1) {
+    if (!JpegApp1(r, limits, data, end, scan, &vouched)) return false;
+  } else if (marker == 0xED) {
+    if (!JpegApp13(r, limits, data, end, scan, &vouched)) return false;
+  } else {
+    std::string head;
+    if (!Peek(r, data, end, 12, &head)) return false;
+    vouched = IsCleanAppSegment(marker, head);
+  }
+  if (!vouched) {
+    AddRange(&scan->fallback, data, end, kExif);
+    AddRange(&scan->ranges, data, end, kExif);
+  }
+  return true;
+}
+
+// `depth`: how many trailers deep this JPEG is (0 for the file itself).
+bool JpegSegments(ScanReader& r, const ScanLimits& limits, int depth, LocationScan* scan) {
   uint8_t b[2];
   if (!r.Read(0, 2, b)) return false;
   if (b[0] != 0xFF || b[1] != 0xD8) return r.Fail(0, "not a JPEG (no SOI marker)");
@@ -234,21 +273,31 @@ bool JpegSegments(ScanReader& r, const ScanLimits& limits, LocationScan* scan) {
     uint8_t marker = b[1];
     pos += 2;
     if (!r.Visit(marker_at)) return false;
-    // Metadata segments precede the scan; what follows SOS is entropy-coded data.
-    if (marker == 0xD9 || marker == 0xDA) return true;                   // EOI, SOS
+    // What follows the image is walked or filled; the JPEG itself ends here.
+    if (marker == 0xD9) return ScanTrailer(r, pos, depth, scan);
     if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) continue;  // TEM, RSTn: no length
     if (marker == 0x00 || marker == 0xD8) {
       return r.Fail(marker_at, absl::StrCat("unexpected marker 0xFF", absl::Hex(marker)));
     }
+    // A file cut short inside the scan header is an image cut short: nothing follows it.
+    if (marker == 0xDA && r.size() - pos < 2) return true;
     uint16_t length;
     if (!r.Be16(pos, &length)) return false;
     if (length < 2) return r.Fail(marker_at, "segment length below 2");
     uint64_t data = pos + 2;
     uint64_t end = pos + length;
+    if (marker == 0xDA && end > r.size()) return true;
     if (end > r.size()) return r.Fail(marker_at, "segment runs past the end of the file");
-    if (marker == 0xE1 && !JpegApp1(r, limits, data, end, scan)) return false;
-    if (marker == 0xED && !JpegApp13(r, limits, data, end, scan)) return false;
+    if (marker >= 0xE0 && marker <= 0xEF && !JpegApp(r, limits, marker, data, end, scan)) {
+      return false;
+    }
     pos = end;
+    // Entropy-coded data follows SOS, up to the next marker (DHT, another SOS, EOI): read to find
+    // where the image ends. A file that ends inside it has no trailer.
+    if (marker == 0xDA) {
+      if (!SkipJpegEntropyData(r, &pos)) return false;
+      if (pos == r.size()) return true;
+    }
   }
 }
 
@@ -333,7 +382,17 @@ bool PngTextChunk(ScanReader& r, const ScanLimits& limits, absl::string_view typ
   // No keyword terminator: not a valid text chunk, and readers skip it.
   if (nul == std::string::npos) return true;
   PngTextKinds kinds = KindsForKeyword(absl::string_view(head).substr(0, nul));
-  if (!kinds.exif && !kinds.xmp) return true;
+  if (!kinds.exif && !kinds.xmp) {
+    // Text under another keyword is text to ExifTool, but an XMP packet or an Exif block pasted
+    // into it is still location an app can read: such a chunk is filled whole.
+    std::string chunk;
+    if (!ReadWhole(r, limits, data, end, &chunk)) return false;
+    if (FindMetadataSignature(chunk)) {
+      AddRange(&scan->fallback, data, end, kExif);
+      AddRange(&scan->ranges, data, end, kExif);
+    }
+    return true;
+  }
   if (kinds.exif) AddRange(&scan->fallback, data, end, kExif);
   if (kinds.xmp) AddRange(&scan->fallback, data, end, kXmp);
 
@@ -358,6 +417,14 @@ bool PngTextChunk(ScanReader& r, const ScanLimits& limits, absl::string_view typ
   return true;
 }
 
+// Chunks that hold image data or rendering parameters only (PNG 3rd edition and APNG).
+bool IsCleanPngChunk(absl::string_view type) {
+  static constexpr absl::string_view kClean[] = {
+      "IHDR", "PLTE", "IDAT", "IEND", "tRNS", "cHRM", "gAMA", "iCCP", "sBIT", "sRGB", "cICP",
+      "mDCV", "cLLI", "bKGD", "hIST", "pHYs", "sPLT", "tIME", "acTL", "fcTL", "fdAT"};
+  return std::find(std::begin(kClean), std::end(kClean), type) != std::end(kClean);
+}
+
 // One chunk's location, if its type can carry any.
 bool PngMetadataChunk(ScanReader& r, const ScanLimits& limits, absl::string_view type,
                       uint64_t data, uint64_t end, LocationScan* scan) {
@@ -377,6 +444,11 @@ bool PngMetadataChunk(ScanReader& r, const ScanLimits& limits, absl::string_view
   if (type == "tEXt" || type == "zTXt" || type == "iTXt") {
     return PngTextChunk(r, limits, type, data, end, scan);
   }
+  if (!IsCleanPngChunk(type)) {
+    // caBX (C2PA), vendor chunks, chunks of future versions: nothing vouches for them.
+    AddRange(&scan->fallback, data, end, kExif);
+    AddRange(&scan->ranges, data, end, kExif);
+  }
   return true;
 }
 
@@ -390,11 +462,12 @@ bool PngTrailer(ScanReader& r, const ScanLimits& limits, uint64_t pos, LocationS
     uint32_t length = Be32At(header);
     uint64_t data = pos + 8;
     uint64_t end = data + length;
-    if (length > 0x7FFFFFFFu || end + 4 > r.size()) return true;
+    // What is not a whole chunk is no longer PNG: a trailer (trailer.h).
+    if (length > 0x7FFFFFFFu || end + 4 > r.size()) return ScanTrailer(r, pos, 0, scan);
     if (!PngMetadataChunk(r, limits, View(header + 4, 4), data, end, scan)) return false;
     pos = end + 4;
   }
-  return true;
+  return ScanTrailer(r, pos, 0, scan);
 }
 
 bool PngChunks(ScanReader& r, const ScanLimits& limits, LocationScan* scan) {
@@ -424,6 +497,13 @@ bool PngChunks(ScanReader& r, const ScanLimits& limits, LocationScan* scan) {
 
 // ---- WebP ----
 
+// Chunks of image data and rendering parameters (the WebP container specification).
+bool IsCleanWebpChunk(absl::string_view fourcc) {
+  static constexpr absl::string_view kClean[] = {"VP8 ", "VP8L", "VP8X", "ALPH",
+                                                 "ANIM", "ANMF", "ICCP"};
+  return std::find(std::begin(kClean), std::end(kClean), fourcc) != std::end(kClean);
+}
+
 bool WebpChunks(ScanReader& r, const ScanLimits& limits, LocationScan* scan) {
   uint8_t header[12];
   if (!r.Read(0, sizeof(header), header)) return false;
@@ -441,14 +521,15 @@ bool WebpChunks(ScanReader& r, const ScanLimits& limits, LocationScan* scan) {
     if (!r.Visit(pos)) return false;
     bool trailing = pos >= riff_end;
     if (r.size() - pos < 8) {
-      return trailing || r.Fail(pos, "chunk header runs past the RIFF end");
+      return trailing ? ScanTrailer(r, pos, 0, scan)
+                      : r.Fail(pos, "chunk header runs past the RIFF end");
     }
     uint8_t chunk[8];
     if (!r.Read(pos, sizeof(chunk), chunk)) return false;
     uint64_t data = pos + 8;
     uint64_t size = Le32At(chunk + 4);
     if (size > r.size() - data) {
-      return trailing || r.Fail(pos, "chunk runs past the RIFF end");
+      return trailing ? ScanTrailer(r, pos, 0, scan) : r.Fail(pos, "chunk runs past the RIFF end");
     }
     uint64_t end = data + size;
     absl::string_view fourcc = View(chunk, 4);
@@ -462,6 +543,9 @@ bool WebpChunks(ScanReader& r, const ScanLimits& limits, LocationScan* scan) {
       // A RIFF inside (a concatenated file): ExifTool goes on reading the chunks in it.
       pos = data + 4;
       continue;
+    } else if (!IsCleanWebpChunk(fourcc)) {
+      AddRange(&scan->fallback, data, end, kExif);
+      AddRange(&scan->ranges, data, end, kExif);
     }
     // Odd sizes are followed by a pad byte; a missing one at the very end is tolerated.
     pos = end + (size & 1);
@@ -471,11 +555,15 @@ bool WebpChunks(ScanReader& r, const ScanLimits& limits, LocationScan* scan) {
 
 }  // namespace
 
-LocationScan ScanJpeg(ByteSource& source, const ScanLimits& limits) {
+LocationScan ScanJpegAtDepth(ByteSource& source, const ScanLimits& limits, int depth) {
   ScanReader r(source, limits);
   LocationScan scan;
-  JpegSegments(r, limits, &scan);
+  JpegSegments(r, limits, depth, &scan);
   return Done(r, std::move(scan));
+}
+
+LocationScan ScanJpeg(ByteSource& source, const ScanLimits& limits) {
+  return ScanJpegAtDepth(source, limits, /*depth=*/0);
 }
 
 LocationScan ScanPng(ByteSource& source, const ScanLimits& limits) {

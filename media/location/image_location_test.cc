@@ -182,7 +182,7 @@ struct Jpeg {
 
 struct JpegLayout {
   std::string file;
-  uint64_t exif_data, exif_end, xmp_data, xmp_end, ext_data, ext_end, sos;
+  uint64_t exif_data, exif_end, xmp_data, xmp_end, ext_data, ext_end, vendor_data, vendor_end, sos;
 };
 
 JpegLayout FullJpeg(bool big_endian) {
@@ -200,16 +200,18 @@ JpegLayout FullJpeg(bool big_endian) {
                                             "<exif:GPSAltitude>1</exif:GPSA"));
   l.ext_end = j.bytes.size();
   j.Segment(0xFE, "a comment");
-  j.Segment(0xE1, "unknown APP1");
+  l.vendor_data = j.Segment(0xE1, "unknown APP1");
+  l.vendor_end = j.bytes.size();
   j.EndWithScan();
   l.sos = j.sos;
   l.file = j.bytes;
   return l;
 }
 
+// The APP1 segment of no known kind is filled whole: nothing vouches for it.
 std::vector<LocationRange> FullJpegRanges(const JpegLayout& l) {
   return Sorted(Concat(Concat(TiffRanges(l.exif_data + 6), XmpRanges(l.xmp_data + 29)),
-                       {{l.ext_data + 75, l.ext_end, kXmp}}));
+                       {{l.ext_data + 75, l.ext_end, kXmp}, {l.vendor_data, l.vendor_end, kExif}}));
 }
 
 class JpegByteOrderTest : public testing::TestWithParam<bool> {};
@@ -221,12 +223,15 @@ TEST_P(JpegByteOrderTest, FindsExifXmpAndExtendedXmp) {
   EXPECT_EQ(scan.ranges, FullJpegRanges(l));
   std::vector<LocationRange> fallback = {{l.exif_data, l.exif_end, kExif},
                                          {l.xmp_data, l.xmp_end, kXmp},
-                                         {l.ext_data, l.ext_end, kXmp}};
+                                         {l.ext_data, l.ext_end, kXmp},
+                                         {l.vendor_data, l.vendor_end, kExif}};
   EXPECT_EQ(scan.fallback, fallback);
-  // After redaction only the empty GPS IFD's count and the (blank) ExtendedXMP chunk remain.
+  // After redaction only the empty GPS IFD's count, the (blank) ExtendedXMP chunk and the
+  // (zeroed) vendor segment remain.
   std::vector<LocationRange> rescan = {
       {l.exif_data + 6 + kGpsIfd, l.exif_data + 6 + kGpsIfd + 2, kExif},
-      {l.ext_data + 75, l.ext_end, kXmp}};
+      {l.ext_data + 75, l.ext_end, kXmp},
+      {l.vendor_data, l.vendor_end, kExif}};
   std::string out = ExpectRedaction(ScanJpeg, l.file, scan, rescan);
   EXPECT_EQ(out.find("GPS"), std::string::npos);
 }
@@ -315,13 +320,16 @@ TEST(ScanJpegTest, ExifIdentifierInAnyCaseAndAfterGarbageIsExif) {
     ASSERT_FALSE(scan.malformed) << absl::CEscape(head) << ": " << scan.error;
     EXPECT_EQ(scan.ranges, TiffRanges(data + head.size())) << absl::CEscape(head);
   }
-  // Five bytes of garbage is past what ExifTool accepts: not Exif, and the TIFF is not read.
+  // Five bytes of garbage is past what ExifTool accepts: not Exif, so the TIFF is not walked, and
+  // the segment, of no known kind, is filled whole.
   Jpeg j;
-  j.Segment(0xE1, absl::StrCat("abcde", kExifId, Tiff(false)));
+  uint64_t data = j.Segment(0xE1, absl::StrCat("abcde", kExifId, Tiff(false)));
+  uint64_t end = j.bytes.size();
   j.EndWithScan();
   LocationScan scan = Scan(ScanJpeg, j.bytes);
   EXPECT_FALSE(scan.malformed) << scan.error;
-  EXPECT_TRUE(scan.ranges.empty());
+  std::vector<LocationRange> want = {{data, end, kExif}};
+  EXPECT_EQ(scan.ranges, want);
 }
 
 TEST(ScanJpegTest, XmpWithNonStandardHeadersIsScanned) {
@@ -339,16 +347,17 @@ TEST(ScanJpegTest, XmpWithNonStandardHeadersIsScanned) {
     EXPECT_EQ(scan.ranges, XmpRanges(data + head.size())) << absl::CEscape(head);
   }
   // Broken XML there is blanked whole, header included; a segment with none of those markers
-  // is left alone.
+  // is of no known kind and is zero-filled whole.
   Jpeg j;
   uint64_t data =
       j.Segment(0xE1, absl::StrCat(absl::string_view("XMP\0", 4), "<a><exif:GPSLatitude>1</a>"));
   uint64_t end = j.bytes.size();
-  j.Segment(0xE1, "some other <app> data");
+  uint64_t other = j.Segment(0xE1, "some other <app> data");
+  uint64_t other_end = j.bytes.size();
   j.EndWithScan();
   LocationScan scan = Scan(ScanJpeg, j.bytes);
   ASSERT_FALSE(scan.malformed) << scan.error;
-  std::vector<LocationRange> want = {{data, end, kXmp}};
+  std::vector<LocationRange> want = {{data, end, kXmp}, {other, other_end, kExif}};
   EXPECT_EQ(scan.ranges, want);
 }
 
@@ -423,7 +432,9 @@ TEST(ScanJpegTest, MalformedXmpIsRedactedWholeAndTheScanStaysClean) {
 
 TEST(ScanJpegTest, NoMetadataIsClean) {
   Jpeg j;
-  j.Segment(0xE0, "JFIF");
+  j.Segment(0xE0, std::string("JFIF\0\x01\x02\x00\x00\x01\x00\x01\x00\x00", 14));
+  j.Segment(0xE2, std::string("ICC_PROFILE\0\x01\x01", 14));
+  j.Segment(0xEE, "Adobe\x00\x64");
   j.EndWithScan();
   LocationScan scan = Scan(ScanJpeg, j.bytes);
   EXPECT_FALSE(scan.malformed) << scan.error;
@@ -588,13 +599,16 @@ TEST(ScanPngTest, ChunksAfterIendAreScanned) {
   LocationScan scan = Scan(ScanPng, file);
   ASSERT_FALSE(scan.malformed) << scan.error;
   EXPECT_EQ(scan.ranges, Sorted(Concat(TiffRanges(exif), XmpRanges(xmp + itxt_head.size()))));
-  // A trailer that stops being whole chunks ends the walk, as it ends ExifTool's.
+  // A trailer that stops being whole chunks ends the chunk walk, as it ends ExifTool's; what is
+  // left is not PNG and is filled (trailer.h).
   for (std::string tail : {std::string("garbage"), std::string("\0\0\0\x40"
                                                                "eXIfII*\0",
                                                                12)}) {
     LocationScan t = Scan(ScanPng, file + tail);
     EXPECT_FALSE(t.malformed) << t.error;
-    EXPECT_EQ(t.ranges, scan.ranges);
+    std::vector<LocationRange> want = scan.ranges;
+    want.push_back({file.size(), file.size() + tail.size(), kExif});
+    EXPECT_EQ(t.ranges, Sorted(want));
   }
 }
 

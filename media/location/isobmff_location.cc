@@ -22,6 +22,7 @@
 #include "media/location/isobmff_movie.h"
 #include "media/location/location.h"
 #include "media/location/scan_reader.h"
+#include "media/location/signature_sweep.h"
 #include "media/location/xmp_gps.h"
 
 namespace scopedfs::policy::isobmff {
@@ -69,6 +70,29 @@ bool IsMetaChildType(uint32_t type) {
                                  FourCc("iprp"), FourCc("dinf"), FourCc("xml "), FourCc("bxml"),
                                  FourCc("free")};
   return std::find(std::begin(kTypes), std::end(kTypes), type) != std::end(kTypes);
+}
+
+// Whether `text` holds an ISO 6709 coordinate pair: a sign, two latitude digits (a fraction or
+// more digits may follow), then a sign and three longitude digits, as in "+37.7749-122.4194/".
+bool HasIso6709(absl::string_view text) {
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  auto sign = [](char c) { return c == '+' || c == '-'; };
+  for (size_t i = 0; i + 7 <= text.size(); ++i) {
+    if (!sign(text[i]) || !digit(text[i + 1]) || !digit(text[i + 2])) continue;
+    size_t j = i + 3;
+    while (j < text.size() && (digit(text[j]) || text[j] == '.')) ++j;
+    if (j + 4 <= text.size() && sign(text[j]) && digit(text[j + 1]) && digit(text[j + 2]) &&
+        digit(text[j + 3])) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// QuickTime's user-data text atoms (©nam, ©day, ©mak, ©mod, ©swr, ...; ©xyz is handled apart) are
+// text a reader shows as text: kept, unless a metadata signature or a coordinate is in them.
+bool IsPlainTextAtom(uint32_t type, absl::string_view body) {
+  return (type >> 24) == 0xA9 && !HasIso6709(body);
 }
 
 // A four-character code compared case-insensitively, so that 'LOCI' or 'Xmp_' count too.
@@ -185,7 +209,7 @@ class Scanner {
     if (SameType(box.type, kXmpBox)) return Xmp(box.payload, box.end);
     // Any other box of user data, or of Canon's metadata uuid, is metadata of a kind this walk
     // does not name; what a liberal reader could find in it, this must find too.
-    if (parent == kUdta || parent == kCanonParent) return Opaque(box);
+    if (parent == kUdta || parent == kCanonParent) return Opaque(box, /*user_data=*/true);
     return true;
   }
 
@@ -221,7 +245,7 @@ class Scanner {
     if (memcmp(box.extended_type, kCanonUuid, sizeof(kCanonUuid)) == 0) {
       return Container(box, kCanonParent);
     }
-    return Opaque(box);
+    return Opaque(box, /*user_data=*/false);
   }
 
   bool Xmp(uint64_t begin, uint64_t end) {
@@ -238,7 +262,10 @@ class Scanner {
   // box's xml): exiftool reads Exif and XMP out of several such vendor boxes, so this looks at
   // the bytes. Exif or TIFF at the start is walked for GPS, an XMP packet anywhere is parsed, and
   // a TIFF header elsewhere (Exif in a layout not understood here) makes the file uncertain.
-  bool Opaque(const Box& box) {
+  // Anything else cannot be vouched for either (GoPro's GPMF, JUMBF/C2PA manifests, vendor
+  // records): a user-data atom (`user_data`) is filled whole, and so is any other box in which a
+  // metadata signature appears. Emptying a payload keeps the box walkable.
+  bool Opaque(const Box& box, bool user_data) {
     if (box.end == box.payload) return true;
     std::string body;
     if (!walker_.ReadAll(box.payload, box.end, &body)) return false;
@@ -286,6 +313,10 @@ class Scanner {
         b.find(absl::string_view("II*\0", 4)) != absl::string_view::npos) {
       AddRange(&fallback_, box.payload, box.end, kExif);
       return r_.Fail(box.begin, "metadata box holds Exif in a layout not understood");
+    }
+    if ((user_data && !IsPlainTextAtom(box.type, b)) || FindMetadataSignature(b)) {
+      AddRange(&fallback_, box.payload, box.end, kBox);
+      AddRange(&ranges_, box.payload, box.end, kBox);
     }
     return true;
   }
@@ -340,7 +371,7 @@ class Scanner {
               return true;
             case kXml:
               // ISO meta may carry its metadata as XML (FullBox): XMP there is still XMP.
-              return Opaque(child);
+              return Opaque(child, /*user_data=*/false);
             default:
               return HandleBox(child, kMeta);
           }

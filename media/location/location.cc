@@ -94,7 +94,9 @@ LocationScan ScanLocation(MediaFormat format, ByteSource& source, const ScanLimi
       return scan;
     }
     default:
-      return {};
+      // Audio, PDF, ZIP and content of no known format: no structure to vouch for, so the bytes
+      // are swept for metadata signatures (unparsed_location.cc).
+      return ScanUnparsed(source, limits);
   }
 }
 

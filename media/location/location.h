@@ -61,6 +61,10 @@ struct ScanLimits {
   // charged as it grows. Transient buffers are bounded by max_bytes_read instead. Without this a
   // small file declaring many small structures could make the daemon allocate without bound.
   uint64_t max_alloc_bytes = 8u << 20;
+  // Bytes that linear passes may read: signature sweeps of content no parser understands and the
+  // walk over a JPEG's entropy-coded data to its end marker. They keep nothing, so they are bounded
+  // in time only; a region larger than what is left is refused before it is read (uncertain).
+  uint64_t max_sweep_bytes = 128u << 20;
 };
 
 // One range of location metadata, half-open [begin, end), in file offsets.
@@ -89,6 +93,7 @@ struct LocationScan {
   uint32_t structures_visited = 0;
   uint64_t bytes_read = 0;
   uint64_t bytes_allocated = 0;  // charged against ScanLimits::max_alloc_bytes
+  uint64_t bytes_swept = 0;      // charged against ScanLimits::max_sweep_bytes
   // The class the content itself proves, whatever the file's name says (set by the ISO-BMFF
   // walk): VIDEO if any track has handler 'vide'; else IMAGE for HEIF/AVIF image items (or
   // tracks that are all 'pict' image sequences); else AUDIO if every track is 'soun'.
@@ -97,9 +102,9 @@ struct LocationScan {
   MediaClass content_class = MEDIA_CLASS_UNSPECIFIED;
 };
 
-// Whether `format` has a location parser. Formats without one that can still carry location
-// (GIF, Matroska, WebM) scan as malformed with the whole file as fallback; formats that cannot
-// carry location (audio-only, PDF, ZIP, unknown) scan clean.
+// Whether `format` has a location parser. Of the formats without one, those whose location is
+// structural (GIF, TIFF and the raws built on it, Matroska, WebM) scan as malformed with the whole
+// file as fallback; all others (audio, PDF, ZIP, unknown) get a signature sweep (ScanUnparsed).
 bool HasLocationParser(MediaFormat format);
 
 // The content facts of an existing file as the engine sees them, once its format is sniffed and,
@@ -111,7 +116,8 @@ bool HasLocationParser(MediaFormat format);
 //   audio-only file named as video keeps the video class, as media stores list it.
 ContentFacts FactsOfContent(absl::string_view name, MediaFormat format, const LocationScan* scan);
 
-// Finds the location metadata of a file of the given (sniffed) format.
+// Finds the location metadata of a file of the given (sniffed) format. Every format gets a verdict:
+// there is no format whose content is served unexamined to a reader who must not get location.
 LocationScan ScanLocation(MediaFormat format, ByteSource& source, const ScanLimits& limits = {});
 
 // Per-format entry points. ScanLocation sends every ISO-BMFF format (HEIF, AVIF, MP4, MOV, 3GP,
@@ -122,6 +128,11 @@ LocationScan ScanPng(ByteSource& source, const ScanLimits& limits = {});
 LocationScan ScanWebp(ByteSource& source, const ScanLimits& limits = {});
 LocationScan ScanHeif(ByteSource& source, const ScanLimits& limits = {});  // HEIF and AVIF
 LocationScan ScanMp4(ByteSource& source, const ScanLimits& limits = {});   // MP4/MOV/3GP/M4A
+// Content no parser understands (audio, AVI, PDF, ZIP, unknown): a sweep for metadata signatures
+// (Exif/TIFF headers, XMP packets, ISO-BMFF metadata boxes, GPMF, JUMBF, ID3). A hit inside an
+// ID3v2 tag or a RIFF metadata chunk fills that container; a hit anywhere else, or content larger
+// than max_sweep_bytes, makes the scan malformed with the whole file as fallback.
+LocationScan ScanUnparsed(ByteSource& source, const ScanLimits& limits = {});
 
 // A byte range and the byte it is filled with: 0, except inside XML (XMP), where a NUL would
 // make the packet unparsable and so XML whitespace (0x20) is used instead.

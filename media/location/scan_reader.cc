@@ -22,6 +22,27 @@ bool ScanReader::Read(uint64_t offset, size_t n, uint8_t* out) {
   return true;
 }
 
+bool ScanReader::ReadSwept(uint64_t offset, size_t n, uint8_t* out) {
+  if (!ok()) return false;
+  if (offset > size() || n > size() - offset) {
+    return Fail(offset,
+                absl::StrCat("needs ", n, " bytes at ", offset, " but the file ends at ", size()));
+  }
+  if (!CanSweep(offset, offset + n)) return false;
+  swept_ += n;
+  if (n > 0 && !source_.Read(offset, n, out)) return Fail(offset, "read error");
+  return true;
+}
+
+bool ScanReader::CanSweep(uint64_t begin, uint64_t end) {
+  if (!ok()) return false;
+  if (end < begin ||
+      end - begin > limits_.max_sweep_bytes - std::min(limits_.max_sweep_bytes, swept_)) {
+    return Fail(begin, absl::StrCat("sweep budget of ", limits_.max_sweep_bytes, " bytes spent"));
+  }
+  return true;
+}
+
 bool ScanReader::ReadString(uint64_t offset, size_t n, std::string* out) {
   // Refuse before allocating: a hostile length must not cost memory either.
   if (offset > size() || n > size() - offset || n > limits_.max_bytes_read - bytes_read_) {
@@ -84,6 +105,23 @@ bool ScanReader::Charge(uint64_t offset, uint64_t bytes) {
   return true;
 }
 
+ScanLimits ScanReader::Remaining() const {
+  ScanLimits left = limits_;
+  left.max_bytes_read -= std::min(left.max_bytes_read, bytes_read_);
+  left.max_sweep_bytes -= std::min(left.max_sweep_bytes, swept_);
+  left.max_structures -= std::min(left.max_structures, structures_);
+  left.max_alloc_bytes -= std::min(left.max_alloc_bytes, allocated_);
+  left.max_depth = std::max(0, left.max_depth - depth_);
+  return left;
+}
+
+void ScanReader::Absorb(const LocationScan& nested) {
+  bytes_read_ += nested.bytes_read;
+  swept_ += nested.bytes_swept;
+  structures_ += nested.structures_visited;
+  allocated_ += nested.bytes_allocated;
+}
+
 bool ScanReader::Fail(uint64_t offset, absl::string_view what) {
   if (ok()) {
     error_ = absl::StrCat("at byte ", offset, ": ", what);
@@ -97,6 +135,7 @@ void ScanReader::Finish(LocationScan* scan) const {
   scan->bytes_read = bytes_read_;
   scan->structures_visited = structures_;
   scan->bytes_allocated = allocated_;
+  scan->bytes_swept = swept_;
   if (ok()) return;
   scan->malformed = true;
   scan->error = error_;
