@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 
+#include "absl/time/clock.h"
 #include "daemon/facts_cache.h"
 #include "gtest/gtest.h"
 #include "media/content_facts.h"
@@ -70,15 +71,18 @@ class RedactedReadTest : public ::testing::Test {
     std::string buf(window, '\0');
     for (off_t off = 0;; off += static_cast<off_t>(window)) {
       size_t got = 0;
-      EXPECT_EQ(ReadRedacted(facts_, node_fd_, fd_, &plan_, window, off, buf.data(), &got), 0);
+      EXPECT_EQ(ReadRedacted(plans_, fd_, kApp, &plan_, window, off, buf.data(), &got), 0);
       out.append(buf.data(), got);
       if (got < window) break;
     }
     return out;
   }
 
+  static constexpr uid_t kApp = 10062;
   Stats stats_;
   FactsCache facts_{&stats_};
+  AppBudget budget_{AppBudget::ForFdLimit(1024)};
+  PlanTable plans_{&facts_, &budget_};
   RedactionPlan plan_;
   std::string path_;
   int node_fd_ = -1;
@@ -131,6 +135,7 @@ TEST(FactsCacheTest, ScansOncePerVersionAndForgetsOnInvalidation) {
   ASSERT_GE(fd, 0);
   struct stat st;
   ASSERT_EQ(fstat(fd, &st), 0);
+  absl::SleepFor(UntilSettled(st));  // a version that has not settled is not cached
   Stats stats;
   FactsCache cache(&stats);
   FileInfo a = cache.Lookup(fd, st, "a.jpg");
@@ -166,6 +171,7 @@ TEST(FactsCacheTest, ReadsOnlyWhatIsNeeded) {
   ASSERT_GE(fd, 0);
   struct stat st;
   ASSERT_EQ(fstat(fd, &st), 0);
+  absl::SleepFor(UntilSettled(st));  // a version that has not settled is not cached
   Stats stats;
   FactsCache cache(&stats);
   FileInfo none = cache.Lookup(fd, st, "a.jpg", FactNeeds{false, false, false});
