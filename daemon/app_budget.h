@@ -19,11 +19,11 @@ namespace scopedfs::daemon {
 class AppBudget {
  public:
   struct Limits {
-    size_t fd_pool = 0;        // fd units all apps together may hold
-    size_t fds_per_app = 0;    // what one app may hold
-    size_t fd_floor = 0;       // what any app may still take once the pool runs low
-    size_t low_water = 0;      // free units below which only apps under fd_floor are served
-    uint64_t byte_pool = 0;    // plan memory all apps together may hold
+    size_t fd_pool = 0;      // fd units all apps together may hold
+    size_t fds_per_app = 0;  // what one app may hold
+    size_t fd_floor = 0;     // what any app may still take once the pool runs low
+    size_t low_water = 0;    // free units below which only apps under fd_floor are served
+    uint64_t byte_pool = 0;  // plan memory all apps together may hold
     uint64_t bytes_per_app = 0;
   };
 

@@ -3,9 +3,8 @@
 
 #include <fcntl.h>
 #include <sys/xattr.h>
-#include <unistd.h>
-
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <utility>

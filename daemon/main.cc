@@ -228,8 +228,7 @@ int Run() {
     return Fail("cannot install signal handlers");
   }
   const AppBudget::Limits& budget = (*fs)->budget().limits();
-  fprintf(stderr,
-          "scopedfsd: fd limit %llu: apps share %zu fd units, at most %zu each\n",
+  fprintf(stderr, "scopedfsd: fd limit %llu: apps share %zu fd units, at most %zu each\n",
           static_cast<unsigned long long>(FdLimit()), budget.fd_pool, budget.fds_per_app);
   fprintf(stderr, "scopedfsd: serving %s at %s (policy \"%s\", passthrough %s, SELinux %s)\n",
           source.c_str(), mountpoint.c_str(), config->policy.name().c_str(),
