@@ -10,7 +10,7 @@ AppBudget::Limits AppBudget::ForFdLimit(uint64_t nofile) {
   // An eighth, at least 128: each of the (at most a few dozen) worker threads holds a handful of
   // fds for one request, and root and the system uids are served from what the apps cannot take.
   uint64_t reserve = std::max<uint64_t>(128, nofile / 8);
-  l.fd_pool = nofile > reserve + 64 ? static_cast<size_t>(nofile - reserve) : 64;
+  l.fd_pool = static_cast<size_t>(nofile > reserve + 64 ? nofile - reserve : nofile / 2);
   l.fds_per_app = std::max<size_t>(16, l.fd_pool / 4);
   l.low_water = l.fd_pool / 4;
   l.fd_floor = std::max<size_t>(8, l.fd_pool / 64);
