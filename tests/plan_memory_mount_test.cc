@@ -21,7 +21,7 @@
 namespace scopedfs::tests {
 namespace {
 
-constexpr uint64_t kAddressSpace = uint64_t{768} << 20;
+constexpr uint64_t kAddressSpace = uint64_t{256} << 20;
 constexpr int kHandles = 64;
 constexpr int kPerSegment = 2200;  // GPS attributes per XMP packet: one APP1 segment holds ~2,300
 constexpr char kCrafted[] = "DCIM/Camera/crafted.jpg";
