@@ -2,11 +2,15 @@
 #include "daemon/facts_cache.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
+#include <sys/utsname.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -34,6 +38,44 @@ absl::Duration UntilSettled(const struct stat& st, absl::Duration cap) {
   absl::Duration left =
       absl::DurationFromTimespec(st.st_ctim) + tick - absl::DurationFromTimespec(now);
   return std::clamp(left, absl::ZeroDuration(), cap);
+}
+
+namespace {
+
+// Multigrain timestamps came with Linux 6.13.
+bool KernelHasMultigrainTimestamps() {
+  static const bool has = [] {
+    struct utsname u;
+    int major = 0, minor = 0;
+    if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2) return false;
+    return major > 6 || (major == 6 && minor >= 13);
+  }();
+  return has;
+}
+
+}  // namespace
+
+bool StampsEveryChange(int fd, const struct stat& st) {
+  // One-second timestamps (ext4 with 128-byte inodes, among others) cannot, multigrain or not.
+  if (st.st_ctim.tv_nsec == 0 && st.st_mtim.tv_nsec == 0) return false;
+  if (!KernelHasMultigrainTimestamps()) return false;
+  struct statfs fs;
+  if (fstatfs(fd, &fs) != 0) return false;
+  switch (static_cast<uint64_t>(fs.f_type)) {
+    case TMPFS_MAGIC:
+    case EXT4_SUPER_MAGIC:
+    case XFS_SUPER_MAGIC:
+    case BTRFS_SUPER_MAGIC:
+      return true;
+    default:
+      return false;
+  }
+}
+
+absl::Duration UntilSettled(int fd, const struct stat& st) {
+  absl::Duration left = UntilSettled(st);
+  if (left == absl::ZeroDuration() || StampsEveryChange(fd, st)) return absl::ZeroDuration();
+  return left;
 }
 
 std::optional<uint32_t> RecordedOwner(int fd) {
@@ -82,7 +124,7 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
   bool cacheable = true;
   if (needs.content && !entry.content_read) {
     // Bytes read before the version settled may be of a rewrite the version cannot tell apart.
-    cacheable = UntilSettled(st) == absl::ZeroDuration();
+    cacheable = UntilSettled(fd, st) == absl::ZeroDuration();
     std::string proc = absl::StrCat("/proc/self/fd/", fd);
     base::UniqueFd rfd(open(proc.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
     if (!rfd.valid()) {

@@ -29,12 +29,20 @@ namespace scopedfs::daemon {
 FileVersion VersionOf(const struct stat& st);
 
 // A version is only as fine as the file's timestamps: a same-size rewrite within one timestamp
-// tick leaves (size, mtime, ctime) as they were (git calls such an entry "racy"). Bytes read once
-// the tick of the version's ctime is over belong to that version for as long as the version
-// stays: any later write stamps a later ctime. How long until then, from now (zero: settled). The
-// tick is two ticks of the kernel's coarse clock, plus a second when the timestamps carry no
-// nanoseconds (a filesystem of one-second timestamps); capped at `cap` (a ctime in the future, a
-// clock set back, is waited for no longer).
+// tick leaves (size, mtime, ctime) as they were (git calls such an entry "racy"). Bytes read
+// after the daemon stat'ed a version belong to it for as long as the version stays, if either
+// - the filesystem stamps every change made after its ctime was read with a later ctime
+//   (StampsEveryChange): Linux's multigrain timestamps (6.13 and later; tmpfs, ext4, xfs and
+//   btrfs) with nanosecond granularity; or
+// - the version's tick was over when it was stat'ed: any later write stamps a later ctime.
+// Otherwise (one-second timestamps, other filesystems, older kernels) the version must settle
+// first. UntilSettled(fd, st): how long from now until the version `st` (stat'ed from `fd`) has
+// settled; zero when it has or need not. The tick is two ticks of the kernel's coarse clock, plus
+// a second when the timestamps carry no nanoseconds; the wait is capped at two seconds (a ctime
+// in the future, a clock set back, is waited for no longer).
+bool StampsEveryChange(int fd, const struct stat& st);
+absl::Duration UntilSettled(int fd, const struct stat& st);
+// The timestamp rule alone, for a filesystem that does not stamp every change.
 absl::Duration UntilSettled(const struct stat& st, absl::Duration cap = absl::Seconds(2));
 
 // The creator recorded on a lower object (an O_PATH fd of it), or nullopt. Reads the object's own

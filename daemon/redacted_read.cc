@@ -32,10 +32,10 @@ int PlanTable::For(int fd, std::optional<uid_t> app, struct stat* st, FillPlan* 
       *out = FillPlan(live, &live->fills);
       return 0;
     }
-    // A plan is made only from bytes read once the version has settled, so that no rewrite the
-    // version cannot tell apart can come between the bytes it was made from and the ones it is
+    // A plan is made only from bytes of a settled version (UntilSettled), so that no rewrite the
+    // version cannot tell apart comes between the bytes it was made from and the ones it is
     // applied to.
-    if (absl::Duration wait = UntilSettled(*st); wait > absl::ZeroDuration()) {
+    if (absl::Duration wait = UntilSettled(fd, *st); wait > absl::ZeroDuration()) {
       absl::SleepFor(wait);
       if (fstat(fd, st) != 0) return errno;
       continue;

@@ -41,7 +41,8 @@ class PlanTable {
   PlanTable& operator=(const PlanTable&) = delete;
 
   // The plan for the lower file open as `fd`, in the version *st describes, settled first
-  // (UntilSettled: this may wait that long, a few milliseconds after a write), so the plan's
+  // (UntilSettled: on a filesystem that does not stamp every change, this may wait a few
+  // milliseconds after a write, a second on one-second timestamps), so the plan's
   // bytes are the version's; *st becomes the version the plan is for. A new plan is charged to
   // `app` (nullopt: root or a system uid, not charged). Returns 0, ENOMEM past the app's budget,
   // EAGAIN while the file keeps changing, or an errno.
