@@ -15,6 +15,8 @@ namespace scopedfs::daemon {
 namespace {
 
 constexpr int kAttempts = 8;
+// One-second timestamps settle within a second and two coarse-clock ticks.
+constexpr absl::Duration kLongestSettle = absl::Milliseconds(1100);
 
 }  // namespace
 
@@ -36,11 +38,16 @@ int PlanTable::For(int fd, std::optional<uid_t> app, struct stat* st, FillPlan* 
     // version cannot tell apart comes between the bytes it was made from and the ones it is
     // applied to.
     if (absl::Duration wait = UntilSettled(fd, *st); wait > absl::ZeroDuration()) {
+      // Longer than any tick: a ctime in the future (the clock was set back). Not waited for.
+      if (wait > kLongestSettle) return EAGAIN;
       absl::SleepFor(wait);
       if (fstat(fd, st) != 0) return errno;
       continue;
     }
     FileInfo info = facts_->Lookup(fd, *st, "");
+    // Bytes that could not be read (an fd limit, say) are no plan to share: this read is
+    // answered as a file that cannot be vouched for (zeros), the next one tries again.
+    if (!info.content_read) return EAGAIN;
     auto made = std::make_unique<Plan>();
     made->fills = policy::RedactedFills(info.scan.get(), info.content_read,
                                         static_cast<uint64_t>(st->st_size));

@@ -45,7 +45,8 @@ class PlanTable {
   // milliseconds after a write, a second on one-second timestamps), so the plan's
   // bytes are the version's; *st becomes the version the plan is for. A new plan is charged to
   // `app` (nullopt: root or a system uid, not charged). Returns 0, ENOMEM past the app's budget,
-  // EAGAIN while the file keeps changing, or an errno.
+  // EAGAIN while the file keeps changing, will not settle or cannot be read (the caller answers
+  // zeros, as for a file that cannot be vouched for), or an errno.
   int For(int fd, std::optional<uid_t> app, struct stat* st, FillPlan* out)
       ABSL_LOCKS_EXCLUDED(mu_);
 
