@@ -2,20 +2,80 @@
 #include "daemon/facts_cache.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
+#include <sys/utsname.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "daemon/location_bounds.h"
 
 namespace scopedfs::daemon {
 
 FileVersion VersionOf(const struct stat& st) {
   return {st.st_size, st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec,
           st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec};
+}
+
+absl::Duration UntilSettled(const struct stat& st, absl::Duration cap) {
+  static const absl::Duration kTick = [] {
+    struct timespec res;
+    if (clock_getres(CLOCK_REALTIME_COARSE, &res) != 0) return absl::Milliseconds(10);
+    return std::max(absl::DurationFromTimespec(res), absl::Milliseconds(1));
+  }();
+  absl::Duration tick = 2 * kTick;
+  if (st.st_ctim.tv_nsec == 0 && st.st_mtim.tv_nsec == 0) tick += absl::Seconds(1);
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  absl::Duration left =
+      absl::DurationFromTimespec(st.st_ctim) + tick - absl::DurationFromTimespec(now);
+  return std::clamp(left, absl::ZeroDuration(), cap);
+}
+
+namespace {
+
+// Multigrain timestamps came with Linux 6.13.
+bool KernelHasMultigrainTimestamps() {
+  static const bool has = [] {
+    struct utsname u;
+    int major = 0, minor = 0;
+    if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2) return false;
+    return major > 6 || (major == 6 && minor >= 13);
+  }();
+  return has;
+}
+
+}  // namespace
+
+bool StampsEveryChange(int fd, const struct stat& st) {
+  // One-second timestamps (ext4 with 128-byte inodes, among others) cannot, multigrain or not.
+  if (st.st_ctim.tv_nsec == 0 && st.st_mtim.tv_nsec == 0) return false;
+  if (!KernelHasMultigrainTimestamps()) return false;
+  struct statfs fs;
+  if (fstatfs(fd, &fs) != 0) return false;
+  switch (static_cast<uint64_t>(fs.f_type)) {
+    case TMPFS_MAGIC:
+    case EXT4_SUPER_MAGIC:
+    case XFS_SUPER_MAGIC:
+    case BTRFS_SUPER_MAGIC:
+      return true;
+    default:
+      return false;
+  }
+}
+
+absl::Duration UntilSettled(int fd, const struct stat& st) {
+  absl::Duration left = UntilSettled(st);
+  if (left == absl::ZeroDuration() || StampsEveryChange(fd, st)) return absl::ZeroDuration();
+  return left;
 }
 
 std::optional<uint32_t> RecordedOwner(int fd) {
@@ -61,7 +121,10 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
     entry.version = version;
   }
   bool changed = false;
+  bool cacheable = true;
   if (needs.content && !entry.content_read) {
+    // Bytes read before the version settled may be of a rewrite the version cannot tell apart.
+    cacheable = UntilSettled(fd, st) == absl::ZeroDuration();
     std::string proc = absl::StrCat("/proc/self/fd/", fd);
     base::UniqueFd rfd(open(proc.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
     if (!rfd.valid()) {
@@ -82,6 +145,7 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
       policy::FdSource source(rfd.get(), static_cast<uint64_t>(st.st_size));
       auto scan =
           std::make_shared<policy::LocationScan>(policy::ScanLocation(entry.format, source));
+      BoundScan(scan.get());
       if (stats_ != nullptr) {
         stats_->location_scans.fetch_add(1);
         if (scan->malformed) {
@@ -94,16 +158,25 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
     }
     entry.content_read = true;
     changed = true;
+    struct stat after;
+    cacheable = cacheable && fstat(rfd.get(), &after) == 0 && VersionOf(after) == version;
   }
   if (needs.owner && !entry.owner_read) {
     entry.owner = RecordedOwner(fd);
     entry.owner_read = true;
     changed = true;
   }
-  if (changed) {
+  if (changed && cacheable) {
+    uint64_t bytes = entry.scan != nullptr ? ScanBytes(*entry.scan) : 0;
     absl::MutexLock lock(&mu_);
-    if (entries_.size() >= kMaxEntries) entries_.clear();
-    entries_[key] = entry;
+    if (entries_.size() >= kMaxEntries || scan_bytes_ + bytes > kMaxScanBytes) {
+      entries_.clear();
+      scan_bytes_ = 0;
+    }
+    Entry& slot = entries_[key];
+    if (slot.scan != nullptr) scan_bytes_ -= std::min(scan_bytes_, ScanBytes(*slot.scan));
+    slot = entry;
+    scan_bytes_ += bytes;
   }
   if (needs.owner) info.owner = entry.owner;
   if (needs.content) {
@@ -116,7 +189,12 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
 
 void FactsCache::Invalidate(dev_t dev, ino_t ino) {
   absl::MutexLock lock(&mu_);
-  entries_.erase(Key{dev, ino});
+  auto it = entries_.find(Key{dev, ino});
+  if (it == entries_.end()) return;
+  if (it->second.scan != nullptr) {
+    scan_bytes_ -= std::min(scan_bytes_, ScanBytes(*it->second.scan));
+  }
+  entries_.erase(it);
 }
 
 size_t FactsCache::size() const {

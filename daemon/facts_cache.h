@@ -1,6 +1,7 @@
 // The content-facts cache: what each lower file is (sniffed format, recorded creator, location
 // scan), kept per (device, inode) for one version of the file, so a photo is scanned once per
-// version rather than at every lookup. Bounded: it never holds more than kMaxEntries files.
+// version rather than at every lookup. Bounded: it never holds more than kMaxEntries files, nor
+// scans of more than kMaxScanBytes together (each scan is bounded by location_bounds.h).
 #ifndef SCOPEDFS_DAEMON_FACTS_CACHE_H_
 #define SCOPEDFS_DAEMON_FACTS_CACHE_H_
 
@@ -16,6 +17,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "daemon/file_info.h"
 #include "daemon/node_table.h"
 #include "daemon/stats.h"
@@ -25,6 +27,23 @@ namespace scopedfs::daemon {
 
 // The version of a lower file's content `st` describes.
 FileVersion VersionOf(const struct stat& st);
+
+// A version is only as fine as the file's timestamps: a same-size rewrite within one timestamp
+// tick leaves (size, mtime, ctime) as they were (git calls such an entry "racy"). Bytes read
+// after the daemon stat'ed a version belong to it for as long as the version stays, if either
+// - the filesystem stamps every change made after its ctime was read with a later ctime
+//   (StampsEveryChange): Linux's multigrain timestamps (6.13 and later; tmpfs, ext4, xfs and
+//   btrfs) with nanosecond granularity; or
+// - the version's tick was over when it was stat'ed: any later write stamps a later ctime.
+// Otherwise (one-second timestamps, other filesystems, older kernels) the version must settle
+// first. UntilSettled(fd, st): how long from now until the version `st` (stat'ed from `fd`) has
+// settled; zero when it has or need not. The tick is two ticks of the kernel's coarse clock, plus
+// a second when the timestamps carry no nanoseconds; the wait is capped at two seconds (a ctime
+// in the future, a clock set back, is waited for no longer).
+bool StampsEveryChange(int fd, const struct stat& st);
+absl::Duration UntilSettled(int fd, const struct stat& st);
+// The timestamp rule alone, for a filesystem that does not stamp every change.
+absl::Duration UntilSettled(const struct stat& st, absl::Duration cap = absl::Seconds(2));
 
 // The creator recorded on a lower object (an O_PATH fd of it), or nullopt. Reads the object's own
 // attribute, also for a symlink: the /proc magic link is not followed any further.
@@ -44,13 +63,16 @@ FactNeeds NeedsOf(const policy::Engine* engine);
 class FactsCache {
  public:
   static constexpr size_t kMaxEntries = 1 << 18;
+  static constexpr uint64_t kMaxScanBytes = uint64_t{64} << 20;
 
   // `stats` (may be null) counts the location scans.
   explicit FactsCache(Stats* stats) : stats_(stats) {}
 
   // Facts of the lower object `fd` (O_PATH) as stat'ed in `st`, judged under `name` (the class a
   // name claims is checked against the content each time; the bytes are read once per version).
-  // The scan runs without any lock held. A regular file whose bytes cannot be read is reported
+  // The scan runs without any lock held, and is cached only if the version was settled
+  // (UntilSettled) before its bytes were read and is unchanged after. A regular file whose bytes
+  // cannot be read is reported
   // with content_read false and location malformed, and is not cached. What `needs` leaves out is
   // not looked at: content_read is then false and the facts are those of the name alone.
   // Directories and other non-regular objects are cached too (their creator), per version.
@@ -84,6 +106,7 @@ class FactsCache {
   // A leaf lock: nothing else is taken while it is held.
   mutable absl::Mutex mu_;
   absl::flat_hash_map<Key, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  uint64_t scan_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // ScanBytes of the cached scans
 };
 
 }  // namespace scopedfs::daemon

@@ -15,6 +15,14 @@
 
 namespace scopedfs::daemon {
 
+bool FileLocks::Charge(std::optional<uid_t> app_uid) {
+  return !app_uid.has_value() || budget_ == nullptr || budget_->TakeFds(*app_uid);
+}
+
+void FileLocks::Refund(std::optional<uid_t> app_uid) {
+  if (app_uid.has_value() && budget_ != nullptr) budget_->ReleaseFds(*app_uid);
+}
+
 std::shared_ptr<FileLocks::Owner> FileLocks::OwnerOf(const FileKey& file, uint64_t owner, int fd,
                                                      pid_t pid, std::optional<uid_t> app_uid,
                                                      bool create, int* err) {
@@ -30,12 +38,12 @@ std::shared_ptr<FileLocks::Owner> FileLocks::OwnerOf(const FileKey& file, uint64
       }
     }
     if (!create) return nullptr;
-    if (owner_count_ >= kMaxOwners ||
-        (app_uid.has_value() && owners_by_uid_[*app_uid] >= kMaxOwnersPerUid)) {
+    if (owner_count_ >= kMaxOwners || !Charge(app_uid)) {
       *err = ENOLCK;
       return nullptr;
     }
   }
+  // From here the app is charged for the description: refunded unless it is kept.
   // A description of its own, for locks only. Read-write where the daemon may, so the owner can
   // take write locks through any of its handles; O_NONBLOCK so a lease on the lower file makes
   // this fail instead of wait. Otherwise the access mode of the caller's own handle.
@@ -44,13 +52,10 @@ std::shared_ptr<FileLocks::Owner> FileLocks::OwnerOf(const FileKey& file, uint64
   made->fd.reset(open(proc.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
   if (!made->fd.valid()) {
     int mode = fcntl(fd, F_GETFL);
-    if (mode < 0) {
-      *err = errno;
-      return nullptr;
-    }
-    made->fd.reset(open(proc.c_str(), (mode & O_ACCMODE) | O_NONBLOCK | O_CLOEXEC));
+    made->fd.reset(mode < 0 ? -1 : open(proc.c_str(), (mode & O_ACCMODE) | O_NONBLOCK | O_CLOEXEC));
     if (!made->fd.valid()) {
       *err = errno;
+      Refund(app_uid);
       return nullptr;
     }
   }
@@ -58,10 +63,12 @@ std::shared_ptr<FileLocks::Owner> FileLocks::OwnerOf(const FileKey& file, uint64
   made->app_uid = app_uid;
   absl::MutexLock lock(&mu_);
   std::shared_ptr<Owner>& slot = files_[file][owner];
-  if (slot != nullptr) return slot;  // made meanwhile by another request of the same owner
+  if (slot != nullptr) {  // made meanwhile by another request of the same owner
+    Refund(app_uid);
+    return slot;
+  }
   slot = std::move(made);
   ++owner_count_;
-  if (app_uid.has_value()) ++owners_by_uid_[*app_uid];
   return slot;
 }
 
@@ -128,11 +135,8 @@ void FileLocks::ReleaseOwner(const FileKey& file, uint64_t owner) {
     f->second.erase(o);
     if (f->second.empty()) files_.erase(f);
     --owner_count_;
-    if (gone->app_uid.has_value()) {
-      auto u = owners_by_uid_.find(*gone->app_uid);
-      if (u != owners_by_uid_.end() && --u->second == 0) owners_by_uid_.erase(u);
-    }
   }
+  Refund(gone->app_uid);
   // Unlocked at once, even while a queued wait still holds the description.
   struct flock all = {};
   all.l_type = F_UNLCK;
@@ -148,12 +152,7 @@ size_t FileLocks::owners() const {
 int FileLocks::Wait(std::optional<uid_t> app_uid, std::function<bool()> interrupted,
                     std::function<int()> attempt, std::function<void(int)> done) {
   absl::MutexLock lock(&wait_mu_);
-  if (stopping_ || waiters_.size() >= kMaxWaiters) return ENOLCK;
-  if (app_uid.has_value()) {
-    size_t& mine = waiters_by_uid_[*app_uid];
-    if (mine >= kMaxWaitersPerUid) return ENOLCK;
-    ++mine;
-  }
+  if (stopping_ || waiters_.size() >= kMaxWaiters || !Charge(app_uid)) return ENOLCK;
   waiters_.push_back(Waiter{app_uid, std::move(interrupted), std::move(attempt), std::move(done)});
   if (!waiter_thread_.joinable()) waiter_thread_ = std::thread([this] { WaiterLoop(); });
   return 0;
@@ -190,12 +189,8 @@ void FileLocks::WaiterLoop() {
       changed = true;
     }
     pause = changed ? absl::Milliseconds(1) : std::min(pause * 2, absl::Milliseconds(10));
+    for (const std::optional<uid_t>& uid : finished) Refund(uid);
     absl::MutexLock lock(&wait_mu_);
-    for (const std::optional<uid_t>& uid : finished) {
-      if (!uid.has_value()) continue;
-      auto u = waiters_by_uid_.find(*uid);
-      if (u != waiters_by_uid_.end() && --u->second == 0) waiters_by_uid_.erase(u);
-    }
     waiters_.splice(waiters_.begin(), mine);  // oldest first
     if (stopping_) break;
     wait_mu_.AwaitWithTimeout(absl::Condition(&stopping_), pause);
@@ -208,9 +203,11 @@ void FileLocks::WaiterLoop() {
     absl::MutexLock lock(&wait_mu_);
     left.splice(left.end(), mine);
     left.splice(left.end(), waiters_);
-    waiters_by_uid_.clear();
   }
-  for (Waiter& w : left) w.done(ENOLCK);
+  for (Waiter& w : left) {
+    w.done(ENOLCK);
+    Refund(w.app_uid);
+  }
 }
 
 void FileLocks::Stop() {

@@ -14,9 +14,11 @@
 // thread: it joins a queue that one waiter thread retries every few milliseconds, and is answered
 // when granted, when the caller is interrupted (EINTR), or at shutdown (ENOLCK).
 //
-// Bounded: at most kMaxOwners descriptions (kMaxOwnersPerUid for one app uid) and kMaxWaiters
-// queued waits (kMaxWaitersPerUid per app uid); past them, ENOLCK, the errno for "no locks
-// available".
+// Bounded: an app's descriptions and queued waits each take one unit of its budget
+// (app_budget.h), with its open files, so no app, and no set of apps, can take the fds the
+// daemon and other apps need; past it, ENOLCK, the errno for "no locks available". Root and the
+// system uids are not counted against any app; all callers together hold at most kMaxOwners
+// descriptions and kMaxWaiters waits.
 #ifndef SCOPEDFS_DAEMON_FILE_LOCKS_H_
 #define SCOPEDFS_DAEMON_FILE_LOCKS_H_
 
@@ -34,15 +36,14 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "base/unique_fd.h"
+#include "daemon/app_budget.h"
 
 namespace scopedfs::daemon {
 
 class FileLocks {
  public:
   static constexpr size_t kMaxOwners = 4096;
-  static constexpr size_t kMaxOwnersPerUid = 512;
   static constexpr size_t kMaxWaiters = 1024;
-  static constexpr size_t kMaxWaitersPerUid = 64;
 
   // A lower file.
   struct FileKey {
@@ -55,7 +56,8 @@ class FileLocks {
     }
   };
 
-  FileLocks() = default;
+  // `budget` (may be null: nothing is counted per app) must outlive this.
+  explicit FileLocks(AppBudget* budget = nullptr) : budget_(budget) {}
   FileLocks(const FileLocks&) = delete;
   FileLocks& operator=(const FileLocks&) = delete;
   ~FileLocks() { Stop(); }
@@ -100,15 +102,19 @@ class FileLocks {
                                  std::optional<uid_t> app_uid, bool create, int* err);
   void WaiterLoop();
 
+  // An app's charge for one description or wait: true if it may have it.
+  bool Charge(std::optional<uid_t> app_uid);
+  void Refund(std::optional<uid_t> app_uid);
+
+  AppBudget* const budget_;
+  // mu_ and wait_mu_ are never held together; the budget's lock is taken under either (a leaf).
   mutable absl::Mutex mu_;
   absl::flat_hash_map<FileKey, absl::flat_hash_map<uint64_t, std::shared_ptr<Owner>>> files_
       ABSL_GUARDED_BY(mu_);
   size_t owner_count_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::flat_hash_map<uid_t, size_t> owners_by_uid_ ABSL_GUARDED_BY(mu_);
 
   mutable absl::Mutex wait_mu_;
   std::list<Waiter> waiters_ ABSL_GUARDED_BY(wait_mu_);
-  absl::flat_hash_map<uid_t, size_t> waiters_by_uid_ ABSL_GUARDED_BY(wait_mu_);
   bool stopping_ ABSL_GUARDED_BY(wait_mu_) = false;
   std::thread waiter_thread_;  // started with the first wait
 };

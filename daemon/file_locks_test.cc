@@ -61,7 +61,9 @@ class FileLocksTest : public ::testing::Test {
   std::string path_;
   base::UniqueFd fd_;
   FileLocks::FileKey key_;
-  FileLocks locks_;
+  // A budget of a 1,024-fd daemon, as under systemd's default limit.
+  AppBudget budget_{AppBudget::ForFdLimit(1024)};
+  FileLocks locks_{&budget_};
 };
 
 TEST_F(FileLocksTest, OwnersConflictAsProcessesDo) {
@@ -146,7 +148,8 @@ TEST_F(FileLocksTest, InterruptedWaitEndsWithEintr) {
 
 TEST_F(FileLocksTest, WaitsAreBoundedAndStopEndsThem) {
   std::atomic<int> ended{0};
-  for (size_t i = 0; i < FileLocks::kMaxWaitersPerUid; ++i) {
+  const size_t per_app = budget_.limits().fds_per_app;
+  for (size_t i = 0; i < per_app; ++i) {
     ASSERT_EQ(locks_.Wait(
                   10062u, [] { return false; }, [] { return EAGAIN; },
                   [&](int r) { ended += r == ENOLCK; }),
@@ -163,21 +166,28 @@ TEST_F(FileLocksTest, WaitsAreBoundedAndStopEndsThem) {
                 [&](int r) { ended += r == ENOLCK; }),
             0);
   locks_.Stop();
-  EXPECT_EQ(ended.load(), static_cast<int>(FileLocks::kMaxWaitersPerUid) + 1);
+  EXPECT_EQ(ended.load(), static_cast<int>(per_app) + 1);
+  EXPECT_EQ(budget_.fds_held(), 0u) << "stopped waits give their units back";
   EXPECT_EQ(locks_.waiting(), 0u);
   EXPECT_EQ(locks_.Wait(
                 std::nullopt, [] { return false; }, [] { return EAGAIN; }, [](int) {}),
             ENOLCK);
 }
 
-TEST_F(FileLocksTest, OwnersPerAppAreBounded) {
-  for (uint64_t owner = 1; owner <= FileLocks::kMaxOwnersPerUid; ++owner) {
+// Lock descriptions come out of the app's budget, with its handles: one app's owners stop at its
+// share, another app still gets its own, and a released owner gives its unit back.
+TEST_F(FileLocksTest, OwnersComeOutOfTheAppsBudget) {
+  for (uint64_t owner = 1; owner <= budget_.limits().fds_per_app; ++owner) {
     ASSERT_EQ(locks_.SetLock(key_, owner, fd_.get(), Range(F_RDLCK, 0, 1), 1, 10062u), 0);
   }
   EXPECT_EQ(locks_.SetLock(key_, 100000, fd_.get(), Range(F_RDLCK, 0, 1), 1, 10062u), ENOLCK);
   EXPECT_EQ(locks_.SetLock(key_, 100001, fd_.get(), Range(F_RDLCK, 0, 1), 1, 10063u), 0);
+  EXPECT_EQ(budget_.fds_held(10062u), budget_.limits().fds_per_app);
   locks_.ReleaseOwner(key_, 1);
   EXPECT_EQ(locks_.SetLock(key_, 100000, fd_.get(), Range(F_RDLCK, 0, 1), 1, 10062u), 0);
+  // Handles already held count too: an app at its budget in open files takes no description.
+  ASSERT_TRUE(budget_.TakeFds(10064u, budget_.limits().fds_per_app));
+  EXPECT_EQ(locks_.SetLock(key_, 200000, fd_.get(), Range(F_RDLCK, 0, 1), 1, 10064u), ENOLCK);
 }
 
 }  // namespace

@@ -23,40 +23,45 @@ Filesystem::Filesystem(FilesystemOptions options, base::UniqueFd root_fd,
       nodes_(std::move(root_fd), root_st.st_dev, root_st.st_ino),
       facts_(&stats_),
       backing_(options_.passthrough, &stats_),
+      budget_(AppBudget::ForFdLimit(FdLimit())),
+      locks_(&budget_),
+      plans_(&facts_, &budget_),
       engine_(std::move(engine)) {
   posix_ = engine_ != nullptr && engine_->semantics() == SEMANTICS_POSIX;
   clock_gettime(CLOCK_REALTIME, &started_);
   started_.tv_nsec = 0;
-  // A quarter of the fds the daemon may open, so three apps at their quota still leave room.
+}
+
+uint64_t FdLimit() {
   struct rlimit nofile;
-  rlim_t limit = getrlimit(RLIMIT_NOFILE, &nofile) == 0 ? nofile.rlim_cur : 1024;
-  handle_quota_ = std::max<size_t>(16, static_cast<size_t>(limit / 4));
+  if (getrlimit(RLIMIT_NOFILE, &nofile) != 0 || nofile.rlim_cur == RLIM_INFINITY) return 1024;
+  return nofile.rlim_cur;
 }
 
 int Filesystem::TakeHandleSlot(const RequestContext& ctx, std::optional<uid_t>* slot) {
   slot->reset();
   if (!ctx.IsApp()) return 0;
-  absl::MutexLock lock(&quota_mu_);
-  size_t& held = handles_by_uid_[ctx.uid()];
-  if (held >= handle_quota_) return EMFILE;
-  ++held;
+  if (!budget_.TakeFds(ctx.uid())) return EMFILE;
   *slot = ctx.uid();
   return 0;
 }
 
 void Filesystem::ReleaseHandleSlot(const std::optional<uid_t>& slot) {
-  if (!slot.has_value()) return;
-  absl::MutexLock lock(&quota_mu_);
-  auto it = handles_by_uid_.find(*slot);
-  if (it == handles_by_uid_.end()) return;
-  if (--it->second == 0) handles_by_uid_.erase(it);
+  if (slot.has_value()) budget_.ReleaseFds(*slot);
 }
 
 Filesystem::~Filesystem() {
-  // The session, and with it every backing id, is gone by now: only our own fds are left.
-  absl::MutexLock lock(&handles_mu_);
-  for (OpenFile* file : open_files_) delete file;
-  for (OpenDir* dir : open_dirs_) delete dir;
+  // The session, and with it every backing id, is gone by now: only our own fds are left. Freed
+  // outside handles_mu_, as a file's plan takes the plan table's lock when it goes.
+  absl::flat_hash_set<OpenFile*> files;
+  absl::flat_hash_set<OpenDir*> dirs;
+  {
+    absl::MutexLock lock(&handles_mu_);
+    files.swap(open_files_);
+    dirs.swap(open_dirs_);
+  }
+  for (OpenFile* file : files) delete file;
+  for (OpenDir* dir : dirs) delete dir;
 }
 
 absl::StatusOr<std::unique_ptr<Filesystem>> Filesystem::Create(

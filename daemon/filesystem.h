@@ -19,18 +19,23 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "daemon/app_budget.h"
 #include "daemon/backing_files.h"
 #include "daemon/facts_cache.h"
 #include "daemon/file_info.h"
 #include "daemon/file_locks.h"
 #include "daemon/fuse_session.h"
 #include "daemon/node_table.h"
+#include "daemon/redacted_read.h"
 #include "daemon/request_context.h"
 #include "daemon/stats.h"
 #include "policy/engine.h"
 #include "policy/selinux_context.h"
 
 namespace scopedfs::daemon {
+
+// The daemon's fd limit now: RLIMIT_NOFILE's soft limit (main raises it to the hard one first).
+uint64_t FdLimit();
 
 struct OpenFile;  // an open file handle (fuse_file_info::fh); see fs_internal.h
 struct OpenDir;   // an open directory handle (fuse_file_info::fh); see fs_internal.h
@@ -54,8 +59,10 @@ struct FilesystemOptions {
 };
 
 // Lock order, outermost first: namespace_mu_; then NodeTable's lock; then a node's backing_mu.
-// engine_mu_, label_mu_, handles_mu_ and the facts cache's lock are leaves. Nothing calls into
-// FUSE while holding any of them.
+// engine_mu_, label_mu_, handles_mu_ and the facts cache's lock are leaves. A handle's
+// RedactionPlan lock comes before the plan table's; the app budget's lock is a leaf taken under
+// the file locks' and never with the plan table's. Nothing calls into FUSE while holding any of
+// them.
 class Filesystem {
  public:
   // Opens the lower root (must be a directory). The engine may be replaced later (SetEngine).
@@ -89,6 +96,8 @@ class Filesystem {
   FactsCache& facts() { return facts_; }
   BackingFiles& backing() { return backing_; }
   FileLocks& locks() { return locks_; }
+  PlanTable& plans() { return plans_; }
+  AppBudget& budget() { return budget_; }
   FuseSession* session() { return session_; }
   const FilesystemOptions& options() const { return options_; }
   // The namespace lock. A decision about a name and the lower operation it allows must see the
@@ -104,13 +113,13 @@ class Filesystem {
   // "no label".
   int Label(int fd, const std::string& path, mode_t type) ABSL_LOCKS_EXCLUDED(label_mu_);
 
-  // Each app may hold at most handle_quota() open files and directories at once, so that one
-  // app cannot take every fd the daemon has (root and the system uids are not counted): past it,
-  // EMFILE. On success *slot is what the handle gives back when it is unregistered.
-  int TakeHandleSlot(const RequestContext& ctx, std::optional<uid_t>* slot)
-      ABSL_LOCKS_EXCLUDED(quota_mu_);
-  void ReleaseHandleSlot(const std::optional<uid_t>& slot) ABSL_LOCKS_EXCLUDED(quota_mu_);
-  size_t handle_quota() const { return handle_quota_; }
+  // Each open file or directory of an app takes one fd unit of its budget (app_budget.h), which
+  // its lock descriptions, lock waits and fill plans share, so that no app, nor all of them
+  // together, can take the fds the daemon, root and the system uids need (root and the system
+  // uids are not counted): past it, EMFILE. On success *slot is the app to give the unit back
+  // to when the handle is unregistered (nullopt: nothing was taken).
+  int TakeHandleSlot(const RequestContext& ctx, std::optional<uid_t>* slot);
+  void ReleaseHandleSlot(const std::optional<uid_t>& slot);
 
   // Every handle given to the kernel stays registered until its RELEASE. An unmount with files
   // still open sends no RELEASE, so the destructor closes and frees whatever is left.
@@ -128,7 +137,11 @@ class Filesystem {
   NodeTable nodes_;
   FactsCache facts_;
   BackingFiles backing_;
+  // Sized from RLIMIT_NOFILE when the filesystem is made (main raises it first); before locks_
+  // and plans_, which charge it.
+  AppBudget budget_;
   FileLocks locks_;
+  PlanTable plans_;
   FuseSession* session_ = nullptr;
   struct timespec started_ = {};
   bool posix_ = false;
@@ -140,10 +153,6 @@ class Filesystem {
 
   // libselinux label handles are not safe for concurrent lookups.
   absl::Mutex label_mu_;
-
-  size_t handle_quota_ = 0;
-  absl::Mutex quota_mu_;
-  absl::flat_hash_map<uid_t, size_t> handles_by_uid_ ABSL_GUARDED_BY(quota_mu_);
 
   absl::Mutex handles_mu_;
   absl::flat_hash_set<OpenFile*> open_files_ ABSL_GUARDED_BY(handles_mu_);

@@ -60,8 +60,10 @@ struct OpenFile {
   std::shared_ptr<Node> node;
   bool passthrough = false;
   bool writable = false;
-  std::optional<uid_t> slot;  // the app's handle-quota slot (Filesystem::TakeHandleSlot)
-  RedactionPlan plan;         // redacted views: the fills for the version last read
+  // The app whose budget the handle is charged to (Filesystem::TakeHandleSlot), and the plans
+  // its reads make; nullopt for root and the system uids.
+  std::optional<uid_t> slot;
+  RedactionPlan plan;  // redacted views: the shared fills of the version last read
 
   bool redacted() const { return node->view != kRawView; }
   // The lower file its locks are held on (file_locks.h): every view of it shares them.

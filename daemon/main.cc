@@ -4,9 +4,12 @@
 // `scopedfsctl reload` and changes to the configuration files reload the policy.
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -101,7 +104,21 @@ ControlResponse HandleControl(const ControlRequest& request, Filesystem* fs,
   return response;
 }
 
+// systemd starts services with a soft fd limit of 1,024 whatever the hard limit: the daemon
+// raises its soft limit to the hard one before anything sizes itself from it (the app budgets).
+void RaiseFdLimit() {
+  struct rlimit nofile;
+  if (getrlimit(RLIMIT_NOFILE, &nofile) != 0 || nofile.rlim_cur >= nofile.rlim_max) return;
+  rlim_t was = nofile.rlim_cur;
+  nofile.rlim_cur = nofile.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &nofile) != 0) {
+    fprintf(stderr, "scopedfsd: cannot raise the fd limit from %llu: %s\n",
+            static_cast<unsigned long long>(was), strerror(errno));
+  }
+}
+
 int Run() {
+  RaiseFdLimit();
   std::string source = absl::GetFlag(FLAGS_source);
   std::string mountpoint = absl::GetFlag(FLAGS_mountpoint);
   policy::ConfigPaths paths{absl::GetFlag(FLAGS_policy), absl::GetFlag(FLAGS_apps),
@@ -210,6 +227,9 @@ int Run() {
   if (fuse_set_signal_handlers((*session)->session()) != 0) {
     return Fail("cannot install signal handlers");
   }
+  const AppBudget::Limits& budget = (*fs)->budget().limits();
+  fprintf(stderr, "scopedfsd: fd limit %llu: apps share %zu fd units, at most %zu each\n",
+          static_cast<unsigned long long>(FdLimit()), budget.fd_pool, budget.fds_per_app);
   fprintf(stderr, "scopedfsd: serving %s at %s (policy \"%s\", passthrough %s, SELinux %s)\n",
           source.c_str(), mountpoint.c_str(), config->policy.name().c_str(),
           options.passthrough ? "requested" : "off",

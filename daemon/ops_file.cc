@@ -221,7 +221,7 @@ void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info
   if (file->redacted()) {
     fs->stats().redacted_reads.fetch_add(1);
     size_t got;
-    if (int err = ReadRedacted(fs->facts(), file->fd.get(), file->fd.get(), &file->plan, size, off,
+    if (int err = ReadRedacted(fs->plans(), file->fd.get(), file->slot, &file->plan, size, off,
                                buf.get(), &got)) {
       return (void)fuse_reply_err(req, err);
     }
@@ -343,8 +343,8 @@ void sfs_copy_file_range(fuse_req_t req, fuse_ino_t, off_t off_in, fuse_file_inf
     size_t got = 0;
     if (from->redacted()) {
       fs->stats().redacted_reads.fetch_add(1);
-      if (int err = ReadRedacted(fs->facts(), from->fd.get(), from->fd.get(), &from->plan,
-                                 buf.size(), off_in, buf.data(), &got)) {
+      if (int err = ReadRedacted(fs->plans(), from->fd.get(), from->slot, &from->plan, buf.size(),
+                                 off_in, buf.data(), &got)) {
         return (void)fuse_reply_err(req, err);
       }
     } else {

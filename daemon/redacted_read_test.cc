@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,6 +16,7 @@
 #include <sstream>
 #include <string>
 
+#include "absl/time/clock.h"
 #include "daemon/facts_cache.h"
 #include "gtest/gtest.h"
 #include "media/content_facts.h"
@@ -70,15 +72,18 @@ class RedactedReadTest : public ::testing::Test {
     std::string buf(window, '\0');
     for (off_t off = 0;; off += static_cast<off_t>(window)) {
       size_t got = 0;
-      EXPECT_EQ(ReadRedacted(facts_, node_fd_, fd_, &plan_, window, off, buf.data(), &got), 0);
+      EXPECT_EQ(ReadRedacted(plans_, fd_, kApp, &plan_, window, off, buf.data(), &got), 0);
       out.append(buf.data(), got);
       if (got < window) break;
     }
     return out;
   }
 
+  static constexpr uid_t kApp = 10062;
   Stats stats_;
   FactsCache facts_{&stats_};
+  AppBudget budget_{AppBudget::ForFdLimit(1024)};
+  PlanTable plans_{&facts_, &budget_};
   RedactionPlan plan_;
   std::string path_;
   int node_fd_ = -1;
@@ -121,6 +126,63 @@ TEST_F(RedactedReadTest, NonCarriersAreServedAsTheyAre) {
   EXPECT_EQ(ReadAll(4096), pdf);
 }
 
+// Two handles reading one version share one plan, charged once to the app that made it, and
+// given back when the last handle lets go; a rewrite gets a plan of its own.
+TEST_F(RedactedReadTest, HandlesOfOneVersionShareOnePlan) {
+  int fd2 = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd2, 0);
+  {
+    RedactionPlan a, b;
+    struct stat st;
+    ASSERT_EQ(fstat(fd_, &st), 0);
+    FillPlan pa, pb;
+    ASSERT_EQ(a.For(plans_, fd_, kApp, &st, &pa), 0);
+    ASSERT_EQ(b.For(plans_, fd2, 10063u, &st, &pb), 0);
+    EXPECT_EQ(pa.get(), pb.get()) << "one copy per version, not per handle";
+    EXPECT_FALSE(pa->empty());
+    EXPECT_EQ(plans_.size(), 1u);
+    EXPECT_GT(budget_.bytes_held(kApp), 0u) << "charged to the app that made it";
+    EXPECT_EQ(budget_.bytes_held(10063u), 0u);
+    pa.reset();
+    pb.reset();
+    EXPECT_EQ(plans_.size(), 1u) << "the handles still hold it";
+  }
+  EXPECT_EQ(plans_.size(), 0u);
+  EXPECT_EQ(budget_.bytes_held(), 0u);
+  close(fd2);
+}
+
+// Past its memory budget, an app's read that needs a new plan is refused (ENOMEM); another app
+// is not affected.
+TEST_F(RedactedReadTest, APlanPastTheAppsBudgetIsRefused) {
+  ASSERT_TRUE(budget_.TakeBytes(kApp, budget_.limits().bytes_per_app));
+  RedactionPlan plan;
+  struct stat st;
+  ASSERT_EQ(fstat(fd_, &st), 0);
+  FillPlan fills;
+  EXPECT_EQ(plan.For(plans_, fd_, kApp, &st, &fills), ENOMEM);
+  EXPECT_EQ(plan.For(plans_, fd_, 10063u, &st, &fills), 0);
+  budget_.ReleaseBytes(kApp, budget_.limits().bytes_per_app);
+}
+
+TEST(UntilSettledTest, AFreshChangeWaitsAboutATickAnOldOneNot) {
+  struct stat st = {};
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  st.st_ctim = now;
+  st.st_mtim = now;
+  st.st_ctim.tv_nsec = st.st_mtim.tv_nsec = now.tv_nsec | 1;  // nanosecond timestamps
+  absl::Duration fresh = UntilSettled(st);
+  EXPECT_GT(fresh, absl::ZeroDuration());
+  EXPECT_LT(fresh, absl::Milliseconds(100));
+  st.st_ctim.tv_sec -= 10;
+  EXPECT_EQ(UntilSettled(st), absl::ZeroDuration());
+  // One-second timestamps: a whole second more.
+  st.st_ctim.tv_sec = now.tv_sec;
+  st.st_ctim.tv_nsec = st.st_mtim.tv_nsec = 0;
+  EXPECT_GT(UntilSettled(st), absl::Milliseconds(500) - absl::Nanoseconds(now.tv_nsec));
+}
+
 TEST(FactsCacheTest, ScansOncePerVersionAndForgetsOnInvalidation) {
   std::string path = ::testing::TempDir() + "/facts_cache_test_" + std::to_string(getpid());
   {
@@ -131,6 +193,7 @@ TEST(FactsCacheTest, ScansOncePerVersionAndForgetsOnInvalidation) {
   ASSERT_GE(fd, 0);
   struct stat st;
   ASSERT_EQ(fstat(fd, &st), 0);
+  absl::SleepFor(UntilSettled(st));  // a version that has not settled is not cached
   Stats stats;
   FactsCache cache(&stats);
   FileInfo a = cache.Lookup(fd, st, "a.jpg");
@@ -166,6 +229,7 @@ TEST(FactsCacheTest, ReadsOnlyWhatIsNeeded) {
   ASSERT_GE(fd, 0);
   struct stat st;
   ASSERT_EQ(fstat(fd, &st), 0);
+  absl::SleepFor(UntilSettled(st));  // a version that has not settled is not cached
   Stats stats;
   FactsCache cache(&stats);
   FileInfo none = cache.Lookup(fd, st, "a.jpg", FactNeeds{false, false, false});

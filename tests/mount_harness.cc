@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -639,6 +640,14 @@ absl::Status ScopedStorage::StartDaemon(const DaemonOptions& options) {
     if (getppid() != parent) _exit(126);
     dup2(log, STDOUT_FILENO);
     dup2(log, STDERR_FILENO);
+    if (options.fd_limit > 0) {
+      struct rlimit l = {options.fd_limit, options.fd_limit};
+      if (setrlimit(RLIMIT_NOFILE, &l) != 0) _exit(125);
+    }
+    if (options.address_space_limit > 0) {
+      struct rlimit l = {options.address_space_limit, options.address_space_limit};
+      if (setrlimit(RLIMIT_AS, &l) != 0) _exit(125);
+    }
     execv(args[0], args.data());
     fprintf(stderr, "exec %s: %s\n", args[0], strerror(errno));
     _exit(127);

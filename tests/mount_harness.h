@@ -147,6 +147,10 @@ struct DaemonOptions {
   std::string source;           // empty: the storage's lower tree
   std::string mountpoint;       // empty: the storage's mount point
   std::vector<std::string> extra_flags;
+  // Resource limits the daemon starts under, soft and hard alike (so it cannot raise them), as a
+  // service manager would impose them; 0: the test process's own.
+  uint64_t fd_limit = 0;             // RLIMIT_NOFILE
+  uint64_t address_space_limit = 0;  // RLIMIT_AS, in bytes
 };
 
 // How the daemon ended.
