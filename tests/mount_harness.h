@@ -147,6 +147,8 @@ struct DaemonOptions {
   std::string source;           // empty: the storage's lower tree
   std::string mountpoint;       // empty: the storage's mount point
   std::vector<std::string> extra_flags;
+  // Run the daemon as `exec_prefix... scopedfsd FLAGS...` (e.g. a sandbox that execs it).
+  std::vector<std::string> exec_prefix;
 };
 
 // How the daemon ended.
