@@ -134,7 +134,7 @@ absl::StatusOr<std::unique_ptr<FuseSession>> FuseSession::Mount(const Options& o
                                   ",user_id=0,group_id=0,allow_other",
                                   options.posix ? ",default_permissions" : "");
   if (mount(options.fsname.c_str(), options.mountpoint.c_str(),
-            absl::StrCat("fuse.", options.fsname).c_str(), MS_NOSUID | MS_NODEV | MS_NOATIME,
+            "fuse.scopedfs", MS_NOSUID | MS_NODEV | MS_NOATIME,
             data.c_str()) != 0) {
     int err = errno;
     close(session->fd_);

@@ -44,6 +44,9 @@ ABSL_FLAG(std::string, control_socket, "", "Unix socket for scopedfsctl (root on
 ABSL_FLAG(bool, passthrough, true,
           "Give cleared opens kernel passthrough; false serves all I/O in userspace.");
 ABSL_FLAG(int, threads, 8, "Maximum FUSE worker threads.");
+ABSL_FLAG(std::string, fsname, "",
+          "The mount's source as /proc/mounts and mount(8) show it (default: --source as given), "
+          "so an fstab line's source matches and a second `mount -a` leaves it be.");
 ABSL_FLAG(double, entry_cache_seconds, 10.0,
           "How long the kernel may cache a name the policy shows to every caller; changes made "
           "to the lower tree behind the daemon are seen this late (0: never cache).");
@@ -248,6 +251,7 @@ int Run() {
 
   FuseSession::Options session_options;
   session_options.mountpoint = mountpoint;
+  session_options.fsname = absl::GetFlag(FLAGS_fsname).empty() ? source : absl::GetFlag(FLAGS_fsname);
   session_options.want_passthrough = options.passthrough;
   session_options.posix = (*fs)->posix();
   absl::StatusOr<std::unique_ptr<FuseSession>> session =
