@@ -251,7 +251,8 @@ int Run() {
 
   FuseSession::Options session_options;
   session_options.mountpoint = mountpoint;
-  session_options.fsname = absl::GetFlag(FLAGS_fsname).empty() ? source : absl::GetFlag(FLAGS_fsname);
+  session_options.fsname =
+      absl::GetFlag(FLAGS_fsname).empty() ? source : absl::GetFlag(FLAGS_fsname);
   session_options.want_passthrough = options.passthrough;
   session_options.posix = (*fs)->posix();
   absl::StatusOr<std::unique_ptr<FuseSession>> session =

@@ -4,7 +4,13 @@
 // shipped policies to apps acting as their own uids. A unit without the file-handle calls is
 // shown to break it, so the test can tell a working unit from a broken one.
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -113,6 +119,96 @@ TEST_F(SandboxedDaemonTest, AUnitWithoutFileHandleCallsCannotServeBelowTheRoot) 
   SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/a.txt", "a", kNotes));
   SCOPEDFS_ASSERT_OK(Start("policy/configs/android.textproto", broken));
   EXPECT_FALSE(storage_.As(kNotes).Read("Download/a.txt").ok());
+}
+
+// A NOTIFY_SOCKET as systemd gives a Type=notify service: the messages the daemon sends to it.
+class NotifySocket {
+ public:
+  explicit NotifySocket(const std::string& path) : path_(path) {
+    fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr = {};
+    addr.sun_family = AF_UNIX;
+    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
+    unlink(path.c_str());
+    ok_ = fd_ >= 0 && bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    setenv("NOTIFY_SOCKET", path.c_str(), 1);
+  }
+  ~NotifySocket() {
+    unsetenv("NOTIFY_SOCKET");
+    if (fd_ >= 0) close(fd_);
+    unlink(path_.c_str());
+  }
+  bool ok() const { return ok_; }
+  // The next message, or "" after 10 s.
+  std::string Next() {
+    pollfd p = {fd_, POLLIN, 0};
+    if (poll(&p, 1, 10000) != 1) return "";
+    char buf[4096];
+    ssize_t n = recv(fd_, buf, sizeof(buf), 0);
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  bool ok_ = false;
+};
+
+// Under the unit's sandbox: READY (with a STATUS naming what is served) once the mount serves,
+// RELOADING then READY around a SIGHUP reload, STOPPING on SIGTERM.
+TEST_F(SandboxedDaemonTest, NotifiesReadyReloadingAndStopping) {
+  NotifySocket notify(absl::StrCat("/tmp/scopedfs-notify-", getpid()));
+  ASSERT_TRUE(notify.ok()) << strerror(errno);
+  SCOPEDFS_ASSERT_OK(Start("policy/configs/android.textproto"));
+  std::string ready = notify.Next();
+  EXPECT_TRUE(absl::StartsWith(ready, "READY=1\nSTATUS=serving ")) << ready;
+  EXPECT_TRUE(absl::StrContains(ready, "with policy \"android\"")) << ready;
+  ASSERT_EQ(kill(storage_.daemon_pid(), SIGHUP), 0);
+  std::string reloading = notify.Next();
+  EXPECT_TRUE(absl::StartsWith(reloading, "RELOADING=1\nSTATUS=reloading (SIGHUP")) << reloading;
+  std::string reloaded = notify.Next();
+  EXPECT_TRUE(absl::StartsWith(reloaded, "READY=1\nSTATUS=")) << reloaded;
+  EXPECT_TRUE(storage_.StopDaemon().clean()) << storage_.DaemonLog();
+  std::string stopping = notify.Next();
+  EXPECT_TRUE(absl::StartsWith(stopping, "STOPPING=1")) << stopping;
+}
+
+// What a service manager needs to tell apart: a restart cannot fix a bad command line (64) or
+// configuration (78), and may fix a missing lower tree (71).
+int RunDaemon(const std::vector<std::string>& args) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, STDERR_FILENO);
+    std::vector<char*> argv = {const_cast<char*>("daemon/scopedfsd")};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(DaemonExitCodes, TellWhatARestartCanFix) {
+  std::string dir = ::testing::TempDir();
+  std::string bad_policy = dir + "/bad.textproto";
+  std::ofstream(bad_policy) << "rule { op: OP_NOPE }\n";
+  std::vector<std::string> ok = {"--source=" + dir, "--mountpoint=" + dir,
+                                 "--apps=policy/configs/apps.textproto"};
+  EXPECT_EQ(RunDaemon({"--help"}), 0);
+  EXPECT_EQ(RunDaemon({"--version"}), 0);
+  EXPECT_EQ(RunDaemon({"--no_such_flag"}), 64);
+  EXPECT_EQ(RunDaemon({"--threads=many"}), 64);
+  EXPECT_EQ(RunDaemon({"--source=" + dir}), 64) << "required flags missing";
+  std::vector<std::string> config = ok;
+  config.push_back("--policy=" + bad_policy);
+  EXPECT_EQ(RunDaemon(config), 78);
+  EXPECT_EQ(RunDaemon({"--source=" + dir + "/missing", "--mountpoint=" + dir,
+                       "--policy=policy/configs/android.textproto",
+                       "--apps=policy/configs/apps.textproto"}),
+            71);
 }
 
 }  // namespace
