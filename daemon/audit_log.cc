@@ -116,6 +116,9 @@ std::string FormatAuditLine(const AuditEvent& e) {
   }
   absl::StrAppend(&line, " owner=", e.owner.has_value() ? absl::StrCat(*e.owner) : "none",
                   " rule=\"", e.rule.empty() ? "(default action)" : EscapeAuditValue(e.rule), "\"");
+  if (e.judged != OP_UNSPECIFIED && e.judged != e.op) {
+    absl::StrAppend(&line, " judged=", AuditOpName(e.judged));
+  }
   if (e.redacted) {
     absl::StrAppend(&line, " redact=", RedactNames(e.redact));
   } else {

@@ -32,8 +32,11 @@
 namespace scopedfs::daemon {
 
 struct AuditEvent {
-  bool redacted = false;  // false: denied
-  scopedfs::Op op = OP_UNSPECIFIED;
+  bool redacted = false;             // false: denied
+  scopedfs::Op op = OP_UNSPECIFIED;  // what the app asked for
+  // The question the refusing decision answered, when it is not `op` itself (a create onto a
+  // hidden name is refused by the lookup of that name): logged as judged=<op>.
+  scopedfs::Op judged = OP_UNSPECIFIED;
   uint32_t uid = 0;
   pid_t pid = 0;
   absl::string_view package;  // empty: not an app in the registry ("-")

@@ -59,6 +59,12 @@ std::optional<scopedfs::Op> ParseOpName(absl::string_view name) {
   return std::nullopt;
 }
 
+std::string OpNames() {
+  std::vector<std::string> names;
+  for (const auto& [n, op] : kOps) names.push_back(n);
+  return absl::StrJoin(names, "|");
+}
+
 absl::string_view OpName(scopedfs::Op op) {
   for (const auto& [n, o] : kOps) {
     if (o == op) return n;

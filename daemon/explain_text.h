@@ -33,6 +33,8 @@ struct ExplainInput {
 std::optional<scopedfs::Op> ParseOpName(absl::string_view name);
 // OP_LOOKUP -> "lookup", ...; "unspecified" for OP_UNSPECIFIED.
 absl::string_view OpName(scopedfs::Op op);
+// "lookup|read|write|...": every name ParseOpName takes, for usage messages.
+std::string OpNames();
 
 // Decides `in.request` with `in.engine` and describes the decision, one "label:   value" line
 // each (decision, redact, rule, reason, caller, path, content, fill, owner).

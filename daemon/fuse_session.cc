@@ -133,9 +133,8 @@ absl::StatusOr<std::unique_ptr<FuseSession>> FuseSession::Mount(const Options& o
   std::string data = absl::StrCat("fd=", session->fd_, ",rootmode=", absl::StrFormat("%o", S_IFDIR),
                                   ",user_id=0,group_id=0,allow_other",
                                   options.posix ? ",default_permissions" : "");
-  if (mount(options.fsname.c_str(), options.mountpoint.c_str(),
-            absl::StrCat("fuse.", options.fsname).c_str(), MS_NOSUID | MS_NODEV | MS_NOATIME,
-            data.c_str()) != 0) {
+  if (mount(options.fsname.c_str(), options.mountpoint.c_str(), "fuse.scopedfs",
+            MS_NOSUID | MS_NODEV | MS_NOATIME, data.c_str()) != 0) {
     int err = errno;
     close(session->fd_);
     session->fd_ = -1;

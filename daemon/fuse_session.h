@@ -22,6 +22,8 @@ class FuseSession : public BackingIdSource {
  public:
   struct Options {
     std::string mountpoint;
+    // What /proc/mounts shows as the mount's source (mount(8) compares it with fstab's, so a
+    // second `mount -a` sees the line is mounted). The type is always fuse.scopedfs.
     std::string fsname = "scopedfs";
     bool want_passthrough = true;
     // POSIX semantics: the kernel checks mode bits and POSIX ACLs itself (default_permissions,

@@ -1,7 +1,9 @@
 // scopedfsd: mounts a lower directory (Android's /data/media/<user>) at a mount point
 // (/storage/emulated/<user>) and enforces a per-app policy on every request. Stays in the
 // foreground until unmounted or stopped by SIGTERM/SIGINT, then unmounts and exits 0. SIGHUP,
-// `scopedfsctl reload` and changes to the configuration files reload the policy.
+// `scopedfsctl reload` and changes to the configuration files reload the policy. Exit codes
+// (base/cli.h): 64 a bad command line, 78 an invalid configuration, 71 nothing to mount or no
+// mount, 1 an error while serving; a service manager restarts only the last two.
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -20,6 +22,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "base/cli.h"
 #include "daemon/audit_log.h"
 #include "daemon/config_reloader.h"
 #include "daemon/config_watch.h"
@@ -28,6 +31,7 @@
 #include "daemon/fuse_session.h"
 #include "daemon/live_explain.h"
 #include "daemon/mount_point.h"
+#include "daemon/service_notify.h"
 #include "daemon/stats.h"
 #include "policy/config.h"
 #include "policy/engine.h"
@@ -43,6 +47,9 @@ ABSL_FLAG(std::string, control_socket, "", "Unix socket for scopedfsctl (root on
 ABSL_FLAG(bool, passthrough, true,
           "Give cleared opens kernel passthrough; false serves all I/O in userspace.");
 ABSL_FLAG(int, threads, 8, "Maximum FUSE worker threads.");
+ABSL_FLAG(std::string, fsname, "",
+          "The mount's source as /proc/mounts and mount(8) show it (default: --source as given), "
+          "so an fstab line's source matches and a second `mount -a` leaves it be.");
 ABSL_FLAG(double, entry_cache_seconds, 10.0,
           "How long the kernel may cache a name the policy shows to every caller; changes made "
           "to the lower tree behind the daemon are seen this late (0: never cache).");
@@ -64,15 +71,53 @@ ABSL_FLAG(double, audit_rate, 20,
 namespace scopedfs::daemon {
 namespace {
 
-int Fail(const std::string& message) {
+constexpr base::Program kProgram = {
+    "scopedfsd",
+    "scopedfsd --source=LOWER_DIR --mountpoint=DIR --policy=POLICY.textproto "
+    "--apps=APPS.textproto [FLAG...]",
+    "Mounts LOWER_DIR (Android's /data/media/<user>) at DIR (/storage/emulated/<user>) and "
+    "judges every request by the calling app's uid against the policy: cleared opens get kernel "
+    "passthrough, location metadata is filled for apps that may not see it, and files an app may "
+    "not see are hidden. Runs in the foreground until SIGTERM or SIGINT, then unmounts. SIGHUP, "
+    "scopedfsctl reload and edits of the configuration files reload the policy; a bad reload "
+    "keeps the old one. Exit codes: 0 stopped cleanly, 64 bad command line, 78 invalid "
+    "configuration, 71 nothing to serve or the mount failed, 1 an error while serving. See "
+    "scopedfsd(8).",
+    "daemon/main.cc",
+};
+
+// The message, and the exit code of its kind (base/cli.h).
+int Fail(const std::string& message, int code = 1) {
   std::cerr << "scopedfsd: " << message << "\n";
-  return 1;
+  NotifyStatus(absl::StrCat("failed: ", message));
+  return code;
 }
+int UsageError(const std::string& message) { return Fail(message, base::kExitUsage); }
+int ConfigError(const std::string& message) { return Fail(message, base::kExitConfig); }
+int MountError(const std::string& message) { return Fail(message, base::kExitMount); }
 
 void LogLine(absl::string_view line) {
   std::string text = absl::StrCat("scopedfsd: ", line, "\n");
   fwrite(text.data(), 1, text.size(), stderr);
   fflush(stderr);
+}
+
+std::string ServingStatus(const Filesystem& fs) {
+  return absl::StrCat("serving ", fs.options().source, " with policy \"",
+                      fs.engine()->policy_name(), "\"");
+}
+
+// A reload as systemd's Type=notify expects one: RELOADING, then READY with what is served now
+// (the old policy, when the reload was rejected).
+absl::StatusOr<std::string> ReloadNotified(ConfigReloader* reloader,
+                                           const policy::ConfigPaths& files,
+                                           absl::string_view why) {
+  NotifyReloading(absl::StrCat("reloading (", why, ")"));
+  absl::StatusOr<std::string> reloaded = reloader->Reload(files, why);
+  NotifyReady(reloaded.ok() ? *reloaded
+                            : absl::StrCat("reload rejected, old policy kept: ",
+                                           reloaded.status().message()));
+  return reloaded;
 }
 
 // Control requests: stats read the live counters; a reload goes through the one reloader (a bad
@@ -91,7 +136,7 @@ ControlResponse HandleControl(const ControlRequest& request, Filesystem* fs,
   if (request.has_reload()) {
     const ReloadRequest& r = request.reload();
     absl::StatusOr<std::string> reloaded =
-        reloader->Reload({r.policy(), r.apps(), r.packages_list()}, "control socket");
+        ReloadNotified(reloader, {r.policy(), r.apps(), r.packages_list()}, "control socket");
     if (!reloaded.ok()) {
       response.set_error(std::string(reloaded.status().message()));
     } else {
@@ -124,48 +169,53 @@ int Run() {
   policy::ConfigPaths paths{absl::GetFlag(FLAGS_policy), absl::GetFlag(FLAGS_apps),
                             absl::GetFlag(FLAGS_packages_list)};
   if (source.empty() || mountpoint.empty() || paths.policy.empty() || paths.apps.empty()) {
-    return Fail("--source, --mountpoint, --policy and --apps are required (see --help)");
+    return UsageError("--source, --mountpoint, --policy and --apps are required (see --help)");
   }
   struct stat st;
   if (stat(source.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return Fail(absl::StrCat("--source=", source, " is not a directory"));
+    return MountError(absl::StrCat("--source=", source, " is not a directory"));
   }
   // A daemon killed while serving leaves its dead FUSE mount behind (ENOTCONN): replaced, so a
   // service manager's restart serves again instead of failing forever.
   absl::StatusOr<std::string> dead_mount = DetachDeadFuseMount(mountpoint);
-  if (!dead_mount.ok()) return Fail(absl::StrCat("--mountpoint: ", dead_mount.status().message()));
+  if (!dead_mount.ok()) {
+    return MountError(absl::StrCat("--mountpoint: ", dead_mount.status().message()));
+  }
   if (!dead_mount->empty()) fprintf(stderr, "scopedfsd: %s\n", dead_mount->c_str());
   if (stat(mountpoint.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return Fail(absl::StrCat("--mountpoint=", mountpoint, " is not a directory"));
+    return MountError(absl::StrCat("--mountpoint=", mountpoint, " is not a directory"));
   }
   absl::StatusOr<bool> busy = IsMountRoot(mountpoint);
-  if (!busy.ok()) return Fail(absl::StrCat("--mountpoint: ", busy.status().message()));
+  if (!busy.ok()) return MountError(absl::StrCat("--mountpoint: ", busy.status().message()));
   if (*busy) {
-    return Fail(absl::StrCat("--mountpoint=", mountpoint, " is busy: something is mounted there"));
+    return MountError(
+        absl::StrCat("--mountpoint=", mountpoint, " is busy: something is mounted there"));
   }
   absl::StatusOr<policy::LoadedConfig> config = policy::LoadConfig(paths);
   if (!config.ok())
-    return Fail(absl::StrCat("invalid configuration:\n", config.status().message()));
+    return ConfigError(absl::StrCat("invalid configuration:\n", config.status().message()));
   absl::StatusOr<std::unique_ptr<const policy::Engine>> engine = policy::Engine::Create(*config);
-  if (!engine.ok()) return Fail(std::string(engine.status().message()));
+  if (!engine.ok()) return ConfigError(std::string(engine.status().message()));
 
   std::unique_ptr<policy::ProcessContextSource> contexts = policy::NewKernelContextSource();
   std::unique_ptr<policy::FileLabeler> labeler;
   if (std::string file_contexts = absl::GetFlag(FLAGS_file_contexts); !file_contexts.empty()) {
     absl::StatusOr<std::unique_ptr<policy::FileLabeler>> opened =
         policy::FileLabeler::Open(file_contexts);
-    if (!opened.ok()) return Fail(absl::StrCat("--file_contexts: ", opened.status().message()));
+    if (!opened.ok()) {
+      return ConfigError(absl::StrCat("--file_contexts: ", opened.status().message()));
+    }
     labeler = std::move(*opened);
   }
 
   absl::StatusOr<AuditLog::Sink> sink = AuditLog::ParseSink(absl::GetFlag(FLAGS_audit_log));
-  if (!sink.ok()) return Fail(absl::StrCat("--audit_log: ", sink.status().message()));
+  if (!sink.ok()) return UsageError(absl::StrCat("--audit_log: ", sink.status().message()));
   AuditLog::Options audit_options;
   audit_options.sink = *sink;
   audit_options.burst = absl::GetFlag(FLAGS_audit_burst);
   audit_options.rate_per_second = absl::GetFlag(FLAGS_audit_rate);
   if (!(audit_options.burst >= 1) || !(audit_options.rate_per_second > 0)) {
-    return Fail("--audit_burst must be at least 1 and --audit_rate above 0");
+    return UsageError("--audit_burst must be at least 1 and --audit_rate above 0");
   }
   AuditLog audit(audit_options);
 
@@ -180,11 +230,11 @@ int Run() {
   options.passthrough = absl::GetFlag(FLAGS_passthrough);
   options.entry_cache_seconds = absl::GetFlag(FLAGS_entry_cache_seconds);
   if (!(options.entry_cache_seconds >= 0 && options.entry_cache_seconds <= 86400)) {
-    return Fail("--entry_cache_seconds must be between 0 and 86400");
+    return UsageError("--entry_cache_seconds must be between 0 and 86400");
   }
   absl::StatusOr<std::unique_ptr<Filesystem>> fs =
       Filesystem::Create(options, std::shared_ptr<const policy::Engine>(std::move(*engine)));
-  if (!fs.ok()) return Fail(std::string(fs.status().message()));
+  if (!fs.ok()) return MountError(std::string(fs.status().message()));
 
   Filesystem* filesystem = fs->get();
   ConfigReloader reloader(
@@ -202,26 +252,29 @@ int Run() {
   watch_options.files = {paths.policy, paths.apps, paths.packages_list};
   watch_options.watch_files = absl::GetFlag(FLAGS_watch_config);
   absl::StatusOr<std::unique_ptr<ConfigWatch>> watch = ConfigWatch::Start(
-      watch_options, [&reloader](const std::string& why) { (void)reloader.Reload({}, why); },
+      watch_options,
+      [&reloader](const std::string& why) { (void)ReloadNotified(&reloader, {}, why); },
       [](const std::string& line) { LogLine(line); });
-  if (!watch.ok()) return Fail(absl::StrCat("--watch_config: ", watch.status().message()));
+  if (!watch.ok()) return ConfigError(absl::StrCat("--watch_config: ", watch.status().message()));
   std::unique_ptr<ControlSocket> control;
   if (std::string socket_path = absl::GetFlag(FLAGS_control_socket); !socket_path.empty()) {
     absl::StatusOr<std::unique_ptr<ControlSocket>> started =
         ControlSocket::Start(socket_path, [filesystem, &reloader](const ControlRequest& request) {
           return HandleControl(request, filesystem, &reloader);
         });
-    if (!started.ok()) return Fail(std::string(started.status().message()));
+    if (!started.ok()) return MountError(std::string(started.status().message()));
     control = std::move(*started);
   }
 
   FuseSession::Options session_options;
   session_options.mountpoint = mountpoint;
+  session_options.fsname =
+      absl::GetFlag(FLAGS_fsname).empty() ? source : absl::GetFlag(FLAGS_fsname);
   session_options.want_passthrough = options.passthrough;
   session_options.posix = (*fs)->posix();
   absl::StatusOr<std::unique_ptr<FuseSession>> session =
       FuseSession::Mount(session_options, Filesystem::Ops(), fs->get());
-  if (!session.ok()) return Fail(std::string(session.status().message()));
+  if (!session.ok()) return MountError(std::string(session.status().message()));
   (*fs)->Attach(session->get());
 
   if (fuse_set_signal_handlers((*session)->session()) != 0) {
@@ -230,12 +283,14 @@ int Run() {
   const AppBudget::Limits& budget = (*fs)->budget().limits();
   fprintf(stderr, "scopedfsd: fd limit %llu: apps share %zu fd units, at most %zu each\n",
           static_cast<unsigned long long>(FdLimit()), budget.fd_pool, budget.fds_per_app);
+  NotifyReady(absl::StrCat(ServingStatus(**fs), " at ", mountpoint));
   fprintf(stderr, "scopedfsd: serving %s at %s (policy \"%s\", passthrough %s, SELinux %s)\n",
           source.c_str(), mountpoint.c_str(), config->policy.name().c_str(),
           options.passthrough ? "requested" : "off",
           contexts->Enabled() ? "enabled: caller domains from getpidcon"
                               : "disabled: configured app domains");
   int rc = (*session)->Loop(absl::GetFlag(FLAGS_threads));
+  NotifyStopping(absl::StrCat("unmounting ", mountpoint));
   (*fs)->locks().Stop();  // queued lock waits are answered while the session can still reply
   watch->reset();
   fuse_remove_signal_handlers((*session)->session());
@@ -253,10 +308,11 @@ int Run() {
 }  // namespace scopedfs::daemon
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "scopedfsd --source=LOWER_DIR --mountpoint=DIR --policy=POLICY.textproto "
-      "--apps=APPS.textproto [--packages_list=FILE] [--user_id=0] [--control_socket=PATH] "
-      "[--passthrough=true|false] [--watch_config=true|false] [--audit_log=stderr|syslog|none]");
+  namespace cli = scopedfs::base;
+  const cli::Program& program = scopedfs::daemon::kProgram;
+  if (std::optional<int> done = cli::HandleHelpOrVersion(argc, argv, program)) return *done;
+  if (std::optional<int> bad = cli::CheckFlags(argc, argv, program)) return *bad;
+  absl::SetProgramUsageMessage(program.synopsis);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
 #ifdef NDEBUG
   // Debian's abseil is built with Mutex deadlock detection on, which records every lock
@@ -265,8 +321,8 @@ int main(int argc, char** argv) {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
 #endif
   if (args.size() > 1) {
-    std::cerr << "scopedfsd: unexpected argument \"" << args[1] << "\"\n";
-    return 1;
+    std::cerr << "scopedfsd: unexpected argument \"" << args[1] << "\" (see --help)\n";
+    return cli::kExitUsage;
   }
   return scopedfs::daemon::Run();
 }

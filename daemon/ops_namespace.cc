@@ -345,6 +345,7 @@ void sfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode)
   OpTimer t(fs->stats(), OpKind::kMkdir);
   fuse_entry_param e;
   RequestContext ctx = fs->Context(req);
+  ctx.set_request_op(OP_MKDIR);
   std::optional<PosixCaller> as = PosixCallerOf(fs, req);
   ReplyEntry(req, ctx.Audited(DoMkdir(fs, ctx, as ? &*as : nullptr, parent, name, mode, &e)), e);
 }
@@ -363,6 +364,7 @@ void sfs_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kUnlink);
   RequestContext ctx = fs->Context(req);
+  ctx.set_request_op(OP_DELETE);
   fuse_reply_err(req, ctx.Audited(DoRemove(fs, ctx, parent, name, false)));
 }
 
@@ -370,6 +372,7 @@ void sfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kRmdir);
   RequestContext ctx = fs->Context(req);
+  ctx.set_request_op(OP_RMDIR);
   fuse_reply_err(req, ctx.Audited(DoRemove(fs, ctx, parent, name, true)));
 }
 
@@ -396,6 +399,7 @@ void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t 
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kRename);
   RequestContext ctx = fs->Context(req);
+  ctx.set_request_op(OP_RENAME);
   fuse_reply_err(req, ctx.Audited(DoRename(fs, ctx, parent, name, newparent, newname, flags)));
 }
 
@@ -417,6 +421,7 @@ void sfs_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode
   fuse_entry_param e;
   int backing_id = -1;
   RequestContext ctx = fs->Context(req);
+  ctx.set_request_op(OP_CREATE);
   std::optional<PosixCaller> as = PosixCallerOf(fs, req);
   int err = strcmp(name, "/") == 0
                 ? DoTmpfile(fs, ctx, as ? &*as : nullptr, parent, mode, fi, &e, &backing_id)

@@ -90,7 +90,8 @@ void RequestContext::AuditRedacted(scopedfs::Op op, absl::string_view path, cons
 void RequestContext::Audit(bool redacted, const Refusal& what, int err, uint32_t redact) const {
   AuditEvent event;
   event.redacted = redacted;
-  event.op = what.op;
+  event.op = request_op_ != OP_UNSPECIFIED ? request_op_ : what.op;
+  event.judged = what.op;
   event.uid = uid_;
   event.pid = pid_;
   std::string package;

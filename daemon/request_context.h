@@ -53,6 +53,10 @@ class RequestContext {
   void AuditRedacted(scopedfs::Op op, absl::string_view path, const FileInfo& info,
                      const policy::Decision& decision) const;
 
+  // The operation the app asked for, when the request judges others on the way (a create asks
+  // whether an existing name is hidden): audit lines name it, and the judged one beside it.
+  void set_request_op(scopedfs::Op op) { request_op_ = op; }
+
   uid_t uid() const { return uid_; }
   pid_t pid() const { return pid_; }
   uint32_t storage_user_id() const { return storage_user_id_; }
@@ -71,6 +75,7 @@ class RequestContext {
   std::string domain_;          // empty: the app's configured domain
   bool domain_failed_ = false;  // SELinux on and the caller's context unreadable
   AuditLog* audit_ = nullptr;
+  scopedfs::Op request_op_ = OP_UNSPECIFIED;
 
   // The latest decision, if it refused (kept only with an audit log). A request runs on one
   // thread, so Decide (const) may update it.

@@ -4,15 +4,18 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <sstream>
 #include <tuple>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "base/unique_fd.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -52,35 +55,91 @@ std::pair<int, int> StartOfTokenBefore(absl::string_view text, int line, int col
   return found;
 }
 
+// One problem the parser reported, 0-based as the parser counts.
+struct ParseProblem {
+  int line;
+  int column;
+  std::string message;
+  bool warning;
+};
+
 class CollectingErrorCollector : public google::protobuf::io::ErrorCollector {
  public:
-  CollectingErrorCollector(absl::string_view text, const std::string& filename,
-                           ProblemList* problems)
-      : text_(text), filename_(filename), problems_(problems) {}
-  // The parser counts lines and columns from 0; editors and compilers count from 1.
+  CollectingErrorCollector(absl::string_view text, std::vector<ParseProblem>* problems)
+      : text_(text), problems_(problems) {}
   void AddError(int line, google::protobuf::io::ColumnNumber column,
                 const std::string& message) override {
     // The parser reports an unknown field or enum value at the token after it, which may be on a
     // later line; point at the offending name itself.
-    for (const char* marker : {"has no field named \"", "Unknown enumeration value of \""}) {
+    for (const char* marker : {"has no field named \"", kUnknownEnum}) {
       if (absl::StrContains(message, marker)) {
         std::tie(line, column) = StartOfTokenBefore(text_, line, column);
         break;
       }
     }
-    problems_->Add(absl::StrCat(filename_, ":", line + 1, ":", column + 1), message);
+    problems_->push_back({line, column, message, false});
   }
   void AddWarning(int line, google::protobuf::io::ColumnNumber column,
                   const std::string& message) override {
-    problems_->Add(absl::StrCat(filename_, ":", line + 1, ":", column + 1),
-                   absl::StrCat("warning treated as error: ", message));
+    problems_->push_back({line, column, message, true});
   }
+  static constexpr char kUnknownEnum[] = "Unknown enumeration value of \"";
 
  private:
   absl::string_view text_;
-  const std::string& filename_;
-  ProblemList* problems_;
+  std::vector<ParseProblem>* problems_;
 };
+
+// Every enum field named `field` anywhere below `root`, found breadth first.
+const google::protobuf::EnumDescriptor* EnumOfField(const Descriptor* root,
+                                                    absl::string_view field) {
+  std::vector<const Descriptor*> queue = {root};
+  for (size_t i = 0; i < queue.size() && i < 256; ++i) {
+    for (int f = 0; f < queue[i]->field_count(); ++f) {
+      const FieldDescriptor* fd = queue[i]->field(f);
+      if (fd->name() == field && fd->enum_type() != nullptr) return fd->enum_type();
+      if (fd->message_type() != nullptr &&
+          std::find(queue.begin(), queue.end(), fd->message_type()) == queue.end()) {
+        queue.push_back(fd->message_type());
+      }
+    }
+  }
+  return nullptr;
+}
+
+// For an unknown enum value: the enum the field takes, so the message can list its values and
+// the parse can go on past it (the value is replaced by the enum's first).
+const google::protobuf::EnumDescriptor* EnumOfProblem(const Descriptor* root,
+                                                      const std::string& message) {
+  size_t at = message.find("\" for field \"");
+  if (!absl::StartsWith(message, CollectingErrorCollector::kUnknownEnum) ||
+      at == std::string::npos) {
+    return nullptr;
+  }
+  absl::string_view field = absl::string_view(message).substr(at + 13);
+  field = field.substr(0, field.find('"'));
+  return EnumOfField(root, field);
+}
+
+// The byte offset of (line, column) in `text`, or npos.
+size_t OffsetOf(absl::string_view text, int line, int column) {
+  size_t offset = 0;
+  for (int l = 0; l < line; ++l) {
+    offset = text.find('\n', offset);
+    if (offset == absl::string_view::npos) return offset;
+    ++offset;
+  }
+  // The tokenizer counts a tab as advancing to the next multiple of 8.
+  int col = 0;
+  while (offset < text.size() && col < column && text[offset] != '\n') {
+    col = text[offset] == '\t' ? (col / 8 + 1) * 8 : col + 1;
+    ++offset;
+  }
+  return col == column ? offset : absl::string_view::npos;
+}
+
+// At most this many unknown enum values are reported from one file (one parse each).
+constexpr int kMaxEnumProblems = 64;
 
 }  // namespace
 
@@ -98,18 +157,75 @@ absl::StatusOr<TextConfigSource> TextConfigSource::Parse(absl::string_view text,
                                                          google::protobuf::Message* message) {
   TextConfigSource source(std::move(filename), message->GetDescriptor());
   ProblemList problems;
-  CollectingErrorCollector collector(text, source.filename_, &problems);
-  TextFormat::Parser parser;
-  parser.RecordErrorsTo(&collector);
-  parser.WriteLocationsTo(source.tree_.get());
-  parser.AllowUnknownField(false);
-  message->Clear();
-  google::protobuf::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
-  if (!parser.Parse(&input, message) && problems.empty()) {
-    problems.Add(source.filename_, "could not be parsed");
+  // The parser stops at its first error. An unknown enum value is the common mistake that leaves
+  // the rest parseable, so each is reported with the values the field takes, replaced, and the
+  // parse run again, so that one run reports every one of them.
+  std::string working(text);
+  // Where a replacement changed a line's length: (line, column in `working` after the token,
+  // columns added), to report later problems on that line at the file's own columns.
+  std::vector<std::tuple<int, int, int>> shifts;
+  for (int round = 0;; ++round) {
+    std::vector<ParseProblem> found;
+    CollectingErrorCollector collector(working, &found);
+    TextFormat::Parser parser;
+    parser.RecordErrorsTo(&collector);
+    source.tree_ = std::make_shared<TextFormat::ParseInfoTree>();
+    parser.WriteLocationsTo(source.tree_.get());
+    parser.AllowUnknownField(false);
+    message->Clear();
+    google::protobuf::io::ArrayInputStream input(working.data(), static_cast<int>(working.size()));
+    bool parsed = parser.Parse(&input, message);
+    const ParseProblem* first_error = nullptr;
+    for (const ParseProblem& p : found) {
+      if (!p.warning && first_error == nullptr) first_error = &p;
+    }
+    const google::protobuf::EnumDescriptor* enum_type =
+        first_error == nullptr ? nullptr : EnumOfProblem(source.root_, first_error->message);
+    size_t offset = first_error == nullptr
+                        ? absl::string_view::npos
+                        : OffsetOf(working, first_error->line, first_error->column);
+    for (const ParseProblem& p : found) {
+      int column = p.column;
+      for (const auto& [line, after, added] : shifts) {
+        if (line == p.line && p.column >= after) column -= added;
+      }
+      std::string where = absl::StrCat(source.filename_, ":", p.line + 1, ":", column + 1);
+      if (p.warning) {
+        problems.Add(where, absl::StrCat("warning treated as error: ", p.message));
+        continue;
+      }
+      if (&p == first_error && enum_type != nullptr) {
+        std::vector<std::string> names;
+        for (int v = 0; v < enum_type->value_count(); ++v) {
+          names.push_back(enum_type->value(v)->name());
+        }
+        absl::string_view said = absl::StripSuffix(p.message, ".");
+        problems.Add(where, absl::StrCat(said, "; valid values: ", absl::StrJoin(names, ", ")));
+        continue;
+      }
+      problems.Add(where, p.message);
+    }
+    bool go_on = !parsed && enum_type != nullptr && offset != absl::string_view::npos &&
+                 found.size() == 1 && round + 1 < kMaxEnumProblems;
+    if (!go_on) {
+      if (!parsed && found.empty()) problems.Add(source.filename_, "could not be parsed");
+      break;
+    }
+    size_t end = offset;
+    while (end < working.size() && (absl::ascii_isalnum(working[end]) || working[end] == '_')) {
+      ++end;
+    }
+    const std::string& replacement = enum_type->value(0)->name();
+    int added = static_cast<int>(replacement.size()) - static_cast<int>(end - offset);
+    shifts.emplace_back(first_error->line,
+                        first_error->column + static_cast<int>(replacement.size()), added);
+    working.replace(offset, end - offset, replacement);
   }
   // Warnings (e.g. a deprecated field) do not fail the parse itself but are problems all the same.
-  if (!problems.empty()) return problems.ToStatus();
+  if (!problems.empty()) {
+    message->Clear();
+    return problems.ToStatus();
+  }
   return source;
 }
 

@@ -59,6 +59,41 @@ std::string WriteTempFile(const std::string& name, const std::string& contents) 
 
 // --- Parse ---
 
+// Every unknown enum value of a file is reported in one run, each at its own line:col (the
+// columns of two on one line included), with the values its field takes.
+TEST(TextConfigParseTest, EveryUnknownEnumValueIsReportedWithTheValidOnes) {
+  constexpr char kText[] =
+      "rule {\n"                                                 // 1
+      "  name: \"r\"\n"                                          // 2
+      "  op: OP_RAED op: OP_WRIET\n"                             // 3
+      "  action { outcome: OUTCOME_ALOW error: ERRNO_EPREM }\n"  // 4
+      "}\n";                                                     // 5
+  Policy policy;
+  absl::StatusOr<TextConfigSource> source = TextConfigSource::Parse(kText, "p.textproto", &policy);
+  ASSERT_FALSE(source.ok());
+  std::string m(source.status().message());
+  EXPECT_TRUE(absl::StrContains(m, "p.textproto:3:7: Unknown enumeration value of \"OP_RAED\""))
+      << m;
+  EXPECT_TRUE(absl::StrContains(m, "p.textproto:3:19: Unknown enumeration value of \"OP_WRIET\""))
+      << m;
+  EXPECT_TRUE(absl::StrContains(m, "p.textproto:4:21:")) << m;
+  EXPECT_TRUE(absl::StrContains(m, "p.textproto:4:41:")) << m;
+  EXPECT_TRUE(absl::StrContains(m, "valid values: OP_UNSPECIFIED, OP_LOOKUP, OP_READ")) << m;
+  EXPECT_TRUE(absl::StrContains(m, "valid values: ERRNO_UNSPECIFIED, ERRNO_EACCES")) << m;
+  EXPECT_EQ(policy.rule_size(), 0) << "a failed parse leaves nothing behind";
+}
+
+// A syntax error after an unknown enum value is reported too, and the parse stops there.
+TEST(TextConfigParseTest, SyntaxErrorAfterAnUnknownEnumValueIsReported) {
+  Policy policy;
+  absl::StatusOr<TextConfigSource> source =
+      TextConfigSource::Parse("rule { op: OP_NOPE }\nrule { name: }\n", "p.textproto", &policy);
+  ASSERT_FALSE(source.ok());
+  std::string m(source.status().message());
+  EXPECT_TRUE(absl::StrContains(m, "p.textproto:1:12:")) << m;
+  EXPECT_TRUE(absl::StrContains(m, "p.textproto:2:")) << m;
+}
+
 TEST(TextConfigParseTest, ParsesFields) {
   Policy policy;
   ParsePolicy(&policy);

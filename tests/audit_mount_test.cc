@@ -84,6 +84,25 @@ TEST_F(AuditMountTest, ACreateInTheWrongPlaceIsLoggedWithItsErrno) {
   EXPECT_TRUE(absl::EndsWith(denied[0], "errno=EPERM")) << denied[0];
 }
 
+// A create onto a name that exists but is hidden is refused by the lookup of that name: the line
+// names the create the app made, and the lookup that refused it, and audit2why replays the lookup.
+TEST_F(AuditMountTest, ARefusedCreateNamesTheCreateAndTheLookupThatRefusedIt) {
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/theirs.pdf", PdfBytes(), kNotes));
+  EXPECT_TRUE(FailsWith(As(kSocial).Create("Download/theirs.pdf", "x"), EACCES));
+  std::vector<std::string> denied =
+      LinesStartingWith(storage_.DaemonLog(), "scopedfs: denied { create } uid=10062 ");
+  ASSERT_EQ(denied.size(), 1u) << storage_.DaemonLog();
+  EXPECT_TRUE(absl::StrContains(denied[0], "path=\"Download/theirs.pdf\"")) << denied[0];
+  EXPECT_TRUE(absl::StrContains(denied[0], " judged=lookup errno=EACCES")) << denied[0];
+  absl::StatusOr<std::string> why =
+      storage_.Ctl({"audit2why", "--policy=policy/configs/android.textproto",
+                    "--apps=policy/configs/apps.textproto", denied[0]});
+  ASSERT_TRUE(why.ok()) << why.status();
+  EXPECT_TRUE(absl::StrContains(*why, "logged:   denied { create }")) << *why;
+  EXPECT_TRUE(absl::StrContains(*why, "judged:   lookup of that name")) << *why;
+  EXPECT_TRUE(absl::StrContains(*why, "decision: HIDE")) << *why;
+}
+
 TEST_F(AuditMountTest, ARedactedOpenIsOneLine) {
   SCOPEDFS_ASSERT_OK(
       storage_.WriteLower("DCIM/Camera/gps.jpg", ReadFileOrDie("tests/media/gps.jpg"), kCamera));

@@ -621,6 +621,7 @@ absl::Status ScopedStorage::StartDaemon(const DaemonOptions& options) {
     argv.push_back(absl::StrCat("--control_socket=", control_socket()));
   }
   argv.insert(argv.end(), options.extra_flags.begin(), options.extra_flags.end());
+  argv.insert(argv.begin(), options.exec_prefix.begin(), options.exec_prefix.end());
   std::vector<char*> args;
   for (std::string& a : argv) args.push_back(a.data());
   args.push_back(nullptr);

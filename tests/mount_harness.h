@@ -151,6 +151,8 @@ struct DaemonOptions {
   // service manager would impose them; 0: the test process's own.
   uint64_t fd_limit = 0;             // RLIMIT_NOFILE
   uint64_t address_space_limit = 0;  // RLIMIT_AS, in bytes
+  // Run the daemon as `exec_prefix... scopedfsd FLAGS...` (e.g. a sandbox that execs it).
+  std::vector<std::string> exec_prefix;
 };
 
 // How the daemon ended.

@@ -80,11 +80,13 @@ pid_t DaemonServing(const std::string& mountpoint) {
     if (pid <= 0) continue;
     std::ifstream in(absl::StrCat("/proc/", pid, "/cmdline"), std::ios::binary);
     std::string arg;
-    bool daemon = false, ours = false;
-    while (std::getline(in, arg, '\0')) {
-      daemon = daemon || absl::EndsWith(arg, "scopedfsd");
-      ours = ours || arg == wanted;
-    }
+    bool ours = false;
+    while (std::getline(in, arg, '\0')) ours = ours || arg == wanted;
+    // The process itself, not the shell that stamps its log lines (whose arguments name it too).
+    std::ifstream comm_in(absl::StrCat("/proc/", pid, "/comm"));
+    std::string comm;
+    std::getline(comm_in, comm);
+    bool daemon = comm == "scopedfsd";
     if (daemon && ours) found = pid;
   }
   closedir(proc);
@@ -195,6 +197,39 @@ TEST_F(MountHelperTest, FstabLine) {
                        << options_ << ",user_id=0,nofail 0 0\n";
   std::string out;
   ASSERT_EQ(RunCommand({"mount", "-T", fstab, storage_.mountpoint()}, &out), 0) << out;
+  ExpectServedThenUmount();
+}
+
+// An fstab line as FUSE filesystems' lines usually read (allow_other, default_permissions), mounted
+// by `mount -a` twice: the second run finds it mounted (the source in /proc/mounts is the line's)
+// and says nothing. The daemon's log lines carry their time.
+TEST_F(MountHelperTest, MountAllTwiceIsQuiet) {
+  std::string fstab = storage_.work_dir() + "/fstab";
+  std::ofstream(fstab) << storage_.lower() << " " << storage_.mountpoint() << " fuse.scopedfs "
+                       << options_
+                       << ",allow_other,default_permissions,entry_cache_seconds=5,"
+                          "watch_config=false,audit_log=stderr 0 0\n";
+  std::string out;
+  ASSERT_EQ(RunCommand({"mount", "-a", "-T", fstab}, &out), 0) << out;
+  pid_t first = DaemonServing(storage_.mountpoint());
+  ASSERT_GT(first, 0);
+  std::string again;
+  EXPECT_EQ(RunCommand({"mount", "-a", "-T", fstab}, &again), 0) << again;
+  EXPECT_EQ(again, "") << "the second mount -a";
+  EXPECT_EQ(DaemonServing(storage_.mountpoint()), first) << "one daemon, the first";
+  std::ifstream mounts("/proc/self/mounts");
+  std::string line;
+  int ours = 0;
+  while (std::getline(mounts, line)) {
+    if (absl::StrContains(line, " " + storage_.mountpoint() + " ")) {
+      ++ours;
+      EXPECT_TRUE(absl::StartsWith(line, storage_.lower() + " ")) << line;
+      EXPECT_THAT(line, HasSubstr(" fuse.scopedfs "));
+    }
+  }
+  EXPECT_EQ(ours, 1);
+  EXPECT_THAT(Log(), testing::ContainsRegex("(^|\n)[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z "
+                                            "scopedfsd: serving "));
   ExpectServedThenUmount();
 }
 

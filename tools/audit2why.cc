@@ -94,6 +94,7 @@ absl::StatusOr<AuditRecord> ParseAuditLine(absl::string_view line) {
   if (!op.has_value())
     return absl::InvalidArgumentError(absl::StrCat("unknown op \"", op_name, "\""));
   r.op = *op;
+  r.requested = *op;
   rest.remove_prefix(close + 1);
 
   bool have_uid = false, have_path = false;
@@ -149,6 +150,11 @@ absl::StatusOr<AuditRecord> ParseAuditLine(absl::string_view line) {
       r.rule = *value;
     } else if (key == "errno") {
       r.errno_name = *value;
+    } else if (key == "judged") {
+      std::optional<scopedfs::Op> judged = daemon::ParseOpName(*value);
+      if (!judged.has_value())
+        return absl::InvalidArgumentError(absl::StrCat("unknown judged=", *value));
+      r.op = *judged;
     }
   }
   if (!have_uid || !have_path) return absl::InvalidArgumentError("the line has no uid= or path=");
@@ -179,10 +185,15 @@ absl::StatusOr<std::string> Audit2Why(const policy::LoadedConfig& config, const 
   Decision d = engine.Decide(request);
 
   std::ostringstream out;
+  scopedfs::Op requested = record.requested != OP_UNSPECIFIED ? record.requested : record.op;
   out << "logged:   " << (record.redacted ? "redacted" : "denied") << " { "
-      << daemon::OpName(record.op) << " } \"" << daemon::EscapeAuditValue(record.path)
+      << daemon::OpName(requested) << " } \"" << daemon::EscapeAuditValue(record.path)
       << "\" by rule \"" << record.rule << "\""
       << (record.errno_name.empty() ? "" : absl::StrCat(" (", record.errno_name, ")")) << "\n";
+  if (requested != record.op) {
+    out << "judged:   " << daemon::OpName(record.op) << " of that name: the "
+        << daemon::OpName(requested) << " was refused by it\n";
+  }
   out << "decision: " << OutcomeText(d) << "\n";
   out << "rule:     " << RuleText(engine, d) << "\n";
   out << "reason:   " << d.reason << "\n";

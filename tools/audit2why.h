@@ -20,7 +20,8 @@ namespace scopedfs::tools {
 // What an audit line records about one decision.
 struct AuditRecord {
   bool redacted = false;
-  scopedfs::Op op = OP_UNSPECIFIED;
+  scopedfs::Op op = OP_UNSPECIFIED;  // the question the decision answered (judged=, else the op)
+  scopedfs::Op requested = OP_UNSPECIFIED;  // what the app asked for: the op in { }
   uint32_t uid = 0;
   std::string package;  // "" for pkg=-
   std::string path;     // unescaped

@@ -11,15 +11,20 @@
 // explain --socket) and scopedfsctl_scan (scan).
 #include <cstdint>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "base/cli.h"
+#include "daemon/explain_text.h"
+#include "policy/storage_path.h"
 #include "tools/scopedfsctl_daemon.h"
 #include "tools/scopedfsctl_flags.h"
 #include "tools/scopedfsctl_policy.h"
@@ -32,7 +37,9 @@ ABSL_FLAG(std::string, uid, "", "explain: the caller's uid.");
 ABSL_FLAG(std::string, package, "", "explain: the caller, by package name (instead of --uid).");
 ABSL_FLAG(std::string, op, "",
           "explain: lookup|read|write|create|delete|rename|mkdir|rmdir|setattr.");
-ABSL_FLAG(std::string, path, "", "explain: path relative to the storage root, e.g. DCIM/a.jpg.");
+ABSL_FLAG(std::string, path, "",
+          "explain: path relative to the storage root, e.g. DCIM/a.jpg, or below "
+          "/storage/emulated/<user>/ or /sdcard/.");
 ABSL_FLAG(std::string, content, "",
           "explain: a file whose bytes stand for the file's content (default: judge by name).");
 ABSL_FLAG(std::string, owner_uid, "",
@@ -70,10 +77,64 @@ int Usage(absl::string_view problem) {
   return 2;
 }
 
+absl::StatusOr<Op> OpFlag() {
+  std::string name = absl::GetFlag(FLAGS_op);
+  std::optional<Op> op = daemon::ParseOpName(name);
+  if (op.has_value()) return *op;
+  return absl::InvalidArgumentError(
+      absl::StrCat(name.empty() ? "--op is required" : absl::StrCat("unknown --op=\"", name, "\""),
+                   "; one of ", daemon::OpNames()));
+}
+
+absl::StatusOr<std::string> StoragePathFlag() {
+  std::string path = absl::GetFlag(FLAGS_path);
+  uint32_t user = absl::GetFlag(FLAGS_user_id);
+  if (absl::StartsWith(path, "/")) {
+    std::string rel;
+    std::vector<std::string> prefixes = {absl::StrCat("/storage/emulated/", user), "/sdcard",
+                                         "/storage/self/primary"};
+    for (const std::string& prefix : prefixes) {
+      if (path == prefix) return std::string();
+      if (absl::StartsWith(path, prefix + "/")) {
+        rel = path.substr(prefix.size() + 1);
+        break;
+      }
+    }
+    if (rel.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--path=", path, " is not in user ", user,
+          "'s storage: give a path relative to the storage root (e.g. DCIM/a.jpg) or one below ",
+          prefixes[0], "/ (--user_id selects the user)"));
+    }
+    path = rel;
+  }
+  if (absl::Status valid = ValidateStoragePath(path, kAnyPathBytes); !valid.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--path=", absl::GetFlag(FLAGS_path), ": ", valid.message(),
+        " (a path relative to the storage root, e.g. DCIM/a.jpg; empty for the root)"));
+  }
+  return path;
+}
+
 }  // namespace scopedfs::policy::ctl
 
 int main(int argc, char** argv) {
   namespace ctl = scopedfs::policy::ctl;
+  namespace cli = scopedfs::base;
+  const cli::Program program = {
+      "scopedfsctl", ctl::kUsage,
+      "The operator's tool for scopedfs: validate a policy and app registry (every problem at "
+      "once, as file:line:col), explain the decision for one request and the rule behind it, "
+      "find location metadata in media files, and read the counters of, reload, or ask a running "
+      "scopedfsd. Exit codes: 0 success, 1 the command failed (an invalid policy, a daemon that "
+      "cannot be reached), 2 a usage error. See scopedfsctl(1).",
+      "tools/scopedfsctl.cc"};
+  if (std::optional<int> done = cli::HandleHelpOrVersion(argc, argv, program)) return *done;
+  if (argc >= 2 && std::string(argv[1]) == "help") {
+    std::cout << cli::HelpText(program);
+    return 0;
+  }
+  if (cli::CheckFlags(argc, argv, program).has_value()) return 2;
   absl::SetProgramUsageMessage(ctl::kUsage);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() < 2) return ctl::Usage("expected a command");

@@ -94,8 +94,12 @@ int LiveExplain() {
   }
   explain->set_uid(uid);
   explain->set_package(package);
+  absl::StatusOr<Op> op = OpFlag();
+  if (!op.ok()) return Usage(op.status().message());
+  absl::StatusOr<std::string> path = StoragePathFlag();
+  if (!path.ok()) return Usage(path.status().message());
   explain->set_op(absl::GetFlag(FLAGS_op));
-  explain->set_path(absl::GetFlag(FLAGS_path));
+  explain->set_path(*path);
   explain->set_domain(absl::GetFlag(FLAGS_domain));
   if (!absl::GetFlag(FLAGS_content).empty() || !absl::GetFlag(FLAGS_owner_uid).empty() ||
       !absl::GetFlag(FLAGS_node).empty()) {

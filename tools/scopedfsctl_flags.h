@@ -8,7 +8,9 @@
 #include <string>
 
 #include "absl/flags/declare.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "proto/policy.pb.h"
 
 ABSL_DECLARE_FLAG(std::string, policy);
 ABSL_DECLARE_FLAG(std::string, apps);
@@ -31,6 +33,13 @@ namespace scopedfs::policy::ctl {
 
 // Prints `problem` and the usage text to stderr; returns 2, the exit status of a usage error.
 int Usage(absl::string_view problem);
+
+// --op as an operation; a usage error (its message lists the operations) otherwise.
+absl::StatusOr<Op> OpFlag();
+// --path as a path relative to the storage root. A device path of the mounted user's storage
+// (/storage/emulated/<user>/..., /sdcard/...) is accepted and made relative; anything else that
+// is not a valid storage path is a usage error that says what is expected.
+absl::StatusOr<std::string> StoragePathFlag();
 
 }  // namespace scopedfs::policy::ctl
 

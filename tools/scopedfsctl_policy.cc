@@ -127,10 +127,12 @@ int Explain() {
   } else if (!absl::SimpleAtoi(uid_flag, &request.uid)) {
     return Usage(absl::StrCat("--uid=", uid_flag, " is not a number"));
   }
-  std::optional<Op> op = daemon::ParseOpName(absl::GetFlag(FLAGS_op));
-  if (!op.has_value()) return Usage(absl::StrCat("unknown --op=\"", absl::GetFlag(FLAGS_op), "\""));
+  absl::StatusOr<Op> op = OpFlag();
+  if (!op.ok()) return Usage(op.status().message());
   request.op = *op;
-  std::string path = absl::GetFlag(FLAGS_path);
+  absl::StatusOr<std::string> storage_path = StoragePathFlag();
+  if (!storage_path.ok()) return Usage(storage_path.status().message());
+  std::string path = *storage_path;
   request.path = path;
   std::string domain = absl::GetFlag(FLAGS_domain);
   request.selinux_domain = domain;

@@ -110,7 +110,8 @@ check "custom top-level dir is EPERM" grep -q '^decision: DENY (EPERM)$' "$TMP/o
 check "mkdir defaults to a directory" grep -q ', dir$' "$TMP/out"
 
 run explain --policy=$POLICY --apps=$APPS --uid=10062 --op=read --path=../etc/passwd
-check "hostile path denied" grep -q '^rule:     <invalid-path>$' "$TMP/out"
+check "hostile path is a usage error" test "$RC" -eq 2
+check "hostile path's problem is named" grep -q "path has a '..' segment" "$TMP/err"
 
 run explain --policy=$POLICY --apps=$APPS --uid=10062 --op=chew --path=DCIM/a.jpg
 check "unknown op exits 2" test "$RC" -eq 2
@@ -197,6 +198,27 @@ check "stats without a daemon exits 1" test "$RC" -eq 1
 check "stats without a daemon says so once" test "$(grep -o 'No such file or directory' "$TMP/err" | wc -l)" -eq 1
 run stats
 check "stats without --socket is a usage error" test "$RC" -eq 2
+
+# help, version and usage errors a new user meets first
+for h in help --help -h; do
+  run $h
+  check "$h exits 0" test "$RC" -eq 0
+  check "$h lists --policy" grep -q '^  --policy$' "$TMP/out"
+done
+run --version
+check "--version exits 0" test "$RC" -eq 0
+check "--version names version, commit and build" grep -Eq '^scopedfsctl [0-9]+\.[0-9]+\.[0-9]+ \(commit .*build' "$TMP/out"
+run explain --policy=$POLICY --apps=$APPS --uid=10062 --op=opne --path=DCIM/a.jpg
+check "unknown --op is a usage error" test "$RC" -eq 2
+check "unknown --op lists the operations" grep -q 'one of lookup|read|write|create|delete|rename|mkdir|rmdir|setattr' "$TMP/err"
+run explain --policy=$POLICY --apps=$APPS --uid=10062 --op=read --path=/storage/emulated/0/DCIM/Camera/a.jpg
+check "a device path is accepted" test "$RC" -eq 0
+check "a device path is judged as its storage path" grep -q '^decision: ALLOW_REDACTED$' "$TMP/out"
+run explain --policy=$POLICY --apps=$APPS --uid=10062 --op=read --path=/etc/passwd
+check "a path outside the storage is a usage error" test "$RC" -eq 2
+check "... that says what is expected" grep -q "is not in user 0's storage" "$TMP/err"
+run explain --policy=$POLICY --apps=$APPS --uid=10062 --op=read --path=DCIM/../x
+check "a malformed path is a usage error" test "$RC" -eq 2
 
 echo "scopedfsctl_test: $passes passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -10,9 +10,10 @@ PACKAGES=(
   g++ pkg-config protobuf-compiler
   # libraries bound by WORKSPACE
   libfuse3-dev libabsl-dev libprotobuf-dev libgtest-dev libgmock-dev
-  libselinux1-dev libbenchmark-dev
-  # runtime: fusermount3 for unmounting; attr (setfattr/getfattr) for the demo and tests
-  fuse3 attr
+  libselinux1-dev libbenchmark-dev libsystemd-dev libseccomp-dev
+  # runtime: fusermount3 for unmounting; attr (setfattr/getfattr) for the demo and tests;
+  # systemd-analyze, which gives the unit's system-call sets to the service sandbox test; man
+  fuse3 attr systemd man-db
   # the device-image builder: mke2fs -d and debugfs
   e2fsprogs
   # tests: jq reads `scopedfsctl stats --json` in tools/scopedfsctl_test.sh; clang-format checks
