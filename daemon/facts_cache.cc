@@ -77,16 +77,14 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
       entry.format = policy::SniffFormat(absl::MakeConstSpan(head, static_cast<size_t>(n)));
     }
     if (policy::FormatMayCarryLocation(entry.format)) {
-      policy::FdSource source(rfd.get(), static_cast<uint64_t>(st.st_size));
-      auto scan =
-          std::make_shared<policy::LocationScan>(policy::ScanLocation(entry.format, source));
-      if (stats_ != nullptr) {
-        stats_->location_scans.fetch_add(1);
-        if (scan->malformed) {
-          stats_->location_malformed.fetch_add(1);
-        } else if (!scan->ranges.empty()) {
-          stats_->location_found.fetch_add(1);
-        }
+      std::shared_ptr<const policy::LocationScan> scan;
+      if (!ScanFor(st, std::move(rfd), entry.format, &scan)) {
+        // Not scanned in time: uncertain, and not cached (the queued scan fills the cache).
+        info.content_read = false;
+        if (needs.owner) info.owner = entry.owner_read ? entry.owner : RecordedOwner(fd);
+        info.facts = policy::FactsFromFormat(name, entry.format);
+        info.facts.location = policy::LocationPresence::kMalformed;
+        return info;
       }
       entry.scan = std::move(scan);
     }
@@ -110,6 +108,59 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
     info.facts = policy::FactsOfContent(name, entry.format, entry.scan.get());
   }
   return info;
+}
+
+std::shared_ptr<const policy::LocationScan> FactsCache::Scan(int fd, uint64_t size,
+                                                             policy::MediaFormat format) {
+  policy::FdSource source(fd, size);
+  auto scan = std::make_shared<policy::LocationScan>(policy::ScanLocation(format, source));
+  if (stats_ != nullptr) {
+    stats_->location_scans.fetch_add(1);
+    if (scan->malformed) {
+      stats_->location_malformed.fetch_add(1);
+    } else if (!scan->ranges.empty()) {
+      stats_->location_found.fetch_add(1);
+    }
+  }
+  return scan;
+}
+
+bool FactsCache::ScanFor(const struct stat& st, base::UniqueFd rfd, policy::MediaFormat format,
+                         std::shared_ptr<const policy::LocationScan>* out) {
+  ScanWait* wait = ScanWait::Current();
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (wait == nullptr) {
+    *out = Scan(rfd.get(), size, format);
+    return true;
+  }
+  FileVersion v = VersionOf(st);
+  ScanQueue::Key key{st.st_dev, st.st_ino, v.size, v.mtime_ns, v.ctime_ns};
+  auto fd = std::make_shared<base::UniqueFd>(std::move(rfd));
+  std::shared_ptr<ScanQueue::Job> job =
+      scans_.Submit(wait->app(), key, [this, fd, size, format, key] {
+        std::shared_ptr<const policy::LocationScan> scan = Scan(fd->get(), size, format);
+        // Filed under the version stat'ed before the scan: a change meanwhile is a new version.
+        FileVersion version{key.size, key.mtime_ns, key.ctime_ns};
+        absl::MutexLock lock(&mu_);
+        auto it = entries_.find(Key{key.dev, key.ino});
+        if (it == entries_.end() || it->second.version != version) {
+          if (entries_.size() >= kMaxEntries) entries_.clear();
+          Entry fresh;
+          fresh.version = version;
+          it = entries_.insert_or_assign(Key{key.dev, key.ino}, fresh).first;
+        }
+        if (!it->second.content_read) {
+          it->second.format = format;
+          it->second.scan = scan;
+          it->second.content_read = true;
+        }
+        return scan;
+      });
+  if (job != nullptr && scans_.Wait(wait->app(), job.get(), wait->deadline(), out)) {
+    return *out != nullptr;
+  }
+  wait->NoteMissed();
+  return false;
 }
 
 void FactsCache::Invalidate(dev_t dev, ino_t ino) {

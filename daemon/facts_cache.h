@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "daemon/file_info.h"
 #include "daemon/node_table.h"
+#include "daemon/scan_queue.h"
 #include "daemon/stats.h"
 #include "policy/engine.h"
 
@@ -45,15 +46,19 @@ class FactsCache {
  public:
   static constexpr size_t kMaxEntries = 1 << 18;
 
-  // `stats` (may be null) counts the location scans.
-  explicit FactsCache(Stats* stats) : stats_(stats) {}
+  // `stats` (may be null) counts the location scans. `scan_threads` 0: ScanQueue's default.
+  explicit FactsCache(Stats* stats, int scan_threads = 0)
+      : stats_(stats), scans_(scan_threads > 0 ? scan_threads : ScanQueue::DefaultThreads()) {}
 
   // Facts of the lower object `fd` (O_PATH) as stat'ed in `st`, judged under `name` (the class a
   // name claims is checked against the content each time; the bytes are read once per version).
-  // The scan runs without any lock held. A regular file whose bytes cannot be read is reported
-  // with content_read false and location malformed, and is not cached. What `needs` leaves out is
-  // not looked at: content_read is then false and the facts are those of the name alone.
-  // Directories and other non-regular objects are cached too (their creator), per version.
+  // The scan runs without any lock held: inline when the thread has no ScanWait scope, else on
+  // the scan queue (scan_queue.h), charged to the scope's app, and waited for until the scope's
+  // deadline. A regular file whose bytes cannot be read, or whose scan is not done by then, is
+  // reported with content_read false and location malformed (uncertain), and is not cached. What
+  // `needs` leaves out is not looked at: content_read is then false and the facts are those of the
+  // name alone. Directories and other non-regular objects are cached too (their creator), per
+  // version.
   FileInfo Lookup(int fd, const struct stat& st, absl::string_view name, FactNeeds needs = {})
       ABSL_LOCKS_EXCLUDED(mu_);
   // Forgets a file (after a write or truncate through the mount, so a timestamp that did not move
@@ -80,10 +85,20 @@ class FactsCache {
     std::shared_ptr<const policy::LocationScan> scan;
   };
 
+  // Scans `fd` (readable) of `size` bytes, sniffed as `format`, and counts it in the stats.
+  std::shared_ptr<const policy::LocationScan> Scan(int fd, uint64_t size,
+                                                   policy::MediaFormat format);
+  // The scan of one file version: inline without a ScanWait scope, else queued and waited for.
+  // False: not done in time (the scope notes the miss).
+  bool ScanFor(const struct stat& st, base::UniqueFd rfd, policy::MediaFormat format,
+               std::shared_ptr<const policy::LocationScan>* out);
+
   Stats* stats_;
   // A leaf lock: nothing else is taken while it is held.
   mutable absl::Mutex mu_;
   absl::flat_hash_map<Key, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  // Last, so its threads end before anything they use goes.
+  ScanQueue scans_;
 };
 
 }  // namespace scopedfs::daemon

@@ -54,8 +54,9 @@ struct FilesystemOptions {
 };
 
 // Lock order, outermost first: namespace_mu_; then NodeTable's lock; then a node's backing_mu.
-// engine_mu_, label_mu_, handles_mu_ and the facts cache's lock are leaves. Nothing calls into
-// FUSE while holding any of them.
+// engine_mu_, label_mu_, handles_mu_, the facts cache's lock and the scan queue's lock are
+// leaves. Nothing calls into FUSE while holding any of them, and no location scan runs or is
+// waited for under any of them (namespace_mu_ holders use NoScanWait, scan_queue.h).
 class Filesystem {
  public:
   // Opens the lower root (must be a directory). The engine may be replaced later (SetEngine).

@@ -195,6 +195,7 @@ int DoMkdir(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fu
 int DoRemove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
              bool directory) {
   absl::MutexLock ns(&fs->namespace_mu());
+  NoScanWait no_scan;  // a file not scanned yet is judged uncertain, not scanned under the lock
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
   Child child;
@@ -218,6 +219,7 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   WarmRenameFacts(fs, parent, name);
   if (flags & RENAME_EXCHANGE) WarmRenameFacts(fs, newparent, newname);
   absl::MutexLock ns(&fs->namespace_mu());
+  NoScanWait no_scan;
   Resolved p, np;
   if (int err = Resolve(fs, parent, &p)) return err;
   if (int err = Resolve(fs, newparent, &np)) return err;
@@ -249,6 +251,7 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   // exchange, moved to the source name.
   Child replaced;
   bool had_target = OpenChild(fs, np, newname, &replaced) == 0;
+  if (no_scan.missed()) return kFactsNotCurrent;
   if (renameat2(p.fd.get(), name, np.fd.get(), newname, flags) != 0) return errno;
   if (had_target && !exchange) {
     fs->nodes().Unlinked(replaced.st.st_dev, replaced.st.st_ino, newparent, newname);
@@ -260,9 +263,19 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   return 0;
 }
 
+// Scans the file a link will check before the namespace lock is taken (as WarmRenameFacts).
+void WarmNodeFacts(Filesystem* fs, fuse_ino_t ino) {
+  Resolved r;
+  struct stat st;
+  if (Resolve(fs, ino, &r) != 0 || StatFd(r.fd.get(), &st) != 0) return;
+  (void)InfoOfNode(fs, r, st);
+}
+
 int DoLink(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_ino_t newparent,
            const char* newname, fuse_entry_param* e) {
+  WarmNodeFacts(fs, ino);
   absl::MutexLock ns(&fs->namespace_mu());
+  NoScanWait no_scan;
   Visible v;
   Resolved np;
   if (int err = ResolveVisible(fs, ctx, ino, &v)) return err;
@@ -289,6 +302,7 @@ int DoLink(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_ino_t
       return err;
     }
   }
+  if (no_scan.missed()) return kFactsNotCurrent;
   if (linkat(r.fd.get(), "", np.fd.get(), newname, AT_EMPTY_PATH) != 0) return errno;
   return EntryFor(fs, ctx, newparent, np, newname, true, e);
 }
@@ -332,6 +346,21 @@ int DoMknod(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fu
   if (int err = ResolveNewNonDirectory(fs, ctx, parent, name, &p)) return err;
   if (int err = MakeAs(as, [&] { return mknodat(p.fd.get(), name, mode, rdev); })) return err;
   return EntryFor(fs, ctx, parent, p, name, false, e);
+}
+
+// Runs a rename or link, whose checks never scan under the namespace lock: when they found a
+// file whose facts were not current (kFactsNotCurrent), the lock is released, the op warms them
+// again (each attempt waits at most kDirLockedScanWait) and tries again. Still not current after
+// the last attempt: EXDEV, as the check cannot vouch for the move (mv then copies, which reads
+// only what the caller may read).
+int RetryWhileScanning(uid_t app, const std::function<int()>& op) {
+  constexpr int kAttempts = 3;
+  for (int attempt = 1;; ++attempt) {
+    ScanWait wait(app, kDirLockedScanWait);
+    int err = op();
+    if (err != kFactsNotCurrent) return err;
+    if (attempt == kAttempts) return EXDEV;
+  }
 }
 
 void sfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
@@ -380,14 +409,20 @@ void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t 
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kRename);
   RequestContext ctx = fs->Context(req);
-  fuse_reply_err(req, ctx.Audited(DoRename(fs, ctx, parent, name, newparent, newname, flags)));
+  int err = RetryWhileScanning(fuse_req_ctx(req)->uid, [&] {
+    return DoRename(fs, ctx, parent, name, newparent, newname, flags);
+  });
+  fuse_reply_err(req, ctx.Audited(err));
 }
 
 void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kLink);
   fuse_entry_param e;
-  ReplyEntry(req, DoLink(fs, fs->Context(req), ino, newparent, newname, &e), e);
+  RequestContext ctx = fs->Context(req);
+  int err = RetryWhileScanning(fuse_req_ctx(req)->uid,
+                               [&] { return DoLink(fs, ctx, ino, newparent, newname, &e); });
+  ReplyEntry(req, err, e);
 }
 
 void sfs_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
