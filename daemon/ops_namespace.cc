@@ -323,12 +323,16 @@ int DoSymlink(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, 
   Resolved p;
   if (int err = ResolveNewNonDirectory(fs, ctx, parent, name, &p)) return err;
   if (int err = MakeAs(as, [&] { return symlinkat(target, p.fd.get(), name); })) return err;
+  int err = 0;
   if (as == nullptr) {
     std::string owner = absl::StrCat(ctx.uid());
     std::string at = absl::StrCat(ProcPath(p.fd.get()), "/", name);
-    lsetxattr(at.c_str(), kOwnerXattr, owner.data(), owner.size(), 0);
+    err = lsetxattr(at.c_str(), kOwnerXattr, owner.data(), owner.size(), 0) == 0 ? 0 : errno;
   }
-  return EntryFor(fs, ctx, parent, p, name, false, e);
+  if (err == 0) err = EntryFor(fs, ctx, parent, p, name, false, e);
+  // As for create and mkdir: a symlink without its creator would be nobody's, so it is undone.
+  if (err != 0) unlinkat(p.fd.get(), name, 0);
+  return err;
 }
 
 // FIFOs, sockets and device nodes: POSIX semantics only, made as the caller (so only root, with
