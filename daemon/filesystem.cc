@@ -25,6 +25,7 @@ Filesystem::Filesystem(FilesystemOptions options, base::UniqueFd root_fd,
       backing_(options_.passthrough, &stats_),
       engine_(std::move(engine)) {
   posix_ = engine_ != nullptr && engine_->semantics() == SEMANTICS_POSIX;
+  root_dev_ = root_st.st_dev;
   clock_gettime(CLOCK_REALTIME, &started_);
   started_.tv_nsec = 0;
   // A quarter of the fds the daemon may open, so three apps at their quota still leave room.

@@ -24,6 +24,7 @@
 #include "daemon/file_info.h"
 #include "daemon/file_locks.h"
 #include "daemon/fuse_session.h"
+#include "daemon/inode_numbers.h"
 #include "daemon/node_table.h"
 #include "daemon/request_context.h"
 #include "daemon/stats.h"
@@ -82,6 +83,14 @@ class Filesystem {
   // POSIX semantics (policy.proto Semantics), fixed by the policy the daemon started with.
   bool posix() const { return posix_; }
 
+  // The st_ino / d_ino every caller sees for the lower object (dev, ino): the lower number under
+  // POSIX semantics, a keyed hash of it under ANDROID semantics (inode_numbers.h). dev 0: the
+  // lower root's device (what listings record for . and ..).
+  ino_t PresentedIno(dev_t dev, ino_t ino) const {
+    if (posix_) return ino;
+    return inode_numbers_.Of(dev != 0 ? dev : root_dev_, ino);
+  }
+
   Stats& stats() { return stats_; }
   size_t node_count() const { return nodes_.size(); }
   bool passthrough_active() const { return backing_.active(); }
@@ -133,6 +142,8 @@ class Filesystem {
   FuseSession* session_ = nullptr;
   struct timespec started_ = {};
   bool posix_ = false;
+  dev_t root_dev_ = 0;
+  InodeNumbers inode_numbers_ = InodeNumbers::WithRandomKey();
 
   absl::Mutex namespace_mu_;
 

@@ -208,6 +208,7 @@ void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
   if (int err = ctx.Audited(DoSetattr(fs, ctx, ino, attr, to_set, fi, &st))) {
     fuse_reply_err(req, err);
   } else {
+    st.st_ino = fs->PresentedIno(st.st_dev, st.st_ino);
     fuse_reply_attr(req, &st, AttrTimeoutFor(ctx, st, fs->options().entry_cache_seconds));
   }
 }
