@@ -213,6 +213,12 @@ int DoRemove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   return 0;
 }
 
+// Whether CheckNoReadGain looks at content (it does not where no decision depends on the place):
+// only then must the facts it saw under the namespace lock be current.
+bool ReadGainChecked(const RequestContext& ctx) {
+  return ctx.engine() == nullptr || !ctx.engine()->place_independent();
+}
+
 int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
              fuse_ino_t newparent, const char* newname, unsigned int flags) {
   if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) return EINVAL;
@@ -251,7 +257,7 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   // exchange, moved to the source name.
   Child replaced;
   bool had_target = OpenChild(fs, np, newname, &replaced) == 0;
-  if (no_scan.missed()) return kFactsNotCurrent;
+  if (no_scan.missed() && ReadGainChecked(ctx)) return kFactsNotCurrent;
   if (renameat2(p.fd.get(), name, np.fd.get(), newname, flags) != 0) return errno;
   if (had_target && !exchange) {
     fs->nodes().Unlinked(replaced.st.st_dev, replaced.st.st_ino, newparent, newname);
@@ -302,7 +308,7 @@ int DoLink(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_ino_t
       return err;
     }
   }
-  if (no_scan.missed()) return kFactsNotCurrent;
+  if (no_scan.missed() && !nameless && ReadGainChecked(ctx)) return kFactsNotCurrent;
   if (linkat(r.fd.get(), "", np.fd.get(), newname, AT_EMPTY_PATH) != 0) return errno;
   return EntryFor(fs, ctx, newparent, np, newname, true, e);
 }
