@@ -157,7 +157,7 @@ absl::StatusOr<std::unique_ptr<FuseSession>> FuseSession::Mount(const Options& o
 }
 
 FuseSession::~FuseSession() {
-  notifier_.reset();  // sends what is queued while the session can still take it
+  notifier_.reset();  // ends its thread while the session it sends to still exists
   if (mounted_) {
     // Lazy: a process with its cwd inside the mount must not keep the daemon from exiting.
     if (umount2(options_.mountpoint.c_str(), MNT_DETACH) != 0 && errno != EINVAL &&

@@ -23,30 +23,21 @@ void KernelNotifier::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-uint64_t KernelNotifier::sent() const {
-  absl::MutexLock lock(&mu_);
-  return sent_;
-}
-
 void KernelNotifier::Run() {
   for (;;) {
     std::vector<uint64_t> batch;
-    bool stopping;
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(this, &KernelNotifier::Ready));
+      // Nothing is sent once the workers are gone: an invalidation could wait for a page whose
+      // READ no worker will ever answer, and the daemon would never exit.
+      if (stopping_) return;
       batch.assign(queued_.begin(), queued_.end());
       queued_.clear();
-      stopping = stopping_;
     }
     // Offset 0, length 0: the whole page cache. A node the kernel has forgotten answers ENOENT,
     // which is nothing to do.
     for (uint64_t node : batch) fuse_lowlevel_notify_inval_inode(se_, node, 0, 0);
-    {
-      absl::MutexLock lock(&mu_);
-      sent_ += batch.size();
-    }
-    if (stopping) return;
   }
 }
 

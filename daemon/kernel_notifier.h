@@ -28,11 +28,11 @@ class KernelNotifier {
   // kernel; a node already queued is not queued twice, so the queue holds at most one entry per
   // node.
   void InvalidateInode(uint64_t node) ABSL_LOCKS_EXCLUDED(mu_);
-  // Sends what is queued and ends the thread; later invalidations are dropped. Call before the
-  // session goes away.
+  // Ends the thread once the invalidation it is sending, if any, is done; what is queued and what
+  // comes later is dropped (the workers are gone by then, and the mount with them). Call before
+  // the session goes away. One invalidation in flight when the workers stop can still wait for
+  // a READ that is never answered: the only hang left, at shutdown, in that window.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
-  // Invalidations sent so far.
-  uint64_t sent() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
@@ -42,7 +42,6 @@ class KernelNotifier {
   mutable absl::Mutex mu_;  // a leaf; never held while the kernel is told
   absl::flat_hash_set<uint64_t> queued_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  uint64_t sent_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread thread_;
 };
 

@@ -39,8 +39,8 @@ ScanQueue::Scan WaitDone(ScanQueue& q, const std::shared_ptr<ScanQueue::Job>& jo
 }
 
 TEST(ScanQueueTest, AppsTakeTurns) {
+  Recorder r;  // outlives the queue, whose threads run its scans
   ScanQueue q(1);
-  Recorder r;
   // The single thread is held by a's first scan while everything else is queued.
   auto a1 = q.Submit(100, KeyOf(1), r.Scan("a1", /*gated=*/true));
   absl::SleepFor(absl::Milliseconds(20));
@@ -56,8 +56,8 @@ TEST(ScanQueueTest, AppsTakeTurns) {
 }
 
 TEST(ScanQueueTest, OneScanPerVersionHoweverManyAsk) {
+  Recorder r;  // outlives the queue, whose threads run its scans
   ScanQueue q(1);
-  Recorder r;
   auto first = q.Submit(100, KeyOf(1), r.Scan("x", /*gated=*/true));
   auto again = q.Submit(200, KeyOf(1), r.Scan("y"));
   EXPECT_EQ(first, again);
@@ -67,8 +67,8 @@ TEST(ScanQueueTest, OneScanPerVersionHoweverManyAsk) {
 }
 
 TEST(ScanQueueTest, QueuedScansPerAppAreBounded) {
+  Recorder r;  // outlives the queue, whose threads run its scans
   ScanQueue q(1);
-  Recorder r;
   auto held = q.Submit(100, KeyOf(0), r.Scan("held", /*gated=*/true));
   absl::SleepFor(absl::Milliseconds(20));  // let the thread take it: it is no longer queued
   std::vector<std::shared_ptr<ScanQueue::Job>> jobs;
@@ -82,8 +82,8 @@ TEST(ScanQueueTest, QueuedScansPerAppAreBounded) {
 }
 
 TEST(ScanQueueTest, WaitingWorkersPerAppAreBounded) {
+  Recorder r;  // outlives the queue, whose threads run its scans
   ScanQueue q(1);
-  Recorder r;
   auto held = q.Submit(100, KeyOf(0), r.Scan("held", /*gated=*/true));
   std::atomic<int> waiting{0};
   std::vector<std::thread> waiters;

@@ -101,13 +101,13 @@ TEST_F(InodeNumberMountTest, GapBetweenOwnFilesRevealsNoHiddenCreations) {
       EXPECT_TRUE(Succeeds(camera.Create(absl::StrCat("Download/", tag, "_hidden", i, ".txt"))));
     }
     uint64_t second = CreateAs(notes, absl::StrCat("Download/", tag, "_b.txt"));
-    return static_cast<int64_t>(second - first);
+    return second - first;  // modulo 2^64
   };
-  int64_t none = gap("x", 0);
-  int64_t twenty = gap("y", 20);
+  uint64_t none = gap("x", 0);
+  uint64_t twenty = gap("y", 20);
   // The lower numbers count them: twenty - none == 20 on tmpfs.
-  EXPECT_NE(twenty - none, 20) << "the gap grew by the number of hidden files";
-  EXPECT_NE(static_cast<uint64_t>(none), 1u) << "own files are numbered in sequence";
+  EXPECT_NE(twenty - none, 20u) << "the gap grew by the number of hidden files";
+  EXPECT_NE(none, 1u) << "own files are numbered in sequence";
   EXPECT_NE(InoAs(notes, "Download/x_a.txt"), LowerIno(storage_, "Download/x_a.txt"));
 }
 
