@@ -46,9 +46,11 @@ class FactsCache {
  public:
   static constexpr size_t kMaxEntries = 1 << 18;
 
-  // `stats` (may be null) counts the location scans. `scan_threads` 0: ScanQueue's default.
-  explicit FactsCache(Stats* stats, int scan_threads = 0)
-      : stats_(stats), scans_(scan_threads > 0 ? scan_threads : ScanQueue::DefaultThreads()) {}
+  // `stats` (may be null) counts the location scans. The queued scans run on `scan_threads`, and
+  // at most `max_waiters` requests wait for them at once (ScanQueue).
+  explicit FactsCache(Stats* stats, int scan_threads = ScanQueue::DefaultThreads(),
+                      int max_waiters = ScanQueue::kMaxWaiters)
+      : stats_(stats), scans_(scan_threads, max_waiters) {}
 
   // Facts of the lower object `fd` (O_PATH) as stat'ed in `st`, judged under `name` (the class a
   // name claims is checked against the content each time; the bytes are read once per version).

@@ -21,7 +21,7 @@ Filesystem::Filesystem(FilesystemOptions options, base::UniqueFd root_fd,
                        const struct stat& root_st, std::shared_ptr<const policy::Engine> engine)
     : options_(std::move(options)),
       nodes_(std::move(root_fd), root_st.st_dev, root_st.st_ino),
-      facts_(&stats_),
+      facts_(&stats_, ScanQueue::DefaultThreads(), std::max(1, options_.fuse_threads / 2)),
       backing_(options_.passthrough, &stats_),
       engine_(std::move(engine)) {
   posix_ = engine_ != nullptr && engine_->semantics() == SEMANTICS_POSIX;

@@ -52,6 +52,8 @@ struct FilesystemOptions {
   const policy::FileLabeler* labeler = nullptr;
   std::string label_root;
   AuditLog* audit = nullptr;  // refusals and redacted opens are logged here; null: not logged
+  // The session's worker threads (--threads): at most half of them ever wait for a location scan.
+  int fuse_threads = 8;
 };
 
 // Lock order, outermost first: namespace_mu_; then NodeTable's lock; then a node's backing_mu.

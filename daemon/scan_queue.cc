@@ -51,7 +51,7 @@ int ScanQueue::DefaultThreads() {
   return static_cast<int>(std::max(1L, cores - 1));
 }
 
-ScanQueue::ScanQueue(int threads) {
+ScanQueue::ScanQueue(int threads, int max_waiters) : max_waiters_(std::max(1, max_waiters)) {
   for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { Run(); });
 }
 
@@ -94,7 +94,7 @@ bool ScanQueue::Wait(uid_t app, Job* job, absl::Time deadline, Scan* out) {
   absl::MutexLock lock(&mu_);
   if (!job->done && absl::Now() < deadline) {
     int& mine = waiters_[app];
-    if (mine < kMaxWaitersPerApp && waiters_total_ < kMaxWaiters) {
+    if (mine < kMaxWaitersPerApp && waiters_total_ < max_waiters_) {
       ++mine;
       ++waiters_total_;
       mu_.AwaitWithDeadline(absl::Condition(&job->done), deadline);

@@ -87,15 +87,15 @@ class ScanQueue {
   struct Job;
 
   // Bounds. Per app: queued scans (an fd each) and requests waiting on a worker. In all: scans
-  // queued, and waiting workers (half of the daemon's default 8), so that scans never hold every
-  // worker whatever the number of apps.
+  // queued, and waiting workers (by default half of the daemon's default 8 workers; the daemon
+  // passes half of its own), so that scans never hold every worker whatever the number of apps.
   static constexpr size_t kMaxQueuedPerApp = 8;
   static constexpr size_t kMaxQueued = 256;
   static constexpr int kMaxWaitersPerApp = 2;
   static constexpr int kMaxWaiters = 4;
 
-  // `threads` scan threads (at least one).
-  explicit ScanQueue(int threads);
+  // `threads` scan threads (at least one); at most `max_waiters` requests wait at once.
+  explicit ScanQueue(int threads, int max_waiters = kMaxWaiters);
   ~ScanQueue();  // ends the threads; queued scans are abandoned (their waiters get no result)
   ScanQueue(const ScanQueue&) = delete;
   ScanQueue& operator=(const ScanQueue&) = delete;
@@ -128,6 +128,7 @@ class ScanQueue {
   size_t queued_total_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<uid_t, int> waiters_ ABSL_GUARDED_BY(mu_);
   int waiters_total_ ABSL_GUARDED_BY(mu_) = 0;
+  const int max_waiters_;
   uint64_t completed_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::thread> threads_;
 };
