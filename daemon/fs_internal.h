@@ -117,6 +117,11 @@ class DirStream {
 int ForEachFileBelow(int dir_fd, int* budget,
                      const std::function<int(int fd, const struct stat& st, const std::string& rel,
                                              absl::string_view name)>& visit);
+// The same for every entry below (directories before what they hold, symlinks and specials too),
+// with the same bounds.
+int ForEachEntryBelow(int dir_fd, int* budget,
+                      const std::function<int(int fd, const struct stat& st, const std::string& rel,
+                                              absl::string_view name)>& visit);
 
 // Records one op's latency in the stats when it goes out of scope.
 class OpTimer {
@@ -272,9 +277,10 @@ int CheckCaseTwin(Filesystem* fs, const RequestContext& ctx, const Resolved& par
                   const char* name);
 int CheckFreeName(Filesystem* fs, const RequestContext& ctx, const Resolved& parent,
                   const char* name, bool* exists_visible);
-int CheckNoReadGain(Filesystem* fs, const RequestContext& ctx, const std::string& from,
-                    const FileInfo& info, const std::string& to, absl::string_view to_name,
-                    mode_t type, int fd);
+int CheckNoGain(Filesystem* fs, const RequestContext& ctx, const std::string& from,
+                const FileInfo& info, const std::string& to, absl::string_view to_name, mode_t type,
+                int fd);
+int CheckLayoutMove(const RequestContext& ctx, const std::string& from, const std::string& to);
 int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent, const char* name,
                bool directory, const FileInfo& moving, bool exchange, unsigned int flags);
 void WarmRenameFacts(Filesystem* fs, fuse_ino_t parent, const char* name);

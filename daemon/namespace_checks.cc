@@ -1,6 +1,7 @@
 // The checks a new name must pass before a create, link or rename makes it: no case-only twin
-// where the policy's names live, no revealing a hidden name through EEXIST, and no app reading
-// more of any file than it could before (checked for every app, not only the caller).
+// where the policy's names live, no revealing a hidden name through EEXIST, the layout's move
+// rules, and no app able to do more to any object than it could before (checked for every app
+// and every operation, not only the caller's reads).
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -79,12 +80,15 @@ int CheckFreeName(Filesystem* fs, const RequestContext& ctx, const Resolved& par
   return 0;
 }
 
-// A rename or link must not show the caller more of a file than it sees now: moving another
-// app's photo into the caller's own directory would otherwise turn a redacted copy into the raw
-// bytes. Refused with EXDEV, so a mover falls back to copying, which reads what the caller may
-// read. The owner xattr moves with the inode, so the destination is judged with the same owner.
+// A rename or link must not let anyone do more to an object than before: moving another app's
+// photo into the caller's own directory would otherwise turn a redacted copy into the raw bytes,
+// and a link there would turn a read-only photo into one the caller writes, truncates and
+// deletes. So what each app may do to the object, operation by operation (Capabilities), is
+// compared at the old name and the new one, and any gain refuses the move with EXDEV, so a mover
+// falls back to copying, which reads what the caller may read. The owner xattr moves with the
+// inode, so the destination is judged with the same owner.
 //
-// Every reader counts, not only the caller: a video linked under Music/x.m4a must not become
+// Every app counts, not only the caller: a video linked under Music/x.m4a must not become
 // readable, raw, by an app that holds only READ_MEDIA_AUDIO. So the check runs for the caller,
 // every registered app of the mounted user, and one unregistered app uid.
 // The caller comes first, in its own domain; the others in their configured domains, under the
@@ -108,43 +112,111 @@ std::vector<RequestContext> ReadersToCheck(const RequestContext& ctx) {
   return readers;
 }
 
-int CheckFileNoReadGain(const std::vector<RequestContext>& readers, const std::string& from,
-                        const FileInfo& info, const std::string& to, absl::string_view to_name) {
+namespace {
+
+// What one app may do to an object under one name, a bit per operation. A raw read counts as a
+// redacted one too, so a redacted reader that would read raw gains a bit.
+enum Capability : uint32_t {
+  kSee = 1 << 0,
+  kReadRedacted = 1 << 1,
+  kReadRaw = 1 << 2,
+  kWrite = 1 << 3,
+  kSetattr = 1 << 4,  // chmod, chown, utimes, user.* xattrs
+  kRemove = 1 << 5,
+  kRename = 1 << 6,
+};
+
+uint32_t Capabilities(const RequestContext& app, const std::string& path, const FileInfo& info,
+                      bool dir) {
+  uint32_t caps = 0;
+  auto permits = [&](Op op) { return Verdict(app.Decide(op, path, dir, &info)) == 0; };
+  if (app.Decide(OP_LOOKUP, path, dir, &info).Permits()) caps |= kSee;
+  if (dir) {
+    if (permits(OP_READ)) caps |= kReadRedacted | kReadRaw;
+  } else {
+    int rank = JudgeRead(app, path, info).Rank();
+    if (rank >= 1) caps |= kReadRedacted;
+    if (rank >= 2) caps |= kReadRaw;
+    if (permits(OP_WRITE)) caps |= kWrite;
+  }
+  if (permits(OP_SETATTR)) caps |= kSetattr;
+  if (permits(dir ? OP_RMDIR : OP_DELETE)) caps |= kRemove;
+  if (permits(OP_RENAME)) caps |= kRename;
+  return caps;
+}
+
+// One object, moved or linked from `from` to `to` (named `to_name` there).
+int CheckObjectNoGain(const std::vector<RequestContext>& apps, const std::string& from,
+                      const FileInfo& info, const std::string& to, absl::string_view to_name,
+                      bool dir) {
   FileInfo after = info;
-  after.facts = policy::FactsOfContent(to_name, info.facts.format, info.scan.get());
-  if (!info.content_read) after.facts.location = info.facts.location;
-  for (const RequestContext& reader : readers) {
-    if (JudgeRead(reader, to, after).Rank() > JudgeRead(reader, from, info).Rank()) {
-      return EXDEV;
-    }
+  if (!dir) {
+    after.facts = policy::FactsOfContent(to_name, info.facts.format, info.scan.get());
+    if (!info.content_read) after.facts.location = info.facts.location;
+  }
+  for (const RequestContext& app : apps) {
+    if (Capabilities(app, to, after, dir) & ~Capabilities(app, from, info, dir)) return EXDEV;
   }
   return 0;
 }
 
-// The same for every regular file under a directory being renamed. A tree too large to check is
-// refused (EXDEV) rather than moved unchecked.
-int CheckTreeNoReadGain(Filesystem* fs, const std::vector<RequestContext>& readers, int dir_fd,
-                        const std::string& from, const std::string& to) {
+// The same for everything under a directory being renamed, directories included. The answer must
+// not depend on what the caller cannot see (how many such entries, of which kind): a tree holding
+// anything hidden from the caller is refused as a whole before any of it is compared, and the
+// walk's bound is reached only through entries the caller sees, so a refusal tells the caller one
+// bit: the tree holds something it cannot see. A tree too large to check is refused (EXDEV)
+// rather than moved unchecked.
+int CheckTreeNoGain(Filesystem* fs, const RequestContext& ctx,
+                    const std::vector<RequestContext>& apps, int dir_fd, const std::string& from,
+                    const std::string& to) {
   int budget = kMaxRenameCheckEntries;
-  return ForEachFileBelow(
+  FactNeeds needs = NeedsOf(ctx.engine());
+  return ForEachEntryBelow(
       dir_fd, &budget,
       [&](int fd, const struct stat& st, const std::string& rel, absl::string_view name) {
-        FileInfo info = fs->facts().Lookup(fd, st, name);
-        return CheckFileNoReadGain(readers, ChildPath(from, rel), info, ChildPath(to, rel), name);
+        FileInfo info = fs->facts().Lookup(fd, st, name, needs);
+        std::string old_path = ChildPath(from, rel);
+        bool dir = S_ISDIR(st.st_mode);
+        if (!ctx.Decide(OP_LOOKUP, old_path, dir, &info).Permits()) return EXDEV;
+        return CheckObjectNoGain(apps, old_path, info, ChildPath(to, rel), name, dir);
       });
 }
 
+}  // namespace
+
 // `fd` is the moved object's O_PATH fd, `type` its S_IFMT bits.
-int CheckNoReadGain(Filesystem* fs, const RequestContext& ctx, const std::string& from,
-                    const FileInfo& info, const std::string& to, absl::string_view to_name,
-                    mode_t type, int fd) {
-  // Where no decision depends on the place, every reader reads the same there as here (and a
-  // tree of any size moves, as natively).
+int CheckNoGain(Filesystem* fs, const RequestContext& ctx, const std::string& from,
+                const FileInfo& info, const std::string& to, absl::string_view to_name, mode_t type,
+                int fd) {
+  // Where no decision depends on the place, every app may do the same there as here (and a tree
+  // of any size moves, as natively).
   if (ctx.engine() != nullptr && ctx.engine()->place_independent()) return 0;
-  std::vector<RequestContext> readers = ReadersToCheck(ctx);
-  if (S_ISREG(type)) return CheckFileNoReadGain(readers, from, info, to, to_name);
-  if (!S_ISDIR(type)) return 0;  // symlinks and specials hold no bytes to read
-  return CheckTreeNoReadGain(fs, readers, fd, from, to);
+  std::vector<RequestContext> apps = ReadersToCheck(ctx);
+  bool dir = S_ISDIR(type);
+  if (int err = CheckObjectNoGain(apps, from, info, to, to_name, dir)) return err;
+  return dir ? CheckTreeNoGain(fs, ctx, apps, fd, from, to) : 0;
+}
+
+// The layout's move rules (policy.proto Layout), for app callers: privileged uids (below the
+// first app id) are not held to them, as MediaProvider lets them rename anything.
+int CheckLayoutMove(const RequestContext& ctx, const std::string& from, const std::string& to) {
+  const policy::Engine* engine = ctx.engine();
+  if (engine == nullptr) return EACCES;
+  if (policy::AppIdOf(ctx.uid()) < policy::kFirstAppId) return 0;
+  const policy::StorageLayout& layout = engine->layout();
+  if (!layout.has_move_rules()) return 0;
+  absl::StatusOr<policy::PathInfo> f = layout.Classify(from, policy::kAnyPathBytes);
+  absl::StatusOr<policy::PathInfo> t = layout.Classify(to, policy::kAnyPathBytes);
+  if (!f.ok() || !t.ok()) return EACCES;
+  switch (layout.JudgeMove(*f, *t)) {
+    case policy::LayoutMove::kAllowed:
+      return 0;
+    case policy::LayoutMove::kCrossesMount:
+      return EXDEV;
+    case policy::LayoutMove::kRefused:
+      break;
+  }
+  return EPERM;
 }
 
 // Checks whether the caller may put the object described by `info` (from `from_path`) at

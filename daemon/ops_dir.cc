@@ -39,9 +39,9 @@ namespace {
 
 bool IsDot(const char* name) { return strcmp(name, ".") == 0 || strcmp(name, "..") == 0; }
 
-int WalkFiles(int dir_fd, const std::string& rel, int depth, int* budget,
-              const std::function<int(int, const struct stat&, const std::string&,
-                                      absl::string_view)>& visit) {
+int WalkEntries(int dir_fd, const std::string& rel, int depth, int* budget,
+                const std::function<int(int, const struct stat&, const std::string&,
+                                        absl::string_view)>& visit) {
   if (depth > 64) return EXDEV;
   DirStream stream;
   if (stream.Open(dir_fd) != 0) return EXDEV;
@@ -55,11 +55,9 @@ int WalkFiles(int dir_fd, const std::string& rel, int depth, int* budget,
       return EXDEV;
     }
     std::string child_rel = ChildPath(rel, ent->d_name);
-    int err = 0;
-    if (S_ISDIR(st.st_mode)) {
-      err = WalkFiles(child.get(), child_rel, depth + 1, budget, visit);
-    } else if (S_ISREG(st.st_mode)) {
-      err = visit(child.get(), st, child_rel, ent->d_name);
+    int err = visit(child.get(), st, child_rel, ent->d_name);
+    if (err == 0 && S_ISDIR(st.st_mode)) {
+      err = WalkEntries(child.get(), child_rel, depth + 1, budget, visit);
     }
     if (err != 0) return err;
   }
@@ -68,10 +66,20 @@ int WalkFiles(int dir_fd, const std::string& rel, int depth, int* budget,
 
 }  // namespace
 
+int ForEachEntryBelow(int dir_fd, int* budget,
+                      const std::function<int(int fd, const struct stat& st, const std::string& rel,
+                                              absl::string_view name)>& visit) {
+  return WalkEntries(dir_fd, "", 0, budget, visit);
+}
+
 int ForEachFileBelow(int dir_fd, int* budget,
                      const std::function<int(int fd, const struct stat& st, const std::string& rel,
                                              absl::string_view name)>& visit) {
-  return WalkFiles(dir_fd, "", 0, budget, visit);
+  return ForEachEntryBelow(
+      dir_fd, budget,
+      [&](int fd, const struct stat& st, const std::string& rel, absl::string_view name) {
+        return S_ISREG(st.st_mode) ? visit(fd, st, rel, name) : 0;
+      });
 }
 
 int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi) {

@@ -234,12 +234,18 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   if (int err = OpenChild(fs, p, name, &src)) return err;
   bool src_dir = S_ISDIR(src.st.st_mode);
   if (ctx.Decide(OP_LOOKUP, src.path, src_dir, &src.info).outcome == OUTCOME_HIDE) return ENOENT;
-  if (int err = Verdict(ctx.Decide(OP_RENAME, src.path, src_dir, &src.info))) return err;
   bool exchange = (flags & RENAME_EXCHANGE) != 0;
-  if (int err = CheckPlace(fs, ctx, np, newname, src_dir, src.info, exchange, flags)) return err;
+  // The layout's rules first: they look at the two paths only, so their answer tells nothing
+  // about what either place holds.
   std::string dst_path = ChildPath(np.path, newname);
-  if (int err = CheckNoReadGain(fs, ctx, src.path, src.info, dst_path, newname,
-                                src.st.st_mode & S_IFMT, src.fd.get())) {
+  if (int err = CheckLayoutMove(ctx, src.path, dst_path)) return err;
+  if (exchange) {
+    if (int err = CheckLayoutMove(ctx, dst_path, src.path)) return err;
+  }
+  if (int err = Verdict(ctx.Decide(OP_RENAME, src.path, src_dir, &src.info))) return err;
+  if (int err = CheckPlace(fs, ctx, np, newname, src_dir, src.info, exchange, flags)) return err;
+  if (int err = CheckNoGain(fs, ctx, src.path, src.info, dst_path, newname, src.st.st_mode & S_IFMT,
+                            src.fd.get())) {
     return err;
   }
   if (exchange) {
@@ -248,8 +254,8 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
     bool dst_dir = S_ISDIR(dst.st.st_mode);
     if (int err = Verdict(ctx.Decide(OP_RENAME, dst.path, dst_dir, &dst.info))) return err;
     if (int err = CheckPlace(fs, ctx, p, name, dst_dir, dst.info, true, flags)) return err;
-    if (int err = CheckNoReadGain(fs, ctx, dst.path, dst.info, src.path, name,
-                                  dst.st.st_mode & S_IFMT, dst.fd.get())) {
+    if (int err = CheckNoGain(fs, ctx, dst.path, dst.info, src.path, name, dst.st.st_mode & S_IFMT,
+                              dst.fd.get())) {
       return err;
     }
   }
@@ -290,21 +296,24 @@ int DoLink(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_ino_t
   if (v.dir) return EPERM;
   const Resolved& r = v.r;
   const FileInfo& info = v.info;
+  std::string to = ChildPath(np.path, newname);
+  bool nameless = v.st.st_nlink == 0;
+  if (!nameless) {
+    if (int err = CheckLayoutMove(ctx, r.path, to)) return err;
+  }
   bool exists;
   if (int err = CheckFreeName(fs, ctx, np, newname, &exists)) return err;
   if (exists) return EEXIST;
   FileInfo placed{policy::FactsFromFormat(newname, info.facts.format), std::nullopt, nullptr};
-  if (int err = Verdict(ctx.Decide(OP_CREATE, ChildPath(np.path, newname), false, &placed))) {
+  if (int err = Verdict(ctx.Decide(OP_CREATE, to, false, &placed))) {
     return err;
   }
-  // A link must not raise what a third app reads of a file it can already reach by name. A
-  // nameless O_TMPFILE file (the only kind the kernel lets us link with no links: O_TMPFILE
-  // without O_EXCL, never linked before) is reached by name by no one; naming it is judged as
-  // the create it amounts to, just above, with its content as it is now.
-  bool nameless = v.st.st_nlink == 0;
+  // A link must not let any app do more to a file it can already reach by name. A nameless
+  // O_TMPFILE file (the only kind the kernel lets us link with no links: O_TMPFILE without
+  // O_EXCL, never linked before) is reached by name by no one; naming it is judged as the create
+  // it amounts to, just above, with its content as it is now.
   if (!nameless) {
-    if (int err = CheckNoReadGain(fs, ctx, r.path, info, ChildPath(np.path, newname), newname,
-                                  S_IFREG, r.fd.get())) {
+    if (int err = CheckNoGain(fs, ctx, r.path, info, to, newname, S_IFREG, r.fd.get())) {
       return err;
     }
   }
@@ -323,20 +332,16 @@ int ResolveNewNonDirectory(Filesystem* fs, const RequestContext& ctx, fuse_ino_t
   return Verdict(ctx.Decide(OP_CREATE, ChildPath(p->path, name), false, &info));
 }
 
-int DoSymlink(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, const char* target,
+// POSIX semantics only (sfs_symlink): made as the caller, who owns it in the lower tree as for
+// any object made there, so no creator xattr is written that could fail and leave it unowned.
+int DoSymlink(Filesystem* fs, const RequestContext& ctx, const PosixCaller& as, const char* target,
               fuse_ino_t parent, const char* name, fuse_entry_param* e) {
   absl::ReaderMutexLock ns(&fs->namespace_mu());
   Resolved p;
   if (int err = ResolveNewNonDirectory(fs, ctx, parent, name, &p)) return err;
-  if (int err = MakeAs(as, [&] { return symlinkat(target, p.fd.get(), name); })) return err;
-  int err = 0;
-  if (as == nullptr) {
-    std::string owner = absl::StrCat(ctx.uid());
-    std::string at = absl::StrCat(ProcPath(p.fd.get()), "/", name);
-    err = lsetxattr(at.c_str(), kOwnerXattr, owner.data(), owner.size(), 0) == 0 ? 0 : errno;
-  }
-  if (err == 0) err = EntryFor(fs, ctx, parent, p, name, false, e);
-  // As for create and mkdir: a symlink without its creator would be nobody's, so it is undone.
+  if (int err = MakeAs(&as, [&] { return symlinkat(target, p.fd.get(), name); })) return err;
+  // As for create and mkdir: a symlink the kernel was never told about is not kept.
+  int err = EntryFor(fs, ctx, parent, p, name, false, e);
   if (err != 0) unlinkat(p.fd.get(), name, 0);
   return err;
 }
@@ -406,12 +411,22 @@ void sfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
   fuse_reply_err(req, ctx.Audited(DoRemove(fs, ctx, parent, name, true)));
 }
 
+// Android's emulated storage has no links: MediaProvider implements neither LINK nor SYMLINK, so
+// on a device `ln` and `ln -s` fail with ENOSYS there. Answering as a device does removes, under
+// ANDROID semantics, every way a second name could carry rights the first one lacks; under POSIX
+// semantics links are made, and CheckNoGain holds them to what the first name allows.
+constexpr int kNoLinksOnAndroid = ENOSYS;
+
 void sfs_symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kSymlink);
   fuse_entry_param e;
   std::optional<PosixCaller> as = PosixCallerOf(fs, req);
-  ReplyEntry(req, DoSymlink(fs, fs->Context(req), as ? &*as : nullptr, link, parent, name, &e), e);
+  if (!as) {
+    fuse_reply_err(req, kNoLinksOnAndroid);
+    return;
+  }
+  ReplyEntry(req, DoSymlink(fs, fs->Context(req), *as, link, parent, name, &e), e);
 }
 
 void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
@@ -428,6 +443,10 @@ void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t 
 void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kLink);
+  if (!fs->posix()) {
+    fuse_reply_err(req, kNoLinksOnAndroid);
+    return;
+  }
   fuse_entry_param e;
   RequestContext ctx = fs->Context(req);
   int err = RetryWhileScanning(fuse_req_ctx(req)->uid,

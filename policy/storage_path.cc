@@ -91,6 +91,7 @@ absl::StatusOr<StorageLayout> StorageLayout::Compile(const Layout& layout) {
     if (absl::Status s = ValidateAreaPattern(area.pattern()); !s.ok()) return s;
     CompiledArea ca;
     ca.name = area.name();
+    ca.separate_mount = area.separate_mount();
     for (absl::string_view segment : absl::StrSplit(area.pattern(), '/')) {
       if (segment != kPackagePlaceholder) ca.prefix.emplace_back(segment);
     }
@@ -140,6 +141,46 @@ absl::StatusOr<PathInfo> StorageLayout::Classify(absl::string_view path, size_t 
     }
   }
   return info;
+}
+
+bool StorageLayout::HoldsOrIsAreaRoot(absl::string_view path) const {
+  std::vector<absl::string_view> segments = absl::StrSplit(path, '/');
+  for (const CompiledArea& area : areas_) {
+    if (segments.size() > area.prefix.size() + 1) continue;
+    bool match = true;
+    for (size_t i = 0; i < segments.size() && i < area.prefix.size() && match; ++i) {
+      match = absl::EqualsIgnoreCase(area.prefix[i], segments[i]);
+    }
+    if (match) return true;
+  }
+  return false;
+}
+
+bool StorageLayout::UnderAreaHolder(const PathInfo& info) const {
+  for (const CompiledArea& area : areas_) {
+    if (absl::EqualsIgnoreCase(area.prefix[0], info.top_dir)) return true;
+  }
+  return false;
+}
+
+// The rules MediaProvider's renameForFuse applies, and what vold's bind mounts imply, from the
+// layout alone (see policy.proto Layout for the list).
+LayoutMove StorageLayout::JudgeMove(const PathInfo& from, const PathInfo& to) const {
+  if (!has_move_rules()) return LayoutMove::kAllowed;
+  if (from.path.empty() || to.path.empty()) return LayoutMove::kRefused;
+  if (from.depth == DEPTH_TOP && from.standard_top_dir) return LayoutMove::kRefused;
+  if (to.depth == DEPTH_TOP) return LayoutMove::kRefused;
+  if (HoldsOrIsAreaRoot(from.path) || HoldsOrIsAreaRoot(to.path)) return LayoutMove::kRefused;
+  // Below an area-holding directory, only an area's inside takes new entries.
+  if (UnderAreaHolder(to) && to.area < 0) return LayoutMove::kRefused;
+  bool same_instance = from.area >= 0 && from.area == to.area &&
+                       absl::EqualsIgnoreCase(from.area_package, to.area_package);
+  if (!same_instance) {
+    for (const PathInfo* end : {&from, &to}) {
+      if (end->area >= 0 && areas_[end->area].separate_mount) return LayoutMove::kCrossesMount;
+    }
+  }
+  return LayoutMove::kAllowed;
 }
 
 }  // namespace scopedfs::policy

@@ -31,6 +31,13 @@ struct PathInfo {
   absl::string_view name;          // last segment; empty at the root
 };
 
+// What the layout's move rules (policy.proto Layout) say about moving one path to another.
+enum class LayoutMove {
+  kAllowed,       // the rules decide
+  kRefused,       // never, for an app (EPERM)
+  kCrossesMount,  // into or out of a separate-mount area (EXDEV)
+};
+
 // Checks a relative storage path without classifying it: no leading or trailing '/', no empty,
 // "." or ".." segment, no NUL byte, segments of at most kMaxNameBytes, at most `max_bytes` in
 // all. The empty path is the root and is valid.
@@ -50,6 +57,11 @@ class StorageLayout {
   size_t area_count() const { return areas_.size(); }
   const std::string& area_name(size_t i) const { return areas_[i].name; }
   bool IsStandardTopDir(absl::string_view segment) const;
+  // True when the layout declares top-level directories or areas: its move rules apply.
+  bool has_move_rules() const { return !top_level_dirs_.empty() || !areas_.empty(); }
+  // The layout's move rules for an app moving `from` to `to` (both classified by this layout).
+  // Pure path arithmetic: the same answer whatever the tree holds.
+  LayoutMove JudgeMove(const PathInfo& from, const PathInfo& to) const;
 
   // Checks one Area.pattern: a valid relative path of 2 to 8 segments whose last segment, and only
   // that one, is "{package}". Used by the loader to report bad patterns with a location.
@@ -59,7 +71,13 @@ class StorageLayout {
   struct CompiledArea {
     std::string name;
     std::vector<std::string> prefix;  // segments before {package}
+    bool separate_mount = false;
   };
+  // Whether `path` is a directory that holds areas (a strict prefix of an area's prefix, or the
+  // prefix itself: "Android", "Android/data") or an area's root ("Android/data/<pkg>").
+  bool HoldsOrIsAreaRoot(absl::string_view path) const;
+  // Whether `path` is at or below a directory that holds areas ("Android/...").
+  bool UnderAreaHolder(const PathInfo& info) const;
   std::vector<std::string> top_level_dirs_;
   std::vector<CompiledArea> areas_;
 };

@@ -410,5 +410,76 @@ TEST(IsStandardTopDirTest, MatchesIgnoringCase) {
   EXPECT_FALSE(layout.IsStandardTopDir(""));
 }
 
+// --- JudgeMove: the layout's move rules ---
+
+// The device's layout with Android/media, whose move rules are checked below.
+StorageLayout MoveLayout() {
+  Layout layout = AndroidLayout();
+  layout.mutable_area(kAppData)->set_separate_mount(true);
+  layout.mutable_area(kAppObb)->set_separate_mount(true);
+  Area* media = layout.add_area();
+  media->set_name("app-media");
+  media->set_pattern("Android/media/{package}");
+  absl::StatusOr<StorageLayout> compiled = StorageLayout::Compile(layout);
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
+  return compiled.ok() ? *std::move(compiled) : StorageLayout();
+}
+
+LayoutMove Move(absl::string_view from, absl::string_view to) {
+  StorageLayout layout = MoveLayout();
+  absl::StatusOr<PathInfo> f = layout.Classify(from);
+  absl::StatusOr<PathInfo> t = layout.Classify(to);
+  EXPECT_TRUE(f.ok() && t.ok()) << from << " -> " << to;
+  if (!f.ok() || !t.ok()) return LayoutMove::kRefused;
+  return layout.JudgeMove(*f, *t);
+}
+
+TEST(JudgeMoveTest, OrdinaryMovesAreLeftToTheRules) {
+  EXPECT_EQ(Move("Download/a.txt", "Documents/a.txt"), LayoutMove::kAllowed);
+  EXPECT_EQ(Move("DCIM/Camera", "DCIM/Old"), LayoutMove::kAllowed);
+  EXPECT_EQ(Move("Download/a.jpg", "Android/media/com.x/a.jpg"), LayoutMove::kAllowed);
+  EXPECT_EQ(Move("Android/media/com.x/a.jpg", "Download/a.jpg"), LayoutMove::kAllowed);
+  EXPECT_EQ(Move("Android/data/com.x/a", "Android/data/com.x/sub/b"), LayoutMove::kAllowed);
+}
+
+TEST(JudgeMoveTest, DefaultTopLevelDirectoriesStay) {
+  EXPECT_EQ(Move("DCIM", "Download/DCIM"), LayoutMove::kRefused);
+  EXPECT_EQ(Move("android", "Download/x"), LayoutMove::kRefused);
+}
+
+TEST(JudgeMoveTest, NothingMovesIntoTheRoot) {
+  EXPECT_EQ(Move("Download/a.txt", "a.txt"), LayoutMove::kRefused);
+  EXPECT_EQ(Move("Download/d", "NewTop"), LayoutMove::kRefused);
+}
+
+TEST(JudgeMoveTest, AreaHoldersAndAreaRootsNeverMove) {
+  for (const char* held : {"Android/data", "Android/media", "Android/OBB", "Android/data/com.x",
+                           "Android/media/com.x"}) {
+    EXPECT_EQ(Move(held, "Download/moved"), LayoutMove::kRefused) << held;
+    EXPECT_EQ(Move("Download/d", held), LayoutMove::kRefused) << held;
+  }
+}
+
+TEST(JudgeMoveTest, UnderAndroidOnlyAnAreasInsideTakesEntries) {
+  EXPECT_EQ(Move("Download/d", "Android/d"), LayoutMove::kRefused);
+  EXPECT_EQ(Move("Download/d", "Android/other/d"), LayoutMove::kRefused);
+}
+
+TEST(JudgeMoveTest, SeparateMountAreasAreLeftOnlyWithinTheInstance) {
+  EXPECT_EQ(Move("Download/a", "Android/data/com.x/a"), LayoutMove::kCrossesMount);
+  EXPECT_EQ(Move("Android/data/com.x/a", "Download/a"), LayoutMove::kCrossesMount);
+  EXPECT_EQ(Move("Android/data/com.x/a", "Android/data/com.y/a"), LayoutMove::kCrossesMount);
+  EXPECT_EQ(Move("Android/obb/com.x/a", "Android/media/com.x/a"), LayoutMove::kCrossesMount);
+}
+
+TEST(JudgeMoveTest, ALayoutWithoutDirectoriesOrAreasHasNoMoveRules) {
+  StorageLayout layout;
+  absl::StatusOr<PathInfo> f = layout.Classify("a");
+  absl::StatusOr<PathInfo> t = layout.Classify("b");
+  ASSERT_TRUE(f.ok() && t.ok());
+  EXPECT_FALSE(layout.has_move_rules());
+  EXPECT_EQ(layout.JudgeMove(*f, *t), LayoutMove::kAllowed);
+}
+
 }  // namespace
 }  // namespace scopedfs::policy

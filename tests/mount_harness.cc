@@ -256,6 +256,21 @@ std::string Mp3Bytes(size_t size) {
   return WithMagic(absl::string_view(kMagic, sizeof(kMagic) - 1), size, 3);
 }
 
+std::string AndroidRulesUnderPosixSemantics() {
+  std::ifstream in("policy/configs/android.textproto");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string policy = ss.str();
+  const std::string kAndroid = "semantics: SEMANTICS_ANDROID";
+  size_t at = policy.find(kAndroid);
+  EXPECT_NE(at, std::string::npos) << "android.textproto names no semantics";
+  if (at == std::string::npos) return "";
+  policy.replace(at, kAndroid.size(), "semantics: SEMANTICS_POSIX");
+  std::string path = absl::StrCat(::testing::TempDir(), "/android_rules_posix.textproto");
+  std::ofstream(path) << policy;
+  return path;
+}
+
 std::string PdfBytes(size_t size) {
   std::string out = "%PDF-1.7\n";
   while (out.size() < size) out += "% scopedfs test document\n";

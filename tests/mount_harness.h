@@ -58,6 +58,11 @@ std::string Mp3Bytes(size_t size = 4096);
 std::string PdfBytes(size_t size = 1024);
 std::string Pattern(size_t size, uint32_t seed);
 
+// The Android rules (policy/configs/android.textproto) under POSIX semantics, written once per
+// test process to a file under the test's temp dir; returns its path, or empty (with a test
+// failure) if the shipped policy no longer names its semantics.
+std::string AndroidRulesUnderPosixSemantics();
+
 // The top-level directories of the Android layout, as the default policy declares them.
 const std::vector<std::string>& DefaultTopLevelDirs();
 

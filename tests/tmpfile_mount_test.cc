@@ -86,12 +86,8 @@ class PosixRulesTmpfileTest : public MountTest {
     return o;
   }
   void SetUp() override {
-    std::string android = ReadFileOrDie("policy/configs/android.textproto");
-    size_t at = android.find("semantics: SEMANTICS_ANDROID");
-    ASSERT_NE(at, std::string::npos);
-    android.replace(at, strlen("semantics: SEMANTICS_ANDROID"), "semantics: SEMANTICS_POSIX");
-    policy_path_ = absl::StrCat(::testing::TempDir(), "/android_posix.textproto");
-    std::ofstream(policy_path_) << android;
+    policy_path_ = AndroidRulesUnderPosixSemantics();
+    ASSERT_FALSE(policy_path_.empty());
     MountTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     for (const char* dir : {"Download", "Pictures", "DCIM"}) {
