@@ -142,24 +142,21 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
     // Every file gets a location verdict, carriers by their parsers and all else by a bounded
     // signature sweep: no format is served unexamined to a caller owed a redacted copy.
     {
-      policy::FdSource source(rfd.get(), static_cast<uint64_t>(st.st_size));
-      auto scan =
-          std::make_shared<policy::LocationScan>(policy::ScanLocation(entry.format, source));
-      BoundScan(scan.get());
-      if (stats_ != nullptr) {
-        stats_->location_scans.fetch_add(1);
-        if (scan->malformed) {
-          stats_->location_malformed.fetch_add(1);
-        } else if (!scan->ranges.empty()) {
-          stats_->location_found.fetch_add(1);
-        }
+      std::shared_ptr<const policy::LocationScan> scan;
+      if (!ScanFor(st, std::move(rfd), entry.format, cacheable, &scan)) {
+        // Not scanned in time: uncertain, and not cached (the queued scan fills the cache).
+        info.content_read = false;
+        if (needs.owner) info.owner = entry.owner_read ? entry.owner : RecordedOwner(fd);
+        info.facts = policy::FactsFromFormat(name, entry.format);
+        info.facts.location = policy::LocationPresence::kMalformed;
+        return info;
       }
       entry.scan = std::move(scan);
     }
     entry.content_read = true;
     changed = true;
     struct stat after;
-    cacheable = cacheable && fstat(rfd.get(), &after) == 0 && VersionOf(after) == version;
+    cacheable = cacheable && fstat(fd, &after) == 0 && VersionOf(after) == version;
   }
   if (needs.owner && !entry.owner_read) {
     entry.owner = RecordedOwner(fd);
@@ -185,6 +182,77 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
     info.facts = policy::FactsOfContent(name, entry.format, entry.scan.get());
   }
   return info;
+}
+
+std::shared_ptr<const policy::LocationScan> FactsCache::Scan(int fd, uint64_t size,
+                                                             policy::MediaFormat format) {
+  policy::FdSource source(fd, size);
+  auto scan = std::make_shared<policy::LocationScan>(policy::ScanLocation(format, source));
+  BoundScan(scan.get());
+  if (stats_ != nullptr) {
+    stats_->location_scans.fetch_add(1);
+    if (scan->malformed) {
+      stats_->location_malformed.fetch_add(1);
+    } else if (!scan->ranges.empty()) {
+      stats_->location_found.fetch_add(1);
+    }
+  }
+  return scan;
+}
+
+bool FactsCache::ScanFor(const struct stat& st, base::UniqueFd rfd, policy::MediaFormat format,
+                         bool cacheable, std::shared_ptr<const policy::LocationScan>* out) {
+  ScanWait* wait = ScanWait::Current();
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (wait == nullptr) {
+    *out = Scan(rfd.get(), size, format);
+    return true;
+  }
+  FileVersion v = VersionOf(st);
+  ScanQueue::Key key{st.st_dev, st.st_ino, v.size, v.mtime_ns, v.ctime_ns};
+  auto fd = std::make_shared<base::UniqueFd>(std::move(rfd));
+  std::shared_ptr<ScanQueue::Job> job =
+      scans_.Submit(wait->app(), key, [this, fd, size, format, key, cacheable] {
+        std::shared_ptr<const policy::LocationScan> scan = Scan(fd->get(), size, format);
+        // Filed under the version stat'ed before the scan, and only if it was settled then and is
+        // unchanged now: a change meanwhile is a new version.
+        FileVersion version{key.size, key.mtime_ns, key.ctime_ns};
+        struct stat after;
+        if (cacheable && fstat(fd->get(), &after) == 0 && VersionOf(after) == version) {
+          Store(Key{key.dev, key.ino}, version, format, scan);
+        }
+        return scan;
+      });
+  if (job != nullptr && scans_.Wait(wait->app(), job.get(), wait->deadline(), out)) {
+    return *out != nullptr;
+  }
+  wait->NoteMissed();
+  return false;
+}
+
+void FactsCache::Store(Key key, FileVersion version, policy::MediaFormat format,
+                       std::shared_ptr<const policy::LocationScan> scan) {
+  uint64_t bytes = scan != nullptr ? ScanBytes(*scan) : 0;
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(key);
+  if (it != entries_.end() && it->second.version == version && it->second.content_read) return;
+  if (entries_.size() >= kMaxEntries || scan_bytes_ + bytes > kMaxScanBytes) {
+    entries_.clear();
+    scan_bytes_ = 0;
+    it = entries_.end();
+  }
+  if (it == entries_.end() || it->second.version != version) {
+    Entry fresh;
+    fresh.version = version;
+    if (it != entries_.end() && it->second.scan != nullptr) {
+      scan_bytes_ -= std::min(scan_bytes_, ScanBytes(*it->second.scan));
+    }
+    it = entries_.insert_or_assign(key, fresh).first;
+  }
+  it->second.format = format;
+  it->second.scan = std::move(scan);
+  it->second.content_read = true;
+  scan_bytes_ += bytes;
 }
 
 void FactsCache::Invalidate(dev_t dev, ino_t ino) {

@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "daemon/file_info.h"
 #include "daemon/node_table.h"
+#include "daemon/scan_queue.h"
 #include "daemon/stats.h"
 #include "policy/engine.h"
 
@@ -65,17 +66,22 @@ class FactsCache {
   static constexpr size_t kMaxEntries = 1 << 18;
   static constexpr uint64_t kMaxScanBytes = uint64_t{64} << 20;
 
-  // `stats` (may be null) counts the location scans.
-  explicit FactsCache(Stats* stats) : stats_(stats) {}
+  // `stats` (may be null) counts the location scans. The queued scans run on `scan_threads`, and
+  // at most `max_waiters` requests wait for them at once (ScanQueue).
+  explicit FactsCache(Stats* stats, int scan_threads = ScanQueue::DefaultThreads(),
+                      int max_waiters = ScanQueue::kMaxWaiters)
+      : stats_(stats), scans_(scan_threads, max_waiters) {}
 
   // Facts of the lower object `fd` (O_PATH) as stat'ed in `st`, judged under `name` (the class a
   // name claims is checked against the content each time; the bytes are read once per version).
-  // The scan runs without any lock held, and is cached only if the version was settled
-  // (UntilSettled) before its bytes were read and is unchanged after. A regular file whose bytes
-  // cannot be read is reported
-  // with content_read false and location malformed, and is not cached. What `needs` leaves out is
-  // not looked at: content_read is then false and the facts are those of the name alone.
-  // Directories and other non-regular objects are cached too (their creator), per version.
+  // The scan runs without any lock held: inline when the thread has no ScanWait scope, else on
+  // the scan queue (scan_queue.h), charged to the scope's app, and waited for until the scope's
+  // deadline. It is cached only if the version was settled (UntilSettled) before its bytes were
+  // read and is unchanged after. A regular file whose bytes cannot be read, or whose scan is not
+  // done by then, is reported with content_read false and location malformed (uncertain), and is
+  // not cached. What `needs` leaves out is not looked at: content_read is then false and the facts
+  // are those of the name alone. Directories and other non-regular objects are cached too (their
+  // creator), per version.
   FileInfo Lookup(int fd, const struct stat& st, absl::string_view name, FactNeeds needs = {})
       ABSL_LOCKS_EXCLUDED(mu_);
   // Forgets a file (after a write or truncate through the mount, so a timestamp that did not move
@@ -102,11 +108,27 @@ class FactsCache {
     std::shared_ptr<const policy::LocationScan> scan;
   };
 
+  // Scans `fd` (readable) of `size` bytes, sniffed as `format`, and counts it in the stats.
+  std::shared_ptr<const policy::LocationScan> Scan(int fd, uint64_t size,
+                                                   policy::MediaFormat format);
+  // The scan of one file version: inline without a ScanWait scope, else queued and waited for.
+  // False: not done in time (the scope notes the miss).
+  // `cacheable`: the version was settled before the bytes were read (a queued scan is then cached
+  // if the version is unchanged after it).
+  bool ScanFor(const struct stat& st, base::UniqueFd rfd, policy::MediaFormat format,
+               bool cacheable, std::shared_ptr<const policy::LocationScan>* out);
+  // Files `scan` under `key` at `version` unless the entry there is of another version or has
+  // its content already.
+  void Store(Key key, FileVersion version, policy::MediaFormat format,
+             std::shared_ptr<const policy::LocationScan> scan) ABSL_LOCKS_EXCLUDED(mu_);
+
   Stats* stats_;
   // A leaf lock: nothing else is taken while it is held.
   mutable absl::Mutex mu_;
   absl::flat_hash_map<Key, Entry> entries_ ABSL_GUARDED_BY(mu_);
   uint64_t scan_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // ScanBytes of the cached scans
+  // Last, so its threads end before anything they use goes.
+  ScanQueue scans_;
 };
 
 }  // namespace scopedfs::daemon

@@ -21,13 +21,14 @@ Filesystem::Filesystem(FilesystemOptions options, base::UniqueFd root_fd,
                        const struct stat& root_st, std::shared_ptr<const policy::Engine> engine)
     : options_(std::move(options)),
       nodes_(std::move(root_fd), root_st.st_dev, root_st.st_ino),
-      facts_(&stats_),
+      facts_(&stats_, ScanQueue::DefaultThreads(), std::max(1, options_.fuse_threads / 2)),
       backing_(options_.passthrough, &stats_),
       budget_(AppBudget::ForFdLimit(FdLimit())),
       locks_(&budget_),
       plans_(&facts_, &budget_),
       engine_(std::move(engine)) {
   posix_ = engine_ != nullptr && engine_->semantics() == SEMANTICS_POSIX;
+  root_dev_ = root_st.st_dev;
   clock_gettime(CLOCK_REALTIME, &started_);
   started_.tv_nsec = 0;
 }
@@ -165,44 +166,59 @@ void sfs_init(void* userdata, fuse_conn_info* conn) {
 
 }  // namespace
 
+// Every request runs in a ScanWait scope charged to its caller (scan_queue.h): the ops the kernel
+// sends while it holds a directory's lock wait kDirLockedScanWait for a scan at most, the others
+// kRequestScanWait.
+template <bool kDirLocked, typename F, F kOp>
+struct WithScanWait;
+template <bool kDirLocked, typename... Args, void (*kOp)(fuse_req_t, Args...)>
+struct WithScanWait<kDirLocked, void (*)(fuse_req_t, Args...), kOp> {
+  static void Call(fuse_req_t req, Args... args) {
+    ScanWait wait(fuse_req_ctx(req)->uid, kDirLocked ? kDirLockedScanWait : kRequestScanWait);
+    kOp(req, args...);
+  }
+};
+#define SCOPEDFS_DIR_LOCKED(op) &WithScanWait<true, decltype(&op), &op>::Call
+#define SCOPEDFS_WAITS(op) &WithScanWait<false, decltype(&op), &op>::Call
+
 const fuse_lowlevel_ops& Filesystem::Ops() {
   static const fuse_lowlevel_ops ops = [] {
     fuse_lowlevel_ops o = {};
     o.init = sfs_init;
-    o.lookup = sfs_lookup;
+    o.lookup = SCOPEDFS_DIR_LOCKED(sfs_lookup);
     o.forget = sfs_forget;
     o.forget_multi = sfs_forget_multi;
-    o.getattr = sfs_getattr;
-    o.setattr = sfs_setattr;
+    o.getattr = SCOPEDFS_WAITS(sfs_getattr);
+    o.setattr = SCOPEDFS_WAITS(sfs_setattr);
     o.readlink = sfs_readlink;
-    o.mkdir = sfs_mkdir;
-    o.mknod = sfs_mknod;
-    o.unlink = sfs_unlink;
-    o.rmdir = sfs_rmdir;
-    o.symlink = sfs_symlink;
-    o.rename = sfs_rename;
-    o.link = sfs_link;
-    o.open = sfs_open;
-    o.create = sfs_create;
-    o.read = sfs_read;
-    o.write = sfs_write;
+    o.mkdir = SCOPEDFS_DIR_LOCKED(sfs_mkdir);
+    o.mknod = SCOPEDFS_DIR_LOCKED(sfs_mknod);
+    o.unlink = SCOPEDFS_DIR_LOCKED(sfs_unlink);
+    o.rmdir = SCOPEDFS_DIR_LOCKED(sfs_rmdir);
+    o.symlink = SCOPEDFS_DIR_LOCKED(sfs_symlink);
+    o.rename = SCOPEDFS_DIR_LOCKED(sfs_rename);
+    o.link = SCOPEDFS_DIR_LOCKED(sfs_link);
+    o.open = SCOPEDFS_WAITS(sfs_open);
+    o.create = SCOPEDFS_DIR_LOCKED(sfs_create);
+    o.read = SCOPEDFS_WAITS(sfs_read);
+    o.write = SCOPEDFS_WAITS(sfs_write);
     o.flush = sfs_flush;
     o.release = sfs_release;
     o.fsync = sfs_fsync;
-    o.opendir = sfs_opendir;
-    o.readdir = sfs_readdir;
-    o.readdirplus = sfs_readdirplus;
+    o.opendir = SCOPEDFS_WAITS(sfs_opendir);
+    o.readdir = SCOPEDFS_DIR_LOCKED(sfs_readdir);
+    o.readdirplus = SCOPEDFS_DIR_LOCKED(sfs_readdirplus);
     o.releasedir = sfs_releasedir;
     o.fsyncdir = sfs_fsyncdir;
     o.statfs = sfs_statfs;
-    o.access = sfs_access;
-    o.setxattr = sfs_setxattr;
-    o.getxattr = sfs_getxattr;
-    o.listxattr = sfs_listxattr;
-    o.removexattr = sfs_removexattr;
-    o.fallocate = sfs_fallocate;
+    o.access = SCOPEDFS_WAITS(sfs_access);
+    o.setxattr = SCOPEDFS_WAITS(sfs_setxattr);
+    o.getxattr = SCOPEDFS_WAITS(sfs_getxattr);
+    o.listxattr = SCOPEDFS_WAITS(sfs_listxattr);
+    o.removexattr = SCOPEDFS_WAITS(sfs_removexattr);
+    o.fallocate = SCOPEDFS_WAITS(sfs_fallocate);
     o.lseek = sfs_lseek;
-    o.copy_file_range = sfs_copy_file_range;
+    o.copy_file_range = SCOPEDFS_WAITS(sfs_copy_file_range);
     o.getlk = sfs_getlk;
     o.setlk = sfs_setlk;
     o.flock = sfs_flock;
@@ -210,5 +226,7 @@ const fuse_lowlevel_ops& Filesystem::Ops() {
   }();
   return ops;
 }
+#undef SCOPEDFS_DIR_LOCKED
+#undef SCOPEDFS_WAITS
 
 }  // namespace scopedfs::daemon

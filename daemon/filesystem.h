@@ -25,6 +25,7 @@
 #include "daemon/file_info.h"
 #include "daemon/file_locks.h"
 #include "daemon/fuse_session.h"
+#include "daemon/inode_numbers.h"
 #include "daemon/node_table.h"
 #include "daemon/redacted_read.h"
 #include "daemon/request_context.h"
@@ -56,13 +57,16 @@ struct FilesystemOptions {
   const policy::FileLabeler* labeler = nullptr;
   std::string label_root;
   AuditLog* audit = nullptr;  // refusals and redacted opens are logged here; null: not logged
+  // The session's worker threads (--threads): at most half of them ever wait for a location scan.
+  int fuse_threads = 8;
 };
 
 // Lock order, outermost first: namespace_mu_; then NodeTable's lock; then a node's backing_mu.
-// engine_mu_, label_mu_, handles_mu_ and the facts cache's lock are leaves. A handle's
-// RedactionPlan lock comes before the plan table's; the app budget's lock is a leaf taken under
-// the file locks' and never with the plan table's. Nothing calls into FUSE while holding any of
-// them.
+// engine_mu_, label_mu_, handles_mu_, the facts cache's lock and the scan queue's lock are
+// leaves. A handle's RedactionPlan lock comes before the plan table's; the app budget's lock is a
+// leaf taken under the file locks' and never with the plan table's. Nothing calls into FUSE while
+// holding any of them, and no location scan runs or is waited for under any of them
+// (namespace_mu_ holders use NoScanWait, scan_queue.h).
 class Filesystem {
  public:
   // Opens the lower root (must be a directory). The engine may be replaced later (SetEngine).
@@ -87,6 +91,14 @@ class Filesystem {
 
   // POSIX semantics (policy.proto Semantics), fixed by the policy the daemon started with.
   bool posix() const { return posix_; }
+
+  // The st_ino / d_ino every caller sees for the lower object (dev, ino): the lower number under
+  // POSIX semantics, a keyed hash of it under ANDROID semantics (inode_numbers.h). dev 0: the
+  // lower root's device (what listings record for . and ..).
+  ino_t PresentedIno(dev_t dev, ino_t ino) const {
+    if (posix_) return ino;
+    return inode_numbers_.Of(dev != 0 ? dev : root_dev_, ino);
+  }
 
   Stats& stats() { return stats_; }
   size_t node_count() const { return nodes_.size(); }
@@ -145,6 +157,8 @@ class Filesystem {
   FuseSession* session_ = nullptr;
   struct timespec started_ = {};
   bool posix_ = false;
+  dev_t root_dev_ = 0;
+  InodeNumbers inode_numbers_ = InodeNumbers::WithRandomKey();
 
   absl::Mutex namespace_mu_;
 

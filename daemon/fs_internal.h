@@ -30,6 +30,7 @@
 #include "daemon/node_table.h"
 #include "daemon/redacted_read.h"
 #include "daemon/request_context.h"
+#include "daemon/scan_queue.h"
 #include "daemon/stats.h"
 #include "policy/engine.h"
 
@@ -262,6 +263,15 @@ void ReplyEntry(fuse_req_t req, int err, const fuse_entry_param& e);
 void ReplyOpened(fuse_req_t req, fuse_file_info* fi, int backing_id, const fuse_entry_param* entry);
 
 // --- Namespace checks (namespace_checks.cc) ----------------------------------------------------
+
+// Scans and the locks others wait for (scan_queue.h). The kernel holds a directory's lock while
+// it asks LOOKUP, READDIR(PLUS) and the namespace ops there, so those wait at most this long for a
+// location scan (filesystem.cc sets it per op); other ops wait for theirs. Under the namespace
+// lock nothing waits (NoScanWait): a rename or link whose checks met a file not scanned yet
+// returns kFactsNotCurrent before changing anything, and is retried with the lock released.
+inline constexpr absl::Duration kDirLockedScanWait = absl::Milliseconds(20);
+inline constexpr absl::Duration kRequestScanWait = absl::Seconds(30);
+inline constexpr int kFactsNotCurrent = -1;  // never an errno
 
 inline constexpr int kMaxRenameCheckEntries = 4096;
 

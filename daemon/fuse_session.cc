@@ -151,10 +151,12 @@ absl::StatusOr<std::unique_ptr<FuseSession>> FuseSession::Mount(const Options& o
   if (fuse_session_custom_io(session->se_, &kIo, session->fd_) != 0) {
     return absl::InternalError("fuse_session_custom_io failed");
   }
+  session->notifier_ = std::make_unique<KernelNotifier>(session->se_);
   return session;
 }
 
 FuseSession::~FuseSession() {
+  notifier_.reset();  // ends its thread while the session it sends to still exists
   if (mounted_) {
     // Lazy: a process with its cwd inside the mount must not keep the daemon from exiting.
     if (umount2(options_.mountpoint.c_str(), MNT_DETACH) != 0 && errno != EINVAL &&

@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "daemon/backing_files.h"
+#include "daemon/kernel_notifier.h"
 
 namespace scopedfs::daemon {
 
@@ -56,6 +57,9 @@ class FuseSession : public BackingIdSource {
   absl::Status BackingClose(int backing_id) override;
 
   fuse_session* session() { return se_; }
+  // Where cache invalidations go (kernel_notifier.h): never sent from a worker. It lives as long
+  // as the session and is stopped before the session is destroyed.
+  KernelNotifier& notifier() { return *notifier_; }
   const std::string& mountpoint() const { return options_.mountpoint; }
 
  private:
@@ -68,6 +72,7 @@ class FuseSession : public BackingIdSource {
   fuse_session* se_ = nullptr;
   int fd_ = -1;
   bool mounted_ = false;
+  std::unique_ptr<KernelNotifier> notifier_;
   std::atomic<uint64_t> init_unique_{0};
   std::atomic<bool> kernel_offers_passthrough_{false};
   std::atomic<bool> kernel_offers_killpriv_v2_{false};

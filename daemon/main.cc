@@ -228,6 +228,7 @@ int Run() {
       absl::GetFlag(FLAGS_label_root).empty() ? source : absl::GetFlag(FLAGS_label_root);
   options.user_id = absl::GetFlag(FLAGS_user_id);
   options.passthrough = absl::GetFlag(FLAGS_passthrough);
+  options.fuse_threads = absl::GetFlag(FLAGS_threads);
   options.entry_cache_seconds = absl::GetFlag(FLAGS_entry_cache_seconds);
   if (!(options.entry_cache_seconds >= 0 && options.entry_cache_seconds <= 86400)) {
     return UsageError("--entry_cache_seconds must be between 0 and 86400");

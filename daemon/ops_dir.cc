@@ -188,7 +188,7 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     size_t need;
     if (!plus) {
       struct stat st = {};
-      st.st_ino = entry.ino;
+      st.st_ino = fs->PresentedIno(entry.dev, entry.ino);
       st.st_mode = static_cast<mode_t>(DTTOIF(entry.type));
       need = fuse_add_direntry(req, buf.data() + used, size - used, entry.name.c_str(), &st, next);
       if (need > size - used) break;
@@ -200,7 +200,7 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     int64_t fresh_until_before = 0;
     if (dot || KernelHoldsFresh(fs, ctx, entry)) {
       // Nodeid 0 (e.ino): the kernel makes or changes no dentry; only the name and type matter.
-      e.attr.st_ino = entry.ino;
+      e.attr.st_ino = fs->PresentedIno(entry.dev, entry.ino);
       e.attr.st_mode = static_cast<mode_t>(DTTOIF(entry.type));
     } else if (int err = DoLookup(fs, ctx, ino, entry.name.c_str(), &e, &fresh_until_before)) {
       // Gone or hidden since the listing was taken: not an entry any more. Anything else (out of

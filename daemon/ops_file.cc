@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "daemon/caller_creds.h"
 #include "daemon/fs_internal.h"
+#include "daemon/kernel_notifier.h"
 
 namespace scopedfs::daemon {
 
@@ -207,6 +208,7 @@ void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
   if (int err = ctx.Audited(DoSetattr(fs, ctx, ino, attr, to_set, fi, &st))) {
     fuse_reply_err(req, err);
   } else {
+    st.st_ino = fs->PresentedIno(st.st_dev, st.st_ino);
     fuse_reply_attr(req, &st, AttrTimeoutFor(ctx, st, fs->options().entry_cache_seconds));
   }
 }
@@ -256,14 +258,16 @@ int WriteAllowed(Filesystem* fs, fuse_req_t req, OpenFile* file) {
 }
 
 // After a write through a redacted view: its page cache, which other redacted readers share,
-// may now hold bytes that a fill would cover; drop it. Sent after the reply, since the kernel
-// holds the written pages locked until then. Takes the node id, not the handle: once the reply
-// is sent, a RELEASE may free the handle.
+// may now hold bytes that a fill would cover; drop it. Queued after the reply, since the kernel
+// holds the written pages locked until then, and sent by the notifier thread, never by this
+// worker: the kernel may wait for a page lock held by a READ that needs a worker, and with every
+// worker waiting so nothing would ever be read (kernel_notifier.h). Takes the node id, not the
+// handle: once the reply is sent, a RELEASE may free the handle.
 NodeId RedactedNodeOf(const OpenFile* file) { return file->redacted() ? file->node->id : 0; }
 
 void AfterRedactedWrite(Filesystem* fs, NodeId redacted_node) {
   if (redacted_node == 0 || fs->session() == nullptr) return;
-  fuse_lowlevel_notify_inval_inode(fs->session()->session(), redacted_node, 0, 0);
+  fs->session()->notifier().InvalidateInode(redacted_node);
 }
 
 void sfs_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t off,

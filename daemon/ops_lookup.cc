@@ -224,6 +224,7 @@ std::shared_ptr<Node> PublishEntry(Filesystem* fs, const RequestContext& ctx, fu
   *e = {};
   e->ino = node->id;
   e->attr = child->st;
+  e->attr.st_ino = fs->PresentedIno(child->st.st_dev, child->st.st_ino);
   DirectoryAsSeen(fs, ctx, &e->attr);
   e->attr_timeout = AttrTimeoutFor(ctx, child->st, fs->options().entry_cache_seconds);
   e->entry_timeout = EntryTimeoutFor(fs, ctx, child->path, S_ISDIR(child->st.st_mode));
@@ -345,6 +346,7 @@ void sfs_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (int err = DoGetattr(fs, ctx, ino, fi, &st)) {
     fuse_reply_err(req, err);
   } else {
+    st.st_ino = fs->PresentedIno(st.st_dev, st.st_ino);
     fuse_reply_attr(req, &st, AttrTimeoutFor(ctx, st, fs->options().entry_cache_seconds));
   }
 }

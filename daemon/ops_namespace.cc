@@ -195,6 +195,7 @@ int DoMkdir(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fu
 int DoRemove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
              bool directory) {
   absl::MutexLock ns(&fs->namespace_mu());
+  NoScanWait no_scan;  // a file not scanned yet is judged uncertain, not scanned under the lock
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
   Child child;
@@ -212,12 +213,19 @@ int DoRemove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   return 0;
 }
 
+// Whether CheckNoReadGain looks at content (it does not where no decision depends on the place):
+// only then must the facts it saw under the namespace lock be current.
+bool ReadGainChecked(const RequestContext& ctx) {
+  return ctx.engine() == nullptr || !ctx.engine()->place_independent();
+}
+
 int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
              fuse_ino_t newparent, const char* newname, unsigned int flags) {
   if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) return EINVAL;
   WarmRenameFacts(fs, parent, name);
   if (flags & RENAME_EXCHANGE) WarmRenameFacts(fs, newparent, newname);
   absl::MutexLock ns(&fs->namespace_mu());
+  NoScanWait no_scan;
   Resolved p, np;
   if (int err = Resolve(fs, parent, &p)) return err;
   if (int err = Resolve(fs, newparent, &np)) return err;
@@ -255,6 +263,7 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   // exchange, moved to the source name.
   Child replaced;
   bool had_target = OpenChild(fs, np, newname, &replaced) == 0;
+  if (no_scan.missed() && ReadGainChecked(ctx)) return kFactsNotCurrent;
   if (renameat2(p.fd.get(), name, np.fd.get(), newname, flags) != 0) return errno;
   if (had_target && !exchange) {
     fs->nodes().Unlinked(replaced.st.st_dev, replaced.st.st_ino, newparent, newname);
@@ -266,9 +275,19 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   return 0;
 }
 
+// Scans the file a link will check before the namespace lock is taken (as WarmRenameFacts).
+void WarmNodeFacts(Filesystem* fs, fuse_ino_t ino) {
+  Resolved r;
+  struct stat st;
+  if (Resolve(fs, ino, &r) != 0 || StatFd(r.fd.get(), &st) != 0) return;
+  (void)InfoOfNode(fs, r, st);
+}
+
 int DoLink(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_ino_t newparent,
            const char* newname, fuse_entry_param* e) {
+  WarmNodeFacts(fs, ino);
   absl::MutexLock ns(&fs->namespace_mu());
+  NoScanWait no_scan;
   Visible v;
   Resolved np;
   if (int err = ResolveVisible(fs, ctx, ino, &v)) return err;
@@ -298,6 +317,7 @@ int DoLink(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_ino_t
       return err;
     }
   }
+  if (no_scan.missed() && !nameless && ReadGainChecked(ctx)) return kFactsNotCurrent;
   if (linkat(r.fd.get(), "", np.fd.get(), newname, AT_EMPTY_PATH) != 0) return errno;
   return EntryFor(fs, ctx, newparent, np, newname, true, e);
 }
@@ -320,7 +340,10 @@ int DoSymlink(Filesystem* fs, const RequestContext& ctx, const PosixCaller& as, 
   Resolved p;
   if (int err = ResolveNewNonDirectory(fs, ctx, parent, name, &p)) return err;
   if (int err = MakeAs(&as, [&] { return symlinkat(target, p.fd.get(), name); })) return err;
-  return EntryFor(fs, ctx, parent, p, name, false, e);
+  // As for create and mkdir: a symlink the kernel was never told about is not kept.
+  int err = EntryFor(fs, ctx, parent, p, name, false, e);
+  if (err != 0) unlinkat(p.fd.get(), name, 0);
+  return err;
 }
 
 // FIFOs, sockets and device nodes: POSIX semantics only, made as the caller (so only root, with
@@ -338,6 +361,21 @@ int DoMknod(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fu
   if (int err = ResolveNewNonDirectory(fs, ctx, parent, name, &p)) return err;
   if (int err = MakeAs(as, [&] { return mknodat(p.fd.get(), name, mode, rdev); })) return err;
   return EntryFor(fs, ctx, parent, p, name, false, e);
+}
+
+// Runs a rename or link, whose checks never scan under the namespace lock: when they found a
+// file whose facts were not current (kFactsNotCurrent), the lock is released, the op warms them
+// again (each attempt waits at most kDirLockedScanWait) and tries again. Still not current after
+// the last attempt: EXDEV, as the check cannot vouch for the move (mv then copies, which reads
+// only what the caller may read).
+int RetryWhileScanning(uid_t app, const std::function<int()>& op) {
+  constexpr int kAttempts = 3;
+  for (int attempt = 1;; ++attempt) {
+    ScanWait wait(app, kDirLockedScanWait);
+    int err = op();
+    if (err != kFactsNotCurrent) return err;
+    if (attempt == kAttempts) return EXDEV;
+  }
 }
 
 void sfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
@@ -400,7 +438,10 @@ void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t 
   OpTimer t(fs->stats(), OpKind::kRename);
   RequestContext ctx = fs->Context(req);
   ctx.set_request_op(OP_RENAME);
-  fuse_reply_err(req, ctx.Audited(DoRename(fs, ctx, parent, name, newparent, newname, flags)));
+  int err = RetryWhileScanning(fuse_req_ctx(req)->uid, [&] {
+    return DoRename(fs, ctx, parent, name, newparent, newname, flags);
+  });
+  fuse_reply_err(req, ctx.Audited(err));
 }
 
 void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) {
@@ -411,7 +452,10 @@ void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* 
     return;
   }
   fuse_entry_param e;
-  ReplyEntry(req, DoLink(fs, fs->Context(req), ino, newparent, newname, &e), e);
+  RequestContext ctx = fs->Context(req);
+  int err = RetryWhileScanning(fuse_req_ctx(req)->uid,
+                               [&] { return DoLink(fs, ctx, ino, newparent, newname, &e); });
+  ReplyEntry(req, err, e);
 }
 
 void sfs_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,

@@ -1,0 +1,44 @@
+// The invalidation thread (see kernel_notifier.h).
+#include "daemon/kernel_notifier.h"
+
+#include <utility>
+#include <vector>
+
+namespace scopedfs::daemon {
+
+KernelNotifier::KernelNotifier(fuse_session* se) : se_(se), thread_([this] { Run(); }) {}
+
+KernelNotifier::~KernelNotifier() { Stop(); }
+
+void KernelNotifier::InvalidateInode(uint64_t node) {
+  absl::MutexLock lock(&mu_);
+  if (!stopping_) queued_.insert(node);
+}
+
+void KernelNotifier::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void KernelNotifier::Run() {
+  for (;;) {
+    std::vector<uint64_t> batch;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(this, &KernelNotifier::Ready));
+      // Nothing is sent once the workers are gone: an invalidation could wait for a page whose
+      // READ no worker will ever answer, and the daemon would never exit.
+      if (stopping_) return;
+      batch.assign(queued_.begin(), queued_.end());
+      queued_.clear();
+    }
+    // Offset 0, length 0: the whole page cache. A node the kernel has forgotten answers ENOENT,
+    // which is nothing to do.
+    for (uint64_t node : batch) fuse_lowlevel_notify_inval_inode(se_, node, 0, 0);
+  }
+}
+
+}  // namespace scopedfs::daemon
