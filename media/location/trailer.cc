@@ -75,7 +75,24 @@ bool SkipJpegEntropyData(ScanReader& r, uint64_t* pos) {
   return true;
 }
 
+namespace {
+
+bool WalkTrailer(ScanReader& r, uint64_t pos, int depth, LocationScan* scan);
+
+}  // namespace
+
+// A walk that fails part way (a read past the budget, say while looking for Samsung's marker)
+// vouches for none of the trailer, not only for what lies past the point it failed: the whole
+// trailer goes to the fallback, which a failed scan fills.
 bool ScanTrailer(ScanReader& r, uint64_t pos, int depth, LocationScan* scan) {
+  if (WalkTrailer(r, pos, depth, scan)) return true;
+  if (pos < r.size()) AddRange(&scan->fallback, pos, r.size(), kFilled);
+  return false;
+}
+
+namespace {
+
+bool WalkTrailer(ScanReader& r, uint64_t pos, int depth, LocationScan* scan) {
   if (!r.ok() || pos >= r.size()) return r.ok();
   uint8_t head[kSniffBytes];
   size_t n = static_cast<size_t>(std::min<uint64_t>(sizeof(head), r.size() - pos));
@@ -115,5 +132,7 @@ bool ScanTrailer(ScanReader& r, uint64_t pos, int depth, LocationScan* scan) {
   AddShifted(nested.fallback, pos, &scan->fallback);
   return true;
 }
+
+}  // namespace
 
 }  // namespace scopedfs::policy
