@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -117,6 +118,13 @@ class Filesystem {
   // table records) hold it exclusively; creates hold it shared, so a directory cannot move
   // between a create's check and the create.
   absl::Mutex& namespace_mu() { return namespace_mu_; }
+  // Counts changes to names, kinds and creators made through the mount (every create, mkdir,
+  // link, symlink, mknod, unlink, rmdir, rename and chown), so a check made outside the namespace
+  // lock can tell, under it, that nothing it looked at has changed.
+  uint64_t namespace_generation() const {
+    return namespace_generation_.load(std::memory_order_acquire);
+  }
+  void NamespaceChanged() { namespace_generation_.fetch_add(1, std::memory_order_acq_rel); }
   // When the daemon started: the timestamps apps see on directories (DirectoryAsSeen).
   const struct timespec& started() const { return started_; }
 
@@ -161,6 +169,7 @@ class Filesystem {
   InodeNumbers inode_numbers_ = InodeNumbers::WithRandomKey();
 
   absl::Mutex namespace_mu_;
+  std::atomic<uint64_t> namespace_generation_{0};
 
   mutable absl::Mutex engine_mu_;
   std::shared_ptr<const policy::Engine> engine_ ABSL_GUARDED_BY(engine_mu_);

@@ -279,9 +279,20 @@ int CheckCaseTwin(Filesystem* fs, const RequestContext& ctx, const Resolved& par
                   const char* name);
 int CheckFreeName(Filesystem* fs, const RequestContext& ctx, const Resolved& parent,
                   const char* name, bool* exists_visible);
+// A directory move's tree, judged outside the namespace lock (PrecheckTreeMove) while the names
+// it depends on were those of `generation` (Filesystem::namespace_generation).
+struct TreeVerdict {
+  bool valid = false;
+  uint64_t generation = 0;
+  std::string from, to;
+  int err = 0;
+};
+void PrecheckTreeMove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent,
+                      const char* name, fuse_ino_t newparent, const char* newname,
+                      TreeVerdict* verdict);
 int CheckNoGain(Filesystem* fs, const RequestContext& ctx, const std::string& from,
                 const FileInfo& info, const std::string& to, absl::string_view to_name, mode_t type,
-                int fd);
+                int fd, const TreeVerdict* tree = nullptr);
 int CheckLayoutMove(const RequestContext& ctx, const std::string& from, const std::string& to);
 int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent, const char* name,
                bool directory, const FileInfo& moving, bool exchange, unsigned int flags);

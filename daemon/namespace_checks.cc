@@ -160,41 +160,115 @@ int CheckObjectNoGain(const std::vector<RequestContext>& apps, const std::string
   return 0;
 }
 
-// The same for everything under a directory being renamed, directories included. The answer must
-// not depend on what the caller cannot see (how many such entries, of which kind): a tree holding
-// anything hidden from the caller is refused as a whole before any of it is compared, and the
-// walk's bound is reached only through entries the caller sees, so a refusal tells the caller one
-// bit: the tree holds something it cannot see. A tree too large to check is refused (EXDEV)
-// rather than moved unchecked.
+// The content a file in a moved tree may hold by the time it lands: every media class, with
+// location absent, present and unreadable. A tree is judged for all of them, so its verdict
+// depends on names, kinds and creators alone, never on bytes a writer may change meanwhile (and no
+// file needs scanning for it).
+std::vector<policy::ContentFacts> AnyContent() {
+  std::vector<policy::ContentFacts> all;
+  const std::pair<MediaClass, policy::MediaFormat> kinds[] = {
+      {MEDIA_CLASS_IMAGE, policy::MediaFormat::kJpeg},
+      {MEDIA_CLASS_VIDEO, policy::MediaFormat::kMp4},
+      {MEDIA_CLASS_AUDIO, policy::MediaFormat::kMp3},
+      {MEDIA_CLASS_NONE, policy::MediaFormat::kPdf}};
+  for (const auto& [media_class, format] : kinds) {
+    for (policy::LocationPresence location :
+         {policy::LocationPresence::kAbsent, policy::LocationPresence::kPresent,
+          policy::LocationPresence::kMalformed}) {
+      policy::ContentFacts facts;
+      facts.format = format;
+      facts.content_known = true;
+      facts.media_class = media_class;
+      facts.location = location;
+      all.push_back(facts);
+    }
+  }
+  return all;
+}
+
+// The same for everything under a directory being renamed, directories included, and for any
+// content its files may hold (AnyContent). The answer must not depend on what the caller cannot
+// see (how many such entries, of which kind): a tree holding anything hidden from the caller, or
+// that would be hidden with other content, is refused as a whole before any of it is compared, and
+// the walk's bound is reached only through entries the caller sees, so a refusal tells the caller
+// one bit: the tree holds something it cannot see or could not see (a device's renameForFuse
+// refuses a tree with files the caller may not change too). A tree too large to check is refused
+// (EXDEV) rather than moved unchecked.
 int CheckTreeNoGain(Filesystem* fs, const RequestContext& ctx,
                     const std::vector<RequestContext>& apps, int dir_fd, const std::string& from,
                     const std::string& to) {
   int budget = kMaxRenameCheckEntries;
-  FactNeeds needs = NeedsOf(ctx.engine());
+  FactNeeds owner_only = NeedsOf(ctx.engine());
+  owner_only.content = false;
+  const std::vector<policy::ContentFacts> contents = AnyContent();
   return ForEachEntryBelow(
       dir_fd, &budget,
       [&](int fd, const struct stat& st, const std::string& rel, absl::string_view name) {
-        FileInfo info = fs->facts().Lookup(fd, st, name, needs);
+        FileInfo info = fs->facts().Lookup(fd, st, name, owner_only);
         std::string old_path = ChildPath(from, rel);
+        std::string new_path = ChildPath(to, rel);
         bool dir = S_ISDIR(st.st_mode);
-        if (!ctx.Decide(OP_LOOKUP, old_path, dir, &info).Permits()) return EXDEV;
-        return CheckObjectNoGain(apps, old_path, info, ChildPath(to, rel), name, dir);
+        if (!S_ISREG(st.st_mode)) {
+          if (!ctx.Decide(OP_LOOKUP, old_path, dir, &info).Permits()) return EXDEV;
+          return CheckObjectNoGain(apps, old_path, info, new_path, name, dir);
+        }
+        for (const policy::ContentFacts& facts : contents) {
+          FileInfo as = info;
+          as.facts = facts;
+          as.scan = nullptr;
+          as.content_read = true;
+          if (!ctx.Decide(OP_LOOKUP, old_path, false, &as).Permits()) return EXDEV;
+          for (const RequestContext& app : apps) {
+            if (Capabilities(app, new_path, as, false) & ~Capabilities(app, old_path, as, false)) {
+              return EXDEV;
+            }
+          }
+        }
+        return 0;
       });
 }
 
 }  // namespace
 
-// `fd` is the moved object's O_PATH fd, `type` its S_IFMT bits.
+void PrecheckTreeMove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent,
+                      const char* name, fuse_ino_t newparent, const char* newname,
+                      TreeVerdict* verdict) {
+  verdict->valid = false;
+  if (ctx.engine() != nullptr && ctx.engine()->place_independent()) return;
+  uint64_t generation = fs->namespace_generation();
+  Resolved p, np;
+  if (Resolve(fs, parent, &p) != 0 || Resolve(fs, newparent, &np) != 0) return;
+  if (NameError(name, EINVAL) != 0 || NameError(newname, EINVAL) != 0) return;
+  base::UniqueFd fd(openat(p.fd.get(), name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return;
+  verdict->from = ChildPath(p.path, name);
+  verdict->to = ChildPath(np.path, newname);
+  verdict->err =
+      CheckTreeNoGain(fs, ctx, ReadersToCheck(ctx), fd.get(), verdict->from, verdict->to);
+  verdict->generation = generation;
+  verdict->valid = true;
+}
+
+// `fd` is the moved object's O_PATH fd, `type` its S_IFMT bits. A directory's tree is judged by
+// `tree` when it was judged outside the lock for these paths and no name has changed since
+// (Filesystem::namespace_generation); otherwise here, under the lock.
 int CheckNoGain(Filesystem* fs, const RequestContext& ctx, const std::string& from,
                 const FileInfo& info, const std::string& to, absl::string_view to_name, mode_t type,
-                int fd) {
+                int fd, const TreeVerdict* tree) {
   // Where no decision depends on the place, every app may do the same there as here (and a tree
   // of any size moves, as natively).
   if (ctx.engine() != nullptr && ctx.engine()->place_independent()) return 0;
   std::vector<RequestContext> apps = ReadersToCheck(ctx);
   bool dir = S_ISDIR(type);
   if (int err = CheckObjectNoGain(apps, from, info, to, to_name, dir)) return err;
-  return dir ? CheckTreeNoGain(fs, ctx, apps, fd, from, to) : 0;
+  if (!dir) return 0;
+  if (tree != nullptr && tree->valid && tree->generation == fs->namespace_generation() &&
+      tree->from == from && tree->to == to) {
+    fs->stats().tree_checks_unlocked.fetch_add(1);
+    return tree->err;
+  }
+  fs->stats().tree_checks_locked.fetch_add(1);
+  return CheckTreeNoGain(fs, ctx, apps, fd, from, to);
 }
 
 // The layout's move rules (policy.proto Layout), for app callers: privileged uids (below the
@@ -252,9 +326,8 @@ int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent
       ctx.Decide(directory ? OP_MKDIR : OP_CREATE, path, directory, directory ? nullptr : &placed));
 }
 
-// Scans the content of every file a rename will check (at most the check's budget) before the
-// namespace lock is taken: the check under the lock then finds the facts cached, so a tree of
-// slow-to-scan files does not hold every other app's creates and renames back.
+// Scans the content of a file a rename will check before the namespace lock is taken: the check
+// under the lock then finds its facts cached.
 void WarmRenameFacts(Filesystem* fs, fuse_ino_t parent, const char* name) {
   std::shared_ptr<const policy::Engine> engine = fs->engine();
   if (engine != nullptr && engine->place_independent()) return;  // nothing will be checked
@@ -263,17 +336,8 @@ void WarmRenameFacts(Filesystem* fs, fuse_ino_t parent, const char* name) {
   base::UniqueFd fd(openat(p.fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
   struct stat st;
   if (!fd.valid() || fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return;
+  // A directory's tree is judged for any content (CheckTreeNoGain): nothing in it needs a scan.
   if (S_ISREG(st.st_mode)) fs->facts().Lookup(fd.get(), st, name);
-  if (!S_ISDIR(st.st_mode)) return;
-  int budget = kMaxRenameCheckEntries;
-  // Incomplete warming only costs time under the lock; the check itself refuses what it cannot
-  // read.
-  (void)ForEachFileBelow(fd.get(), &budget,
-                         [&](int child, const struct stat& child_st, const std::string&,
-                             absl::string_view child_name) {
-                           fs->facts().Lookup(child, child_st, child_name);
-                           return 0;
-                         });
 }
 
 }  // namespace scopedfs::daemon

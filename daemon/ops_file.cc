@@ -144,6 +144,7 @@ int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct 
     uid_t uid = (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : static_cast<uid_t>(-1);
     gid_t gid = (to_set & FUSE_SET_ATTR_GID) ? attr->st_gid : static_cast<gid_t>(-1);
     if (fchownat(r.fd.get(), "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+    fs->NamespaceChanged();  // under POSIX semantics the owner is who decisions call the creator
   }
   if (to_set & FUSE_SET_ATTR_SIZE) {
     int rc = fi != nullptr ? ftruncate(FileOf(fi)->fd.get(), attr->st_size)

@@ -111,12 +111,14 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, f
     fs->ReleaseHandleSlot(slot);
     return err;
   }
+  fs->NamespaceChanged();
   // ANDROID: the process umask is 0 in the daemon, but the lower filesystem may still drop bits
   // (or an ACL default may add them): the clamped mode is set exactly, and the creator recorded.
   // POSIX: the lower filesystem made it as the caller's own, with the caller's umask.
   int err = 0;
   if (as == nullptr) err = fchmod(fd.get(), clamped) == 0 ? 0 : errno;
   if (err == 0 && as == nullptr) err = SetOwner(fd.get(), ctx.uid());
+  if (err == 0) fs->NamespaceChanged();  // the creator is part of what checks look at
   if (err == 0) err = fs->Label(fd.get(), path, S_IFREG);
   if (err == 0) err = EntryFor(fs, ctx, parent, p, name, false, e);
   if (err != 0) {
@@ -179,10 +181,12 @@ int DoMkdir(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fu
   if (int err = Verdict(ctx.Decide(OP_MKDIR, path, true, nullptr))) return err;
   mode_t clamped = as != nullptr ? mode : ClampMode(ctx, mode, /*directory=*/true);
   if (int err = MakeAs(as, [&] { return mkdirat(p.fd.get(), name, clamped); })) return err;
+  fs->NamespaceChanged();
   base::UniqueFd dfd(openat(p.fd.get(), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   int err = dfd.valid() ? 0 : errno;
   if (err == 0 && as == nullptr) err = fchmod(dfd.get(), clamped) == 0 ? 0 : errno;
   if (err == 0 && as == nullptr) err = SetOwner(dfd.get(), ctx.uid());
+  if (err == 0) fs->NamespaceChanged();
   if (err == 0) err = fs->Label(dfd.get(), path, S_IFDIR);
   if (err == 0) err = EntryFor(fs, ctx, parent, p, name, false, e);
   if (err != 0) {
@@ -209,6 +213,7 @@ int DoRemove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
     return err;
   }
   if (unlinkat(p.fd.get(), name, directory ? AT_REMOVEDIR : 0) != 0) return errno;
+  fs->NamespaceChanged();
   fs->nodes().Unlinked(child.st.st_dev, child.st.st_ino, parent, name);
   return 0;
 }
@@ -224,6 +229,12 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) return EINVAL;
   WarmRenameFacts(fs, parent, name);
   if (flags & RENAME_EXCHANGE) WarmRenameFacts(fs, newparent, newname);
+  // A directory's tree is judged before the lock is taken; under it, that verdict stands if no
+  // name changed meanwhile, and only otherwise is the (bounded, scan-free) walk made there.
+  TreeVerdict src_tree, dst_tree;
+  PrecheckTreeMove(fs, ctx, parent, name, newparent, newname, &src_tree);
+  if (flags & RENAME_EXCHANGE)
+    PrecheckTreeMove(fs, ctx, newparent, newname, parent, name, &dst_tree);
   absl::MutexLock ns(&fs->namespace_mu());
   NoScanWait no_scan;
   Resolved p, np;
@@ -245,7 +256,7 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   if (int err = Verdict(ctx.Decide(OP_RENAME, src.path, src_dir, &src.info))) return err;
   if (int err = CheckPlace(fs, ctx, np, newname, src_dir, src.info, exchange, flags)) return err;
   if (int err = CheckNoGain(fs, ctx, src.path, src.info, dst_path, newname, src.st.st_mode & S_IFMT,
-                            src.fd.get())) {
+                            src.fd.get(), &src_tree)) {
     return err;
   }
   if (exchange) {
@@ -255,7 +266,7 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
     if (int err = Verdict(ctx.Decide(OP_RENAME, dst.path, dst_dir, &dst.info))) return err;
     if (int err = CheckPlace(fs, ctx, p, name, dst_dir, dst.info, true, flags)) return err;
     if (int err = CheckNoGain(fs, ctx, dst.path, dst.info, src.path, name, dst.st.st_mode & S_IFMT,
-                              dst.fd.get())) {
+                              dst.fd.get(), &dst_tree)) {
       return err;
     }
   }
@@ -265,6 +276,7 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   bool had_target = OpenChild(fs, np, newname, &replaced) == 0;
   if (no_scan.missed() && ReadGainChecked(ctx)) return kFactsNotCurrent;
   if (renameat2(p.fd.get(), name, np.fd.get(), newname, flags) != 0) return errno;
+  fs->NamespaceChanged();
   if (had_target && !exchange) {
     fs->nodes().Unlinked(replaced.st.st_dev, replaced.st.st_ino, newparent, newname);
   }
@@ -319,6 +331,7 @@ int DoLink(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_ino_t
   }
   if (no_scan.missed() && !nameless && ReadGainChecked(ctx)) return kFactsNotCurrent;
   if (linkat(r.fd.get(), "", np.fd.get(), newname, AT_EMPTY_PATH) != 0) return errno;
+  fs->NamespaceChanged();
   return EntryFor(fs, ctx, newparent, np, newname, true, e);
 }
 
@@ -340,6 +353,7 @@ int DoSymlink(Filesystem* fs, const RequestContext& ctx, const PosixCaller& as, 
   Resolved p;
   if (int err = ResolveNewNonDirectory(fs, ctx, parent, name, &p)) return err;
   if (int err = MakeAs(&as, [&] { return symlinkat(target, p.fd.get(), name); })) return err;
+  fs->NamespaceChanged();
   // As for create and mkdir: a symlink the kernel was never told about is not kept.
   int err = EntryFor(fs, ctx, parent, p, name, false, e);
   if (err != 0) unlinkat(p.fd.get(), name, 0);
@@ -360,6 +374,7 @@ int DoMknod(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fu
   Resolved p;
   if (int err = ResolveNewNonDirectory(fs, ctx, parent, name, &p)) return err;
   if (int err = MakeAs(as, [&] { return mknodat(p.fd.get(), name, mode, rdev); })) return err;
+  fs->NamespaceChanged();
   return EntryFor(fs, ctx, parent, p, name, false, e);
 }
 

@@ -48,6 +48,8 @@ absl::string_view OpKindName(OpKind kind);
   X(location_scans)                \
   X(location_found)                \
   X(location_malformed)            \
+  X(tree_checks_unlocked)          \
+  X(tree_checks_locked)            \
   X(backing_files)                 \
   X(reloads)
 

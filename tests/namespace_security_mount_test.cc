@@ -212,6 +212,34 @@ TEST_F(HiddenEntriesMoveTest, AnswerDoesNotClassifyHiddenEntries) {
   }
 }
 
+// --- No tree walk under the namespace lock ---------------------------------------------------
+
+class TreeCheckMountTest : public AndroidNamespaceTest {
+ protected:
+  DaemonOptions Options() const override {
+    DaemonOptions o;
+    o.control_socket = true;
+    return o;
+  }
+};
+
+// A directory move's tree is judged before the namespace lock is taken (other apps' creates and
+// renames wait for that lock), and the verdict is used under it when no name changed meanwhile:
+// a quiet move of 3,000 files walks nothing while holding the lock.
+TEST_F(TreeCheckMountTest, AQuietDirectoryMoveWalksNothingUnderTheLock) {
+  ASSERT_TRUE(Succeeds(As(kSocial).Mkdir("Download/big")));
+  for (int i = 0; i < 3000; ++i) {
+    SCOPEDFS_ASSERT_OK(
+        storage_.WriteLower(absl::StrCat("Download/big/f", i, ".txt"), "x", kSocial));
+  }
+  ASSERT_TRUE(Succeeds(As(kSocial).Rename("Download/big", "Documents/big")));
+  absl::StatusOr<DaemonStats> stats = storage_.Stats();
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ((*stats)["tree_checks_unlocked"], 1);
+  EXPECT_EQ((*stats)["tree_checks_locked"], 0);
+  EXPECT_TRUE(storage_.LowerExists("Documents/big/f2999.txt"));
+}
+
 // --- POSIX semantics with the Android rules: links are made, and bound by construction --------
 
 // The Android rules under POSIX semantics: apps make objects as themselves and mode bits apply
