@@ -13,7 +13,7 @@
 # modes, ACLs, project ids and inode flags and the labels of android_file_contexts
 # (android_layout.py). It leaves out /data/system and /data/misc, which init creates with
 # encryption=Require (packages.list and the apps file stay in OUT_DIR), and has no volume label.
-# This kernel cannot mount it (no CONFIG_UNICODE); make_device_image_test checks it offline.
+# This kernel cannot mount it (no CONFIG_UNICODE); android_image_test checks it offline.
 # Writes:
 #   OUT_DIR/data/                  the partition's tree (its root is Android's /data)
 #     media/<user>/...             DCIM/Camera, Movies, Music, Download, Android/data/<pkg>, ...
