@@ -58,6 +58,8 @@ check "creates and removes lower directories" has_rule scopedfsd media_rw_data_f
 check "walks /data/media to reach it" has_rule scopedfsd media_userdir_file dir search
 check "reads packages.list" has_rule scopedfsd packages_list_file file open read
 check "reads callers' domains" has_rule scopedfsd appdomain file open read
+check "it is a platform (core) domain" grep -qE "^\(typeattributeset coredomain \(.*\bscopedfsd\b" \
+  "$TMP/policy.cil"
 check "init starts it in its domain" grep -qF "(typetransition init scopedfsd_exec process scopedfsd)" \
   "$TMP/policy.cil"
 check "its control socket gets its type" \
