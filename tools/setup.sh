@@ -14,8 +14,12 @@ PACKAGES=(
   # runtime: fusermount3 for unmounting; attr (setfattr/getfattr) for the demo and tests;
   # systemd-analyze, which gives the unit's system-call sets to the service sandbox test; man
   fuse3 attr systemd man-db
-  # the device-image builder: mke2fs -d and debugfs
-  e2fsprogs
+  # the device-image builder: mke2fs -d, debugfs, tune2fs; its Android profile labels inodes
+  # with selabel_lookup (selinux-utils) and writes ACLs with python3
+  e2fsprogs selinux-utils python3
+  # tools/service/sepolicy_test: m4 expands the module as AOSP's build does, checkpolicy and
+  # secilc compile it against a minimal base policy
+  m4 checkpolicy secilc
   # tests: jq reads `scopedfsctl stats --json` in tools/scopedfsctl_test.sh; clang-format checks
   # the tree against .clang-format
   jq clang-format

@@ -5,7 +5,15 @@
 # userdata partition or that loop-mounts under scopedfsd. Needs no root and no mount: mke2fs -d
 # copies the tree and debugfs writes the ownership xattrs into the image.
 #
-# Usage: make_device_image.sh [--users=0,10] [--size=96M] OUT_DIR
+# Usage: make_device_image.sh [--users=0,10] [--size=96M] [--profile=demo|android] OUT_DIR
+# --profile=demo (the default) is the image tools/demo.sh and the mount tests loop-mount here.
+# --profile=android is the same storage as a userdata partition Android would accept: formatted
+# as fs_mgr formats userdata (4 KiB blocks, 512-byte inodes, Android's mke2fs.conf) and tuned as
+# fs_mgr tunes it at boot (casefold, quota with project quota), with init's and vold's owners,
+# modes, ACLs, project ids and inode flags and the labels of android_file_contexts
+# (android_layout.py). It leaves out /data/system and /data/misc, which init creates with
+# encryption=Require (packages.list and the apps file stay in OUT_DIR), and has no volume label.
+# This kernel cannot mount it (no CONFIG_UNICODE); android_image_test checks it offline.
 # Writes:
 #   OUT_DIR/data/                  the partition's tree (its root is Android's /data)
 #     media/<user>/...             DCIM/Camera, Movies, Music, Download, Android/data/<pkg>, ...
@@ -19,16 +27,18 @@
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 [--users=0,10] [--size=96M] OUT_DIR" >&2
+  echo "usage: $0 [--users=0,10] [--size=96M] [--profile=demo|android] OUT_DIR" >&2
   exit 2
 }
 users=0
 size=96M
+profile=demo
 out=""
 for arg in "$@"; do
   case "$arg" in
     --users=*) users=${arg#--users=} ;;
     --size=*) size=${arg#--size=} ;;
+    --profile=demo | --profile=android) profile=${arg#--profile=} ;;
     -h | --help) usage ;;
     -*) echo "make_device_image: unknown flag $arg" >&2; usage ;;
     *) [[ -z "$out" ]] || usage; out=$arg ;;
@@ -42,7 +52,9 @@ done
 
 convert=/usr/bin/convert  # the real ImageMagick, not a stand-in earlier on PATH
 export PATH="$PATH:/usr/sbin:/sbin"  # mke2fs and debugfs, for users without sbin on PATH
-for tool in "$convert" exiftool ffmpeg mke2fs debugfs; do
+tools=("$convert" exiftool ffmpeg mke2fs debugfs)
+[[ "$profile" == android ]] && tools+=(tune2fs python3 selabel_lookup)
+for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null ||
     { echo "make_device_image: $tool is missing (tools/setup.sh installs it)" >&2; exit 1; }
 done
@@ -50,6 +62,7 @@ if [[ -e "$out/data" || -e "$out/userdata.img" ]]; then
   echo "make_device_image: $out already holds an image; choose an empty directory" >&2
   exit 1
 fi
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mkdir -p "$out/data"
 out=$(cd "$out" && pwd)
 data=$out/data
@@ -84,9 +97,11 @@ for a in "${APPS[@]}"; do
   IFS='|' read -r pkg id _ _ <<<"$a"
   echo "$pkg $id 0 /data/user/0/$pkg default:targetSdkVersion=34 3003 0 1"
 done >"$out/packages.list"
-mkdir -p "$data/system" "$data/misc/scopedfs"
-cp "$out/packages.list" "$data/system/packages.list"
-cp "$out/apps.textproto" "$data/misc/scopedfs/apps.textproto"
+if [[ "$profile" == demo ]]; then
+  mkdir -p "$data/system" "$data/misc/scopedfs"
+  cp "$out/packages.list" "$data/system/packages.list"
+  cp "$out/apps.textproto" "$data/misc/scopedfs/apps.textproto"
+fi
 
 # --- Media, made once with the tools real files come from -------------------------------------
 media=$out/.media
@@ -195,11 +210,25 @@ if [[ $(id -u) -eq 0 ]]; then
     setfattr -n trusted.scopedfs.owner -v "$uid" "$data/$rel"
   done <"$owners"
 fi
-mke2fs -q -F -t ext4 -L userdata -d "$data" "$out/userdata.img" "$size"
+if [[ "$profile" == demo ]]; then
+  mke2fs -q -F -t ext4 -L userdata -d "$data" "$out/userdata.img" "$size"
+else
+  # fs_mgr's format_ext4: mke2fs -t ext4 -b 4096 -I 512 with Android's mke2fs.conf (-T default:
+  # the usage type of a real userdata size, whatever --size says).
+  MKE2FS_CONFIG=$here/mke2fs.android.conf \
+    mke2fs -q -F -t ext4 -T default -b 4096 -I 512 -d "$data" "$out/userdata.img" "$size"
+  # fs_mgr's tune_casefold at boot; before the layout, whose directories carry the casefold flag.
+  tune2fs -O casefold -E encoding=utf8 "$out/userdata.img" >/dev/null
+fi
 # debugfs writes the same xattrs into the image whoever runs this; paths have no spaces.
 while IFS=$'\t' read -r rel uid; do
   echo "ea_set /$rel trusted.scopedfs.owner $uid"
 done <"$owners" >"$out/.debugfs.cmds"
+if [[ "$profile" == android ]]; then
+  mkdir "$out/.acl"
+  python3 "$here/android_layout.py" "$data" "$out/packages.list" "$here/android_file_contexts" \
+    "$out/.acl" >>"$out/.debugfs.cmds"
+fi
 debugfs -w -f "$out/.debugfs.cmds" "$out/userdata.img" >/dev/null 2>"$out/.debugfs.err" ||
   { cat "$out/.debugfs.err" >&2; exit 1; }
 if grep -v '^debugfs ' "$out/.debugfs.err" | grep -q .; then
@@ -207,5 +236,10 @@ if grep -v '^debugfs ' "$out/.debugfs.err" | grep -q .; then
   cat "$out/.debugfs.err" >&2
   exit 1
 fi
-rm -f "$out/.debugfs.cmds" "$out/.debugfs.err"
-echo "make_device_image: $out/userdata.img ($size, users ${users}, $(wc -l <"$owners") owned files)"
+rm -rf "$out/.debugfs.cmds" "$out/.debugfs.err" "$out/.acl"
+if [[ "$profile" == android ]]; then
+  # fs_mgr's tune_quota at boot, after the layout so the usage it counts is the final one.
+  tune2fs -O quota -Q usrquota,grpquota,prjquota "$out/userdata.img" >/dev/null
+fi
+echo "make_device_image: $out/userdata.img ($profile profile, $size, users ${users}," \
+  "$(wc -l <"$owners") owned files)"

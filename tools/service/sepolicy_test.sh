@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Checks what can be checked of tools/service/sepolicy without Android's policy: scopedfsd.te,
+# expanded with m4 as AOSP expands its policy, compiles with checkpolicy (MLS, as Android's) against
+# a minimal base that declares the AOSP classes and types it names (sepolicy/testdata); secilc
+# compiles the same policy again from the CIL checkpolicy writes back; the rules the daemon needs
+# are in it and none targets a whole attribute of files or domains; every type file_contexts
+# names is declared, and selabel_lookup labels the binary and the socket with them; the .rc's
+# seclabel is the module's domain. Android's own neverallow rules are not run here (see README).
+set -uo pipefail
+
+DIR=tools/service/sepolicy
+RC=tools/service/init.scopedfs.rc
+TMP=${TEST_TMPDIR:-$(mktemp -d)}
+export PATH="$PATH:/usr/sbin:/sbin"
+failures=0
+passes=0
+check() {  # check <description> <command...>: the command must succeed
+  local what=$1
+  shift
+  if "$@"; then passes=$((passes + 1)); else echo "FAIL: $what"; failures=$((failures + 1)); fi
+}
+equals() {  # equals <description> <actual> <expected>
+  if [[ "$2" == "$3" ]]; then passes=$((passes + 1)); else
+    printf 'FAIL: %s\n  got:      %s\n  expected: %s\n' "$1" "$2" "$3"
+    failures=$((failures + 1))
+  fi
+}
+# compile <module.te> <out>: base + module (+ extra rules on stdin) to a binary policy and CIL
+compile() {
+  local extra=$TMP/extra.te
+  cat >"$extra"
+  m4 -s "$DIR/testdata/macros.m4" "$DIR/testdata/base.conf" "$1" "$extra" \
+    "$DIR/testdata/tail.conf" >"$2.conf" &&
+    checkpolicy -M -c 30 -o "$2.bin" "$2.conf" >"$2.log" 2>&1 &&
+    checkpolicy -b -M -C -o "$2.cil" "$2.bin" >>"$2.log" 2>&1
+}
+
+check "scopedfsd.te compiles with checkpolicy" compile "$DIR/scopedfsd.te" "$TMP/policy" </dev/null ||
+  cat "$TMP/policy.log"
+check "secilc compiles the policy checkpolicy wrote back as CIL" \
+  secilc -M true -c 30 -f /dev/null -o "$TMP/policy2.bin" "$TMP/policy.cil"
+
+# The rules the daemon needs, as the compiled policy holds them (CIL: one allow per line).
+has_rule() {  # has_rule <source> <target> <class> <perm...>: every perm is allowed
+  local line
+  line=$(grep -F "(allow $1 $2 ($3 (" "$TMP/policy.cil") || return 1
+  for perm in "${@:4}"; do [[ " ${line//[()]/ } " == *" $perm "* ]] || return 1; done
+}
+check "opens and uses /dev/fuse" has_rule scopedfsd fuse_device chr_file open read write ioctl
+check "mounts and unmounts FUSE" has_rule scopedfsd fuse filesystem mount unmount
+check "mounts on /mnt/user" has_rule scopedfsd mnt_user_file dir mounton
+check "has the capabilities of the .rc" has_rule scopedfsd self capability sys_admin \
+  dac_read_search dac_override fowner chown
+check "reads and writes the lower tree" has_rule scopedfsd media_rw_data_file file open read write \
+  create rename unlink setattr
+check "creates and removes lower directories" has_rule scopedfsd media_rw_data_file dir add_name \
+  remove_name create rmdir reparent
+check "walks /data/media to reach it" has_rule scopedfsd media_userdir_file dir search
+check "reads packages.list" has_rule scopedfsd packages_list_file file open read
+check "reads callers' domains" has_rule scopedfsd appdomain file open read
+check "it is a platform (core) domain" grep -qE "^\(typeattributeset coredomain \(.*\bscopedfsd\b" \
+  "$TMP/policy.cil"
+check "init starts it in its domain" grep -qF "(typetransition init scopedfsd_exec process scopedfsd)" \
+  "$TMP/policy.cil"
+check "its control socket gets its type" \
+  grep -qF "(typetransition scopedfsd socket_device sock_file scopedfsd_socket)" "$TMP/policy.cil"
+check "no rule targets every file, file system, device or domain" \
+  bash -c "! grep -E '^\(allow scopedfsd (domain|file_type|fs_type|dev_type) ' '$TMP/policy.cil'"
+
+# file_contexts: each type is declared (a rule naming it compiles), and lookups find them.
+types=$(grep -v '^#' "$DIR/file_contexts" | awk 'NF { split($2, c, ":"); print c[3] }' | sort -u)
+equals "file_contexts names the module's two file types" "$(echo $types)" \
+  "scopedfsd_exec scopedfsd_socket"
+for t in $types; do
+  check "file_contexts type $t is declared" compile "$DIR/scopedfsd.te" "$TMP/fc_$t" \
+    <<<"allow scopedfsd $t:file getattr;"
+done
+lookup() { selabel_lookup -b file -f "$DIR/file_contexts" -k "$1" | sed 's/^Default context: //'; }
+equals "the binary's label" "$(lookup /system/bin/scopedfsd)" "u:object_r:scopedfsd_exec:s0"
+equals "user 10's socket label" "$(lookup /dev/socket/scopedfsd_10)" "u:object_r:scopedfsd_socket:s0"
+
+# The .rc: every service runs in the module's domain.
+equals "services in the .rc" "$(grep -c '^service ' "$RC")" 2
+equals "each service has the module's seclabel" \
+  "$(grep -E '^\s+seclabel ' "$RC" | awk '{print $2}' | sort -u)" "u:r:scopedfsd:s0"
+equals "one seclabel per service" "$(grep -cE '^\s+seclabel ' "$RC")" 2
+
+# The checks can fail: a misspelt type, or a permission its class lacks, does not compile.
+sed 's/media_rw_data_file:file/media_rw_data_fil:file/' "$DIR/scopedfsd.te" >"$TMP/typo.te"
+refuses() { ! compile "$@"; }
+check "a misspelt type is refused" refuses "$TMP/typo.te" "$TMP/typo" </dev/null
+check "a permission the class lacks is refused" refuses "$DIR/scopedfsd.te" "$TMP/perm" \
+  <<<'allow scopedfsd fuse_device:chr_file mount;'
+
+echo "sepolicy_test: $passes passed, $failures failed"
+((failures == 0))
