@@ -71,6 +71,7 @@ class VoldFdMountTest : public MountTest {
   DaemonOptions Options() const override {
     DaemonOptions options;
     options.vold_mount = true;
+    options.control_socket = true;
     return options;
   }
 };
@@ -111,6 +112,12 @@ TEST_F(VoldFdMountTest, AppsUseItUnderTheAndroidPolicy) {
   EXPECT_EQ(storage_.LowerOwner("Download/n.txt"), absl::StrCat(kNotes));
   EXPECT_EQ(storage_.ReadLower("Download/n.txt").value_or(""), "note");
   EXPECT_TRUE(FailsWith(As(kNotes).Create("DCIM/n.txt", "note"), EPERM));
+  // The adopted fd negotiated passthrough like a mount of the daemon's own: cleared opens bypass
+  // the daemon.
+  absl::StatusOr<DaemonStats> stats = storage_.Stats();
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ((*stats)["passthrough_enabled"], 1);
+  EXPECT_GT((*stats)["open_passthrough"], 0);
 }
 
 TEST_F(VoldFdMountTest, StoppedDaemonLeavesTheMountToItsOwner) {
@@ -234,6 +241,18 @@ TEST_F(VoldFdRefusalTest, FdWhoseMountIsGoneIsAMountError) {
   Ended e = RunDaemon(fd);
   EXPECT_EQ(e.code, 71) << e.log;
   EXPECT_THAT(e.log, HasSubstr("no mount is connected to it"));
+}
+
+// Another process already took the mount's FUSE_INIT (here: the test itself reads it), so that
+// process serves, or served, the connection; a second server would answer nothing but EIO.
+TEST_F(VoldFdRefusalTest, FdWhoseInitWasTakenIsAMountError) {
+  int fd = MountAsVold();
+  ASSERT_GE(fd, 0);
+  std::string request(1 << 20, '\0');
+  ASSERT_GT(read(fd, request.data(), request.size()), 0) << strerror(errno);
+  Ended e = RunDaemon(fd);
+  EXPECT_EQ(e.code, 71) << e.log;
+  EXPECT_THAT(e.log, HasSubstr("already read"));
 }
 
 TEST_F(VoldFdRefusalTest, PosixPolicyIsAConfigErrorAndTheMountIsLeftAlone) {
