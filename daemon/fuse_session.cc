@@ -1,10 +1,14 @@
-// FUSE session setup and the INIT-reply shim for passthrough (see fuse_session.h).
+// FUSE session setup (a mount of our own, or an adopted vold-style fd) and the INIT-reply shim for
+// passthrough (see fuse_session.h).
 #include "daemon/fuse_session.h"
 
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -24,7 +28,52 @@ absl::Status Errno(absl::string_view what, int err) {
   return absl::ErrnoToStatus(err, what);  // ErrnoToStatus appends strerror itself
 }
 
+// The misc device /dev/fuse is (FUSE_MINOR in the kernel's miscdevice.h).
+constexpr unsigned kMiscMajor = 10;
+constexpr unsigned kFuseMinor = 229;
+
+// What an fd refers to, as /proc shows it ("/tmp/x", "pipe:[123]"), for messages.
+std::string FdTarget(int fd) {
+  char target[PATH_MAX];
+  ssize_t n = readlink(absl::StrCat("/proc/self/fd/", fd).c_str(), target, sizeof(target) - 1);
+  return n < 0 ? std::string("unknown") : std::string(target, static_cast<size_t>(n));
+}
+
 }  // namespace
+
+absl::Status CheckMountedFuseFd(int fd) {
+  int flags = fd < 0 ? -1 : fcntl(fd, F_GETFL);
+  if (flags < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("fd ", fd, " is not an open file descriptor of this process: the parent ",
+                     "must pass the /dev/fuse fd it mounted, open across exec"));
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) return Errno(absl::StrCat("fstat fd ", fd), errno);
+  if (!S_ISCHR(st.st_mode) || major(st.st_rdev) != kMiscMajor || minor(st.st_rdev) != kFuseMinor) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("fd ", fd, " is not /dev/fuse (it is ", FdTarget(fd), ")"));
+  }
+  if ((flags & O_ACCMODE) != O_RDWR) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("fd ", fd, " is /dev/fuse but not open for reading and writing"));
+  }
+  // The kernel queues FUSE_INIT while mount(2) runs, so a live mount nobody has served yet always
+  // has a request waiting. Polling tells without reading, which would take the request away.
+  struct pollfd p = {fd, POLLIN, 0};
+  if (poll(&p, 1, 0) < 0) return Errno(absl::StrCat("poll fd ", fd), errno);
+  if ((p.revents & (POLLERR | POLLHUP | POLLNVAL)) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "fd ", fd, " is /dev/fuse but no mount is connected to it: it was never mounted, or its ",
+        "mount was unmounted or aborted since"));
+  }
+  if ((p.revents & POLLIN) == 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "fd ", fd, " is a mounted /dev/fuse whose first request (FUSE_INIT) another process has ",
+        "already read: that process serves the mount; pass a freshly mounted fd"));
+  }
+  return absl::OkStatus();
+}
 
 ssize_t FuseSession::Read(int fd, void* buf, size_t len, void* userdata) {
   auto* self = static_cast<FuseSession*>(userdata);
@@ -103,6 +152,13 @@ ssize_t FuseSession::Writev(int fd, struct iovec* iov, int count, void* userdata
   return writev(fd, iov, count);
 }
 
+const fuse_custom_io FuseSession::kIo = {
+    .writev = &FuseSession::Writev,
+    .read = &FuseSession::Read,
+    .splice_receive = nullptr,
+    .splice_send = nullptr,
+};
+
 absl::StatusOr<std::unique_ptr<FuseSession>> FuseSession::Mount(const Options& options,
                                                                 const fuse_lowlevel_ops& ops,
                                                                 void* filesystem) {
@@ -116,15 +172,7 @@ absl::StatusOr<std::unique_ptr<FuseSession>> FuseSession::Mount(const Options& o
         absl::StrCat("mount point ", options.mountpoint, " is not a directory"));
   }
 
-  // Request sizes are negotiated in the filesystem's init op, not through session options.
-  const char* argv[] = {"scopedfsd", nullptr};
-  fuse_args args = FUSE_ARGS_INIT(1, const_cast<char**>(argv));
-  session->filesystem_ = filesystem;
-  // The session itself is libfuse's userdata: the custom io callbacks receive it.
-  session->se_ = fuse_session_new(&args, &ops, sizeof(ops), session.get());
-  fuse_opt_free_args(&args);
-  if (session->se_ == nullptr) return absl::InternalError("fuse_session_new failed");
-
+  if (absl::Status started = session->StartSession(ops, filesystem); !started.ok()) return started;
   session->fd_ = open("/dev/fuse", O_RDWR | O_CLOEXEC);
   if (session->fd_ < 0) return Errno("open /dev/fuse", errno);
   // rootmode is octal in the kernel's parser. Under ANDROID semantics no default_permissions: the
@@ -133,26 +181,54 @@ absl::StatusOr<std::unique_ptr<FuseSession>> FuseSession::Mount(const Options& o
   std::string data = absl::StrCat("fd=", session->fd_, ",rootmode=", absl::StrFormat("%o", S_IFDIR),
                                   ",user_id=0,group_id=0,allow_other",
                                   options.posix ? ",default_permissions" : "");
-  if (mount(options.fsname.c_str(), options.mountpoint.c_str(), "fuse.scopedfs",
-            MS_NOSUID | MS_NODEV | MS_NOATIME, data.c_str()) != 0) {
+  // ANDROID semantics: noexec as well, as vold mounts emulated storage, so nothing on shared
+  // storage can be executed or mapped executable. POSIX keeps exec, as the lower filesystem has.
+  unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOATIME | (options.posix ? 0 : MS_NOEXEC);
+  if (mount(options.fsname.c_str(), options.mountpoint.c_str(), "fuse.scopedfs", flags,
+            data.c_str()) != 0) {
     int err = errno;
     close(session->fd_);
     session->fd_ = -1;
     return Errno(absl::StrCat("mount ", options.mountpoint), err);
   }
   session->mounted_ = true;
-
-  static const fuse_custom_io kIo = {
-      .writev = &FuseSession::Writev,
-      .read = &FuseSession::Read,
-      .splice_receive = nullptr,
-      .splice_send = nullptr,
-  };
   if (fuse_session_custom_io(session->se_, &kIo, session->fd_) != 0) {
     return absl::InternalError("fuse_session_custom_io failed");
   }
   session->notifier_ = std::make_unique<KernelNotifier>(session->se_);
   return session;
+}
+
+absl::StatusOr<std::unique_ptr<FuseSession>> FuseSession::Adopt(const Options& options, int fuse_fd,
+                                                                const fuse_lowlevel_ops& ops,
+                                                                void* filesystem) {
+  if (absl::Status usable = CheckMountedFuseFd(fuse_fd); !usable.ok()) return usable;
+  std::unique_ptr<FuseSession> session(new FuseSession(options));
+  // Ours from here on (the destructor closes it), and never inherited by anything we start.
+  session->fd_ = fuse_fd;
+  if (fcntl(fuse_fd, F_SETFD, FD_CLOEXEC) != 0) return Errno("fcntl FD_CLOEXEC", errno);
+  // A parent may hand the fd over non-blocking; libfuse's workers would then spin on EAGAIN.
+  int flags = fcntl(fuse_fd, F_GETFL);
+  if (flags < 0 || fcntl(fuse_fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    return Errno("fcntl clear O_NONBLOCK", errno);
+  }
+  if (absl::Status started = session->StartSession(ops, filesystem); !started.ok()) return started;
+  if (fuse_session_custom_io(session->se_, &kIo, session->fd_) != 0) {
+    return absl::InternalError("fuse_session_custom_io failed");
+  }
+  return session;
+}
+
+absl::Status FuseSession::StartSession(const fuse_lowlevel_ops& ops, void* filesystem) {
+  // Request sizes are negotiated in the filesystem's init op, not through session options.
+  const char* argv[] = {"scopedfsd", nullptr};
+  fuse_args args = FUSE_ARGS_INIT(1, const_cast<char**>(argv));
+  filesystem_ = filesystem;
+  // The session itself is libfuse's userdata: the custom io callbacks receive it.
+  se_ = fuse_session_new(&args, &ops, sizeof(ops), this);
+  fuse_opt_free_args(&args);
+  if (se_ == nullptr) return absl::InternalError("fuse_session_new failed");
+  return absl::OkStatus();
 }
 
 FuseSession::~FuseSession() {

@@ -1,6 +1,7 @@
-// The FUSE connection: opens /dev/fuse, mounts it with mount(2), and runs libfuse's low-level
-// session over a custom io whose only job is to negotiate kernel passthrough in the INIT reply
-// (libfuse 3.14 predates the passthrough API) and to expose the backing-file ioctls.
+// The FUSE connection: opens /dev/fuse and mounts it with mount(2), or adopts a /dev/fuse fd that
+// its parent mounted (vold's way), and runs libfuse's low-level session over a custom io whose
+// only job is to negotiate kernel passthrough in the INIT reply (libfuse 3.14 predates the
+// passthrough API) and to expose the backing-file ioctls.
 #ifndef SCOPEDFS_DAEMON_FUSE_SESSION_H_
 #define SCOPEDFS_DAEMON_FUSE_SESSION_H_
 
@@ -19,6 +20,13 @@
 
 namespace scopedfs::daemon {
 
+// Whether `fd` is a /dev/fuse fd, open for reading and writing, whose mount is alive and whose
+// FUSE_INIT no one has read yet: what a daemon handed a vold-style fd may serve. It reads nothing
+// from the fd (poll only). InvalidArgument: `fd` is not open, not /dev/fuse, or not open O_RDWR
+// (whoever passed it named the wrong fd). FailedPrecondition: no mount is connected to it (never
+// mounted, unmounted or aborted since), or its INIT was already taken by another process.
+absl::Status CheckMountedFuseFd(int fd);
+
 class FuseSession : public BackingIdSource {
  public:
   struct Options {
@@ -33,8 +41,17 @@ class FuseSession : public BackingIdSource {
   };
 
   // Creates the libfuse session for `ops`, opens /dev/fuse and mounts. Nothing is mounted if
-  // this fails. Ops find `filesystem` through FilesystemOf(req).
+  // this fails. Ops find `filesystem` through FilesystemOf(req). Under ANDROID semantics the
+  // mount is noexec, as vold mounts emulated storage; POSIX semantics keep exec, as the lower
+  // filesystem would.
   static absl::StatusOr<std::unique_ptr<FuseSession>> Mount(const Options& options,
+                                                            const fuse_lowlevel_ops& ops,
+                                                            void* filesystem);
+  // The same over `fuse_fd`, a /dev/fuse fd that another process (vold) opened and mounted and
+  // this process inherited: nothing is mounted here, and nothing is unmounted at the end (the
+  // mount's owner does that). `options.mountpoint` only names the mount in messages. Takes
+  // ownership of the fd once CheckMountedFuseFd accepts it; errors are CheckMountedFuseFd's.
+  static absl::StatusOr<std::unique_ptr<FuseSession>> Adopt(const Options& options, int fuse_fd,
                                                             const fuse_lowlevel_ops& ops,
                                                             void* filesystem);
   static void* FilesystemOf(fuse_req_t req) {
@@ -64,6 +81,9 @@ class FuseSession : public BackingIdSource {
 
  private:
   explicit FuseSession(Options options) : options_(std::move(options)) {}
+  // fuse_session_new, then libfuse reads and writes fd_ through the custom io.
+  absl::Status StartSession(const fuse_lowlevel_ops& ops, void* filesystem);
+  static const fuse_custom_io kIo;
   static ssize_t Read(int fd, void* buf, size_t len, void* userdata);
   static ssize_t Writev(int fd, struct iovec* iov, int count, void* userdata);
 

@@ -1,6 +1,7 @@
 // scopedfsd: mounts a lower directory (Android's /data/media/<user>) at a mount point
-// (/storage/emulated/<user>) and enforces a per-app policy on every request. Stays in the
-// foreground until unmounted or stopped by SIGTERM/SIGINT, then unmounts and exits 0. SIGHUP,
+// (/storage/emulated/<user>), or serves a /dev/fuse fd its parent mounted (--fuse_fd, vold's way),
+// and enforces a per-app policy on every request. Stays in the foreground until unmounted or
+// stopped by SIGTERM/SIGINT, then unmounts (its own mount only) and exits 0. SIGHUP,
 // `scopedfsctl reload` and changes to the configuration files reload the policy. Exit codes
 // (base/cli.h): 64 a bad command line, 78 an invalid configuration, 71 nothing to mount or no
 // mount, 1 an error while serving; a service manager restarts only the last two.
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,7 +40,14 @@
 #include "policy/selinux_context.h"
 
 ABSL_FLAG(std::string, source, "", "Lower directory to serve (e.g. /data/media/0). Required.");
-ABSL_FLAG(std::string, mountpoint, "", "Where to mount (e.g. /storage/emulated/0). Required.");
+ABSL_FLAG(std::string, mountpoint, "",
+          "Where to mount (e.g. /storage/emulated/0). Required, except with --fuse_fd, where it "
+          "only names the mount in messages.");
+ABSL_FLAG(int, fuse_fd, -1,
+          "Serve this inherited /dev/fuse fd, which the parent has already mounted (as vold "
+          "mounts /mnt/user/<user>/emulated), instead of mounting: the daemon then neither mounts "
+          "nor unmounts. Needs a policy of ANDROID semantics (the mount has no "
+          "default_permissions). -1: mount --mountpoint itself.");
 ABSL_FLAG(std::string, policy, "", "Policy file (text scopedfs.Policy). Required.");
 ABSL_FLAG(std::string, apps, "", "App registry (text scopedfs.AppRegistry). Required.");
 ABSL_FLAG(std::string, packages_list, "", "Optional Android packages.list to merge.");
@@ -74,11 +83,15 @@ namespace {
 constexpr base::Program kProgram = {
     "scopedfsd",
     "scopedfsd --source=LOWER_DIR --mountpoint=DIR --policy=POLICY.textproto "
+    "--apps=APPS.textproto [FLAG...]\n"
+    "       scopedfsd --source=LOWER_DIR --fuse_fd=N [--mountpoint=DIR] --policy=POLICY.textproto "
     "--apps=APPS.textproto [FLAG...]",
     "Mounts LOWER_DIR (Android's /data/media/<user>) at DIR (/storage/emulated/<user>) and "
     "judges every request by the calling app's uid against the policy: cleared opens get kernel "
     "passthrough, location metadata is filled for apps that may not see it, and files an app may "
-    "not see are hidden. Runs in the foreground until SIGTERM or SIGINT, then unmounts. SIGHUP, "
+    "not see are hidden. With --fuse_fd it serves a /dev/fuse fd its parent mounted (vold's "
+    "way) and leaves mounting and unmounting to that parent. Runs in the foreground until "
+    "SIGTERM or SIGINT, then unmounts. SIGHUP, "
     "scopedfsctl reload and edits of the configuration files reload the policy; a bad reload "
     "keeps the old one. Exit codes: 0 stopped cleanly, 64 bad command line, 78 invalid "
     "configuration, 71 nothing to serve or the mount failed, 1 an error while serving. See "
@@ -162,19 +175,9 @@ void RaiseFdLimit() {
   }
 }
 
-int Run() {
-  RaiseFdLimit();
-  std::string source = absl::GetFlag(FLAGS_source);
-  std::string mountpoint = absl::GetFlag(FLAGS_mountpoint);
-  policy::ConfigPaths paths{absl::GetFlag(FLAGS_policy), absl::GetFlag(FLAGS_apps),
-                            absl::GetFlag(FLAGS_packages_list)};
-  if (source.empty() || mountpoint.empty() || paths.policy.empty() || paths.apps.empty()) {
-    return UsageError("--source, --mountpoint, --policy and --apps are required (see --help)");
-  }
-  struct stat st;
-  if (stat(source.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return MountError(absl::StrCat("--source=", source, " is not a directory"));
-  }
+// The mount point's checks before mounting it ourselves: a dead mount a killed daemon left there
+// is replaced, a busy one refused. Empty when it may be mounted, else the refusal's exit code.
+std::optional<int> CheckOwnMountPoint(const std::string& mountpoint) {
   // A daemon killed while serving leaves its dead FUSE mount behind (ENOTCONN): replaced, so a
   // service manager's restart serves again instead of failing forever.
   absl::StatusOr<std::string> dead_mount = DetachDeadFuseMount(mountpoint);
@@ -182,6 +185,7 @@ int Run() {
     return MountError(absl::StrCat("--mountpoint: ", dead_mount.status().message()));
   }
   if (!dead_mount->empty()) fprintf(stderr, "scopedfsd: %s\n", dead_mount->c_str());
+  struct stat st;
   if (stat(mountpoint.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return MountError(absl::StrCat("--mountpoint=", mountpoint, " is not a directory"));
   }
@@ -191,11 +195,60 @@ int Run() {
     return MountError(
         absl::StrCat("--mountpoint=", mountpoint, " is busy: something is mounted there"));
   }
+  return std::nullopt;
+}
+
+// An inherited fd names the wrong thing (64: only a fixed command line or parent cures that) or
+// a mount that is gone (71: a fresh mount may be served).
+int FuseFdError(const absl::Status& status) {
+  std::string message = absl::StrCat("--fuse_fd: ", status.message());
+  return status.code() == absl::StatusCode::kInvalidArgument ? UsageError(message)
+                                                             : MountError(message);
+}
+
+int Run() {
+  RaiseFdLimit();
+  std::string source = absl::GetFlag(FLAGS_source);
+  std::string mountpoint = absl::GetFlag(FLAGS_mountpoint);
+  const int fuse_fd = absl::GetFlag(FLAGS_fuse_fd);
+  const bool adopted = fuse_fd != -1;
+  policy::ConfigPaths paths{absl::GetFlag(FLAGS_policy), absl::GetFlag(FLAGS_apps),
+                            absl::GetFlag(FLAGS_packages_list)};
+  if (source.empty() || (mountpoint.empty() && !adopted) || paths.policy.empty() ||
+      paths.apps.empty()) {
+    return UsageError(
+        "--source, --mountpoint (or --fuse_fd), --policy and --apps are required (see --help)");
+  }
+  // With --fuse_fd the mount point is never touched: until the daemon answers FUSE_INIT, any
+  // access to the mount would wait for the daemon itself.
+  const std::string where = !adopted ? mountpoint
+                                     : absl::StrCat(mountpoint.empty() ? "the mount" : mountpoint,
+                                                    " (--fuse_fd=", fuse_fd, ")");
+  if (adopted) {
+    if (absl::Status usable = CheckMountedFuseFd(fuse_fd); !usable.ok()) {
+      return FuseFdError(usable);
+    }
+  }
+  struct stat st;
+  if (stat(source.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return MountError(absl::StrCat("--source=", source, " is not a directory"));
+  }
+  if (!adopted) {
+    if (std::optional<int> refused = CheckOwnMountPoint(mountpoint)) return *refused;
+  }
   absl::StatusOr<policy::LoadedConfig> config = policy::LoadConfig(paths);
   if (!config.ok())
     return ConfigError(absl::StrCat("invalid configuration:\n", config.status().message()));
   absl::StatusOr<std::unique_ptr<const policy::Engine>> engine = policy::Engine::Create(*config);
   if (!engine.ok()) return ConfigError(std::string(engine.status().message()));
+  // POSIX semantics leave mode bits to the kernel (default_permissions), which a vold-style mount
+  // does not have: served anyway, nothing would check them. Refused, so the policy fails closed.
+  if (adopted && (*engine)->semantics() == SEMANTICS_POSIX) {
+    return ConfigError(absl::StrCat(
+        "policy \"", (*engine)->policy_name(),
+        "\" has POSIX semantics, which need a mount with default_permissions; a --fuse_fd mount "
+        "is made as vold makes it, without: use a policy of ANDROID semantics"));
+  }
 
   std::unique_ptr<policy::ProcessContextSource> contexts = policy::NewKernelContextSource();
   std::unique_ptr<policy::FileLabeler> labeler;
@@ -268,14 +321,18 @@ int Run() {
   }
 
   FuseSession::Options session_options;
-  session_options.mountpoint = mountpoint;
+  session_options.mountpoint = adopted ? where : mountpoint;
   session_options.fsname =
       absl::GetFlag(FLAGS_fsname).empty() ? source : absl::GetFlag(FLAGS_fsname);
   session_options.want_passthrough = options.passthrough;
   session_options.posix = (*fs)->posix();
   absl::StatusOr<std::unique_ptr<FuseSession>> session =
-      FuseSession::Mount(session_options, Filesystem::Ops(), fs->get());
-  if (!session.ok()) return MountError(std::string(session.status().message()));
+      adopted ? FuseSession::Adopt(session_options, fuse_fd, Filesystem::Ops(), fs->get())
+              : FuseSession::Mount(session_options, Filesystem::Ops(), fs->get());
+  if (!session.ok()) {
+    return adopted ? FuseFdError(session.status())
+                   : MountError(std::string(session.status().message()));
+  }
   (*fs)->Attach(session->get());
 
   if (fuse_set_signal_handlers((*session)->session()) != 0) {
@@ -284,22 +341,29 @@ int Run() {
   const AppBudget::Limits& budget = (*fs)->budget().limits();
   fprintf(stderr, "scopedfsd: fd limit %llu: apps share %zu fd units, at most %zu each\n",
           static_cast<unsigned long long>(FdLimit()), budget.fd_pool, budget.fds_per_app);
-  NotifyReady(absl::StrCat(ServingStatus(**fs), " at ", mountpoint));
+  NotifyReady(absl::StrCat(ServingStatus(**fs), " at ", where));
   fprintf(stderr, "scopedfsd: serving %s at %s (policy \"%s\", passthrough %s, SELinux %s)\n",
-          source.c_str(), mountpoint.c_str(), config->policy.name().c_str(),
+          source.c_str(), where.c_str(), config->policy.name().c_str(),
           options.passthrough ? "requested" : "off",
           contexts->Enabled() ? "enabled: caller domains from getpidcon"
                               : "disabled: configured app domains");
   int rc = (*session)->Loop(absl::GetFlag(FLAGS_threads));
-  NotifyStopping(absl::StrCat("unmounting ", mountpoint));
+  NotifyStopping(absl::StrCat(adopted ? "stopping serving " : "unmounting ", where));
   (*fs)->locks().Stop();  // queued lock waits are answered while the session can still reply
   watch->reset();
   fuse_remove_signal_handlers((*session)->session());
   control.reset();
-  session->reset();  // unmounts
+  session->reset();  // unmounts our own mount; an adopted fd is only closed
   // The loop returns the signal number when stopped by SIGTERM/SIGINT: a clean end.
   if (rc == SIGTERM || rc == SIGINT || rc == 0) {
-    fprintf(stderr, "scopedfsd: unmounted %s\n", mountpoint.c_str());
+    if (adopted) {
+      // Closing the last fd of the connection aborts it: whoever mounted it unmounts it, as vold
+      // does when MediaProvider's daemon goes.
+      fprintf(stderr, "scopedfsd: stopped serving %s; its mount is left to whoever mounted it\n",
+              where.c_str());
+    } else {
+      fprintf(stderr, "scopedfsd: unmounted %s\n", mountpoint.c_str());
+    }
     return 0;
   }
   return Fail(absl::StrCat("session ended with error ", rc));

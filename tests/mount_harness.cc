@@ -31,6 +31,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "tests/vold_mount.h"
 
 namespace scopedfs::tests {
 namespace {
@@ -612,6 +613,14 @@ absl::Status ScopedStorage::StartDaemon(const DaemonOptions& options) {
                                    absl::StrCat("--policy=", options.policy),
                                    absl::StrCat("--apps=", options.apps),
                                    absl::StrCat("--passthrough=", options.passthrough)};
+  int fuse_fd = -1;
+  if (options.vold_mount) {
+    absl::StatusOr<int> mounted = MountLikeVold(mountpoint);
+    if (!mounted.ok()) return mounted.status();
+    fuse_fd = *mounted;
+    vold_mountpoint_ = mountpoint;
+    argv.push_back(absl::StrCat("--fuse_fd=", fuse_fd));
+  }
   if (options.control_socket) {
     if (socket_dir_.empty()) {
       char dir[] = "/tmp/scopedfs-ctl.XXXXXX";
@@ -627,13 +636,15 @@ absl::Status ScopedStorage::StartDaemon(const DaemonOptions& options) {
   args.push_back(nullptr);
 
   int log = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-  if (log < 0) return ErrnoStatus("open daemon log", errno);
   pid_t parent = getpid();
   fflush(nullptr);
-  pid_t pid = fork();
+  pid_t pid = log < 0 ? -1 : fork();
   if (pid < 0) {
-    close(log);
-    return ErrnoStatus("fork", errno);
+    int err = errno;
+    if (log >= 0) close(log);
+    if (fuse_fd >= 0) close(fuse_fd);
+    UnmountVoldMount();
+    return ErrnoStatus(log < 0 ? "open daemon log" : "fork", err);
   }
   if (pid == 0) {
     // If the test process dies, the daemon unmounts and goes too.
@@ -641,6 +652,8 @@ absl::Status ScopedStorage::StartDaemon(const DaemonOptions& options) {
     if (getppid() != parent) _exit(126);
     dup2(log, STDOUT_FILENO);
     dup2(log, STDERR_FILENO);
+    // The one fd the daemon inherits on purpose, as MediaProvider gets vold's.
+    if (fuse_fd >= 0 && fcntl(fuse_fd, F_SETFD, 0) != 0) _exit(125);
     if (options.fd_limit > 0) {
       struct rlimit l = {options.fd_limit, options.fd_limit};
       if (setrlimit(RLIMIT_NOFILE, &l) != 0) _exit(125);
@@ -654,6 +667,9 @@ absl::Status ScopedStorage::StartDaemon(const DaemonOptions& options) {
     _exit(127);
   }
   close(log);
+  // Like vold, the harness keeps no copy: the daemon's end of the connection is then the last,
+  // and the connection ends with the daemon.
+  if (fuse_fd >= 0) close(fuse_fd);
   daemon_pid_ = pid;
 
   absl::Time deadline = absl::Now() + kStartTimeout;
@@ -662,6 +678,7 @@ absl::Status ScopedStorage::StartDaemon(const DaemonOptions& options) {
     if (waitpid(pid, &status, WNOHANG) == pid) {
       daemon_pid_ = -1;
       last_exit_ = DecodeStatus(status);
+      UnmountVoldMount();
       return absl::FailedPreconditionError(absl::StrCat(
           "scopedfsd ended (", last_exit_.ToString(), ") before serving; its log:\n", DaemonLog()));
     }
@@ -703,7 +720,17 @@ DaemonExit ScopedStorage::WaitDaemonExit(absl::Duration timeout) {
     absl::SleepFor(kPoll);
   }
   daemon_pid_ = -1;
-  return last_exit_ = DecodeStatus(status);
+  last_exit_ = DecodeStatus(status);
+  UnmountVoldMount();
+  return last_exit_;
+}
+
+void ScopedStorage::UnmountVoldMount() {
+  if (vold_mountpoint_.empty()) return;
+  last_exit_.left_vold_mount = MountedAt(vold_mountpoint_, "fuse");
+  // vold's UnmountUserFuse falls back to MNT_DETACH too: a dead FUSE mount may answer EBUSY.
+  if (last_exit_.left_vold_mount) umount2(vold_mountpoint_.c_str(), MNT_DETACH);
+  vold_mountpoint_.clear();
 }
 
 std::string ScopedStorage::DaemonLog() const {
@@ -722,6 +749,7 @@ int ScopedStorage::CountFuseMounts() {
 
 void ScopedStorage::Teardown() {
   if (daemon_pid_ > 0) StopDaemon();
+  UnmountVoldMount();
   if (IsMounted()) umount2(mountpoint_.c_str(), MNT_DETACH);
   if (tmpfs_mounted_) {
     umount2(lower_.c_str(), MNT_DETACH);

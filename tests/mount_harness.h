@@ -153,6 +153,10 @@ struct DaemonOptions {
   uint64_t address_space_limit = 0;  // RLIMIT_AS, in bytes
   // Run the daemon as `exec_prefix... scopedfsd FLAGS...` (e.g. a sandbox that execs it).
   std::vector<std::string> exec_prefix;
+  // Mount as vold does (tests/vold_mount.h): the harness mounts the mount point itself and starts
+  // the daemon with --fuse_fd (and --mountpoint, for its messages only); once the daemon has
+  // exited, the harness unmounts, as vold does.
+  bool vold_mount = false;
 };
 
 // How the daemon ended.
@@ -160,6 +164,8 @@ struct DaemonExit {
   bool exited = false;  // false: killed by `signal`
   int code = -1;
   int signal = 0;
+  // A vold-style mount was still mounted when the daemon had exited (the harness unmounted it).
+  bool left_vold_mount = false;
   bool clean() const { return exited && code == 0; }
   std::string ToString() const;
 };
@@ -228,12 +234,16 @@ class ScopedStorage {
   absl::StatusOr<int64_t> OpCount(absl::string_view op) const;
 
  private:
+  // Unmounts a vold-style mount once its daemon is gone; notes in last_exit_ that it was there.
+  void UnmountVoldMount();
+
   std::string work_dir_;
   std::string lower_;
   std::string mountpoint_;
   std::string log_path_;
   std::string socket_dir_;
   bool tmpfs_mounted_ = false;
+  std::string vold_mountpoint_;  // where the harness mounted as vold (DaemonOptions::vold_mount)
   pid_t daemon_pid_ = -1;
   DaemonExit last_exit_;
 };
