@@ -171,6 +171,11 @@ class MountHelperTest : public testing::Test {
     EXPECT_EQ(RunCommand({"umount", storage_.mountpoint()}, &out), 0) << out;
     EXPECT_TRUE(AwaitEnd(pid, absl::Seconds(10))) << "scopedfsd " << pid << " after umount";
     EXPECT_FALSE(storage_.IsMounted());
+    // The daemon's last line passes through the loop that stamps it, which may still be writing.
+    absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (!absl::StrContains(Log(), "scopedfsd: unmounted") && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(20));
+    }
     EXPECT_THAT(Log(), HasSubstr("scopedfsd: unmounted"));
   }
 
