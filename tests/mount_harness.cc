@@ -713,6 +713,13 @@ DaemonExit ScopedStorage::WaitDaemonExit(absl::Duration timeout) {
     }
     if (absl::Now() > deadline) {
       std::cerr << "mount_harness: scopedfsd pid " << daemon_pid_ << " did not exit; SIGKILL\n";
+      // Where it is stuck, for the test log, when gdb is there to say.
+      if (access("/usr/bin/gdb", X_OK) == 0) {
+        std::string cmd = absl::StrCat("/usr/bin/gdb -p ", daemon_pid_,
+                                       " -batch -ex 'thread apply all bt' 2>/dev/null | "
+                                       "grep -E '^(#|Thread)' >&2");
+        (void)!system(cmd.c_str());
+      }
       kill(daemon_pid_, SIGKILL);
       waitpid(daemon_pid_, &status, 0);
       break;
