@@ -21,7 +21,11 @@ Filesystem::Filesystem(FilesystemOptions options, base::UniqueFd root_fd,
                        const struct stat& root_st, std::shared_ptr<const policy::Engine> engine)
     : options_(std::move(options)),
       nodes_(std::move(root_fd), root_st.st_dev, root_st.st_ino),
-      facts_(&stats_, ScanQueue::DefaultThreads(), std::max(1, options_.fuse_threads / 2)),
+      // All workers but one may wait for scans (two per app at most, ScanQueue): the one left
+      // keeps every other app served, and a request refused a wait is answered "uncertain",
+      // which for a writer owed redaction is an EACCES, so fewer waits mean more such refusals
+      // under load.
+      facts_(&stats_, ScanQueue::DefaultThreads(), std::max(1, options_.fuse_threads - 1)),
       backing_(options_.passthrough, &stats_),
       budget_(AppBudget::ForFdLimit(FdLimit())),
       locks_(&budget_),

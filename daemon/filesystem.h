@@ -58,7 +58,7 @@ struct FilesystemOptions {
   const policy::FileLabeler* labeler = nullptr;
   std::string label_root;
   AuditLog* audit = nullptr;  // refusals and redacted opens are logged here; null: not logged
-  // The session's worker threads (--threads): at most half of them ever wait for a location scan.
+  // The session's worker threads (--threads): all but one of them may wait for location scans.
   int fuse_threads = 8;
 };
 

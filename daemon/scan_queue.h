@@ -87,8 +87,8 @@ class ScanQueue {
   struct Job;
 
   // Bounds. Per app: queued scans (an fd each) and requests waiting on a worker. In all: scans
-  // queued, and waiting workers (by default half of the daemon's default 8 workers; the daemon
-  // passes half of its own), so that scans never hold every worker whatever the number of apps.
+  // queued, and waiting workers (the daemon passes all of its workers but one), so that scans
+  // never hold every worker whatever the number of apps.
   static constexpr size_t kMaxQueuedPerApp = 8;
   static constexpr size_t kMaxQueued = 256;
   static constexpr int kMaxWaitersPerApp = 2;

@@ -81,6 +81,7 @@ absl::StatusOr<std::unique_ptr<const Engine>> Engine::Create(const LoadedConfig&
   bool guard = config.policy.has_location_guard();
   engine->place_independent_ =
       !guard && !any_rule([](const CompiledRule& r) { return r.DependsOnPlace(); });
+  engine->matches_names_ = any_rule([](const CompiledRule& r) { return !r.globs.empty(); });
   engine->may_redact_ =
       guard || engine->default_action_.outcome == OUTCOME_ALLOW_REDACTED ||
       any_rule([](const CompiledRule& r) { return r.action.outcome == OUTCOME_ALLOW_REDACTED; });

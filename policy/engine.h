@@ -88,6 +88,10 @@ class Engine {
   // the path, the layout or the content, and there is no location guard. A rename or link then
   // cannot change what anyone may read of the object (the permissive policy is such a policy).
   bool place_independent() const { return place_independent_; }
+  // True when some rule matches whole paths (PathMatch.glob), so a decision can depend on an
+  // object's own name; false when the path counts only through its classification (depth, top
+  // directory, area), which every entry of one directory shares below the area roots.
+  bool matches_names() const { return matches_names_; }
   // What decisions can look at, so the daemon reads no more of a file than the policy uses: the
   // recorded creator (an `owner` condition, or the location guard, which exempts owners), and the
   // content (a media class or location condition, an ALLOW_REDACTED action, or the guard).
@@ -130,6 +134,7 @@ class Engine {
   bool location_guard_ = false;
   bool caller_independent_ = false;
   bool place_independent_ = false;
+  bool matches_names_ = true;
   bool reads_owner_ = true;
   bool reads_content_ = true;
   bool may_redact_ = true;
