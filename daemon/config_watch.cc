@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/inotify.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "base/signals.h"
 
 namespace scopedfs::daemon {
 namespace {
@@ -89,6 +91,7 @@ absl::StatusOr<std::unique_ptr<ConfigWatch>> ConfigWatch::Start(Options options,
       return absl::ErrnoToStatus(errno, "sigaction SIGHUP");
     }
   }
+  base::NoTerminationSignals no_signals;  // base/signals.h
   watch->thread_ = std::thread([w = watch.get()] { w->Serve(); });
   return watch;
 }
@@ -145,6 +148,7 @@ bool ConfigWatch::Drain(std::string* why) {
 }
 
 void ConfigWatch::Serve() {
+  pthread_setname_np(pthread_self(), "sfs-watch");  // named for ps -T and the tests
   bool pending = false;
   std::string why;
   absl::Time first = absl::InfinitePast();

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -12,6 +13,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "base/signals.h"
 
 namespace scopedfs::daemon {
 namespace {
@@ -114,6 +116,7 @@ absl::StatusOr<std::unique_ptr<ControlSocket>> ControlSocket::Start(const std::s
   std::unique_ptr<ControlSocket> socket(
       new ControlSocket(path, std::move(listener), base::UniqueFd(stop[0]), base::UniqueFd(stop[1]),
                         std::move(handler)));
+  base::NoTerminationSignals no_signals;  // base/signals.h
   socket->thread_ = std::thread([s = socket.get()] { s->Serve(); });
   return socket;
 }
@@ -126,6 +129,7 @@ ControlSocket::~ControlSocket() {
 }
 
 void ControlSocket::Serve() {
+  pthread_setname_np(pthread_self(), "sfs-control");  // named for ps -T and the tests
   for (;;) {
     pollfd fds[2] = {{listener_.get(), POLLIN, 0}, {stop_read_.get(), POLLIN, 0}};
     if (poll(fds, 2, -1) < 0) {

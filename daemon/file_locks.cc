@@ -2,6 +2,7 @@
 #include "daemon/file_locks.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "base/signals.h"
 
 namespace scopedfs::daemon {
 
@@ -154,7 +156,10 @@ int FileLocks::Wait(std::optional<uid_t> app_uid, std::function<bool()> interrup
   absl::MutexLock lock(&wait_mu_);
   if (stopping_ || waiters_.size() >= kMaxWaiters || !Charge(app_uid)) return ENOLCK;
   waiters_.push_back(Waiter{app_uid, std::move(interrupted), std::move(attempt), std::move(done)});
-  if (!waiter_thread_.joinable()) waiter_thread_ = std::thread([this] { WaiterLoop(); });
+  if (!waiter_thread_.joinable()) {
+    base::NoTerminationSignals no_signals;  // base/signals.h
+    waiter_thread_ = std::thread([this] { WaiterLoop(); });
+  }
   return 0;
 }
 
@@ -164,6 +169,7 @@ size_t FileLocks::waiting() const {
 }
 
 void FileLocks::WaiterLoop() {
+  pthread_setname_np(pthread_self(), "sfs-locks");  // named for ps -T and the tests
   // Retried every millisecond at first, backing off to every 10 ms while nothing changes.
   absl::Duration pause = absl::Milliseconds(1);
   std::list<Waiter> mine;

@@ -1,12 +1,19 @@
 // The invalidation thread (see kernel_notifier.h).
 #include "daemon/kernel_notifier.h"
 
+#include <pthread.h>
+
 #include <utility>
 #include <vector>
 
+#include "base/signals.h"
+
 namespace scopedfs::daemon {
 
-KernelNotifier::KernelNotifier(fuse_session* se) : se_(se), thread_([this] { Run(); }) {}
+KernelNotifier::KernelNotifier(fuse_session* se) : se_(se) {
+  base::NoTerminationSignals no_signals;  // base/signals.h
+  thread_ = std::thread([this] { Run(); });
+}
 
 KernelNotifier::~KernelNotifier() { Stop(); }
 
@@ -24,6 +31,7 @@ void KernelNotifier::Stop() {
 }
 
 void KernelNotifier::Run() {
+  pthread_setname_np(pthread_self(), "sfs-notify");  // named for ps -T and the tests
   for (;;) {
     std::vector<uint64_t> batch;
     {

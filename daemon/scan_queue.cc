@@ -1,10 +1,13 @@
 // The scan threads and their per-app turns (see scan_queue.h).
 #include "daemon/scan_queue.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <utility>
+
+#include "base/signals.h"
 
 namespace scopedfs::daemon {
 
@@ -52,6 +55,7 @@ int ScanQueue::DefaultThreads() {
 }
 
 ScanQueue::ScanQueue(int threads, int max_waiters) : max_waiters_(std::max(1, max_waiters)) {
+  base::NoTerminationSignals no_signals;  // base/signals.h
   for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { Run(); });
 }
 
@@ -116,6 +120,7 @@ uint64_t ScanQueue::completed() const {
 bool ScanQueue::Runnable() const { return stopping_ || !turn_.empty(); }
 
 void ScanQueue::Run() {
+  pthread_setname_np(pthread_self(), "sfs-scan");  // named for ps -T and the tests
   for (;;) {
     std::shared_ptr<Job> job;
     {
