@@ -10,6 +10,8 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <initializer_list>
+
 namespace scopedfs::base {
 
 class NoTerminationSignals {

@@ -35,6 +35,7 @@
 #include "daemon/mount_point.h"
 #include "daemon/service_notify.h"
 #include "daemon/stats.h"
+#include "daemon/stop_signals.h"
 #include "policy/config.h"
 #include "policy/engine.h"
 #include "policy/selinux_context.h"
@@ -207,6 +208,7 @@ int FuseFdError(const absl::Status& status) {
 }
 
 int Run() {
+  StopSignals::BlockInThisThread();  // before any thread is made (stop_signals.h)
   RaiseFdLimit();
   std::string source = absl::GetFlag(FLAGS_source);
   std::string mountpoint = absl::GetFlag(FLAGS_mountpoint);
@@ -347,7 +349,12 @@ int Run() {
           options.passthrough ? "requested" : "off",
           contexts->Enabled() ? "enabled: caller domains from getpidcon"
                               : "disabled: configured app domains");
-  int rc = (*session)->Loop(absl::GetFlag(FLAGS_threads));
+  int rc;
+  {
+    StopSignals stop((*session)->session());
+    rc = (*session)->Loop(absl::GetFlag(FLAGS_threads));
+    if (rc == 0 && stop.signal() != 0) rc = stop.signal();
+  }
   NotifyStopping(absl::StrCat(adopted ? "stopping serving " : "unmounting ", where));
   (*fs)->locks().Stop();  // queued lock waits are answered while the session can still reply
   watch->reset();

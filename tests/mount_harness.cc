@@ -718,7 +718,8 @@ DaemonExit ScopedStorage::WaitDaemonExit(absl::Duration timeout) {
         std::string cmd = absl::StrCat("/usr/bin/gdb -p ", daemon_pid_,
                                        " -batch -ex 'thread apply all bt' 2>/dev/null | "
                                        "grep -E '^(#|Thread)' >&2; grep -H -E '^(Name|Sig|ShdPnd)' "
-                                       "/proc/", daemon_pid_, "/task/*/status >&2");
+                                       "/proc/",
+                                       daemon_pid_, "/task/*/status >&2");
         (void)!system(cmd.c_str());
       }
       kill(daemon_pid_, SIGKILL);
