@@ -111,16 +111,11 @@ class DirStream {
   DIR* dir_ = nullptr;
 };
 
-// Visits every regular file below the directory `dir_fd`, depth first, without following
-// symlinks: visit(fd, st, path relative to dir_fd, name) with the file's O_PATH fd. Returns 0,
-// the first non-zero value `visit` returned, or EXDEV when the walk cannot be complete: more than
-// *budget entries, more than 64 levels, or an entry that cannot be opened or stat'ed (one removed
-// meanwhile is skipped).
-int ForEachFileBelow(int dir_fd, int* budget,
-                     const std::function<int(int fd, const struct stat& st, const std::string& rel,
-                                             absl::string_view name)>& visit);
-// The same for every entry below (directories before what they hold, symlinks and specials too),
-// with the same bounds.
+// Visits every entry below the directory `dir_fd` (directories before what they hold, symlinks
+// and specials too), depth first, without following symlinks: visit(fd, st, path relative to
+// dir_fd, name) with the entry's O_PATH fd. Returns 0, the first non-zero value `visit` returned,
+// or EXDEV when the walk cannot be complete: more than *budget entries, more than 64 levels, or
+// an entry that cannot be opened or stat'ed (one removed meanwhile is skipped).
 int ForEachEntryBelow(int dir_fd, int* budget,
                       const std::function<int(int fd, const struct stat& st, const std::string& rel,
                                               absl::string_view name)>& visit);

@@ -72,16 +72,6 @@ int ForEachEntryBelow(int dir_fd, int* budget,
   return WalkEntries(dir_fd, "", 0, budget, visit);
 }
 
-int ForEachFileBelow(int dir_fd, int* budget,
-                     const std::function<int(int fd, const struct stat& st, const std::string& rel,
-                                             absl::string_view name)>& visit) {
-  return ForEachEntryBelow(
-      dir_fd, budget,
-      [&](int fd, const struct stat& st, const std::string& rel, absl::string_view name) {
-        return S_ISREG(st.st_mode) ? visit(fd, st, rel, name) : 0;
-      });
-}
-
 int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi) {
   Resolved r;
   if (int err = Resolve(fs, ino, &r)) return err;

@@ -218,9 +218,9 @@ int DoRemove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   return 0;
 }
 
-// Whether CheckNoReadGain looks at content (it does not where no decision depends on the place):
+// Whether CheckNoGain looks at content (it does not where no decision depends on the place):
 // only then must the facts it saw under the namespace lock be current.
-bool ReadGainChecked(const RequestContext& ctx) {
+bool GainChecked(const RequestContext& ctx) {
   return ctx.engine() == nullptr || !ctx.engine()->place_independent();
 }
 
@@ -274,7 +274,7 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   // exchange, moved to the source name.
   Child replaced;
   bool had_target = OpenChild(fs, np, newname, &replaced) == 0;
-  if (no_scan.missed() && ReadGainChecked(ctx)) return kFactsNotCurrent;
+  if (no_scan.missed() && GainChecked(ctx)) return kFactsNotCurrent;
   if (renameat2(p.fd.get(), name, np.fd.get(), newname, flags) != 0) return errno;
   fs->NamespaceChanged();
   if (had_target && !exchange) {
@@ -329,7 +329,7 @@ int DoLink(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_ino_t
       return err;
     }
   }
-  if (no_scan.missed() && !nameless && ReadGainChecked(ctx)) return kFactsNotCurrent;
+  if (no_scan.missed() && !nameless && GainChecked(ctx)) return kFactsNotCurrent;
   if (linkat(r.fd.get(), "", np.fd.get(), newname, AT_EMPTY_PATH) != 0) return errno;
   fs->NamespaceChanged();
   return EntryFor(fs, ctx, newparent, np, newname, true, e);
