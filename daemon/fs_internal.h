@@ -217,6 +217,13 @@ struct Resolved {
 };
 int Resolve(Filesystem* fs, fuse_ino_t ino, Resolved* out);
 
+// The lower tree's spelling of `name` in `parent`. Under ANDROID semantics names are
+// case-insensitive, as on a device's casefolded /data/media (case_names.h): `name` itself if it
+// exists, else the entry that folds to it, else `name`; so every decision is made on the name as
+// the lower tree has it, never on the caller's spelling. Under POSIX semantics, `name`. Returns 0,
+// or EMFILE when the directory is too large to search (*real is then `name`).
+int LowerName(Filesystem* fs, const Resolved& parent, const char* name, std::string* real);
+
 // A child of a resolved directory as the lower tree has it, without following symlinks.
 struct Child {
   base::UniqueFd fd;  // O_PATH, until handed to the node table
@@ -226,6 +233,10 @@ struct Child {
 };
 int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child,
               FactNeeds needs = {});
+// OpenChild of `name` as the lower tree spells it (LowerName); *real gets that spelling. A
+// directory too large to search answers for the exact name only.
+int OpenLowerChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child,
+                   std::string* real, FactNeeds needs = {});
 // Hands the child's fd to the node table (one more kernel lookup of it) and fills the entry the
 // kernel gets back, as the caller sees it. The node's attributes count as not fresh in the
 // kernel (Node::kernel_fresh_until_ns) until DoLookup says otherwise; *fresh_until_before, when
@@ -270,10 +281,12 @@ inline constexpr int kFactsNotCurrent = -1;  // never an errno
 
 inline constexpr int kMaxRenameCheckEntries = 4096;
 
-int CheckCaseTwin(Filesystem* fs, const RequestContext& ctx, const Resolved& parent,
-                  const char* name);
+// For create/mkdir/symlink/mknod/link targets: 0 if `name` is free in `parent`, in any case
+// (LowerName), EEXIST-worthy (*exists_visible) if it or a case variant exists and the caller sees
+// it, EACCES if what exists is hidden from the caller (never revealed by EEXIST), EMFILE if the
+// directory is too large to vouch for. *real: the lower spelling of what exists, else `name`.
 int CheckFreeName(Filesystem* fs, const RequestContext& ctx, const Resolved& parent,
-                  const char* name, bool* exists_visible);
+                  const char* name, bool* exists_visible, std::string* real = nullptr);
 // A directory move's tree, judged outside the namespace lock (PrecheckTreeMove) while the names
 // it depends on were those of `generation` (Filesystem::namespace_generation).
 struct TreeVerdict {

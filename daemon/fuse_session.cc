@@ -216,6 +216,7 @@ absl::StatusOr<std::unique_ptr<FuseSession>> FuseSession::Adopt(const Options& o
   if (fuse_session_custom_io(session->se_, &kIo, session->fd_) != 0) {
     return absl::InternalError("fuse_session_custom_io failed");
   }
+  session->notifier_ = std::make_unique<KernelNotifier>(session->se_);
   return session;
 }
 

@@ -22,6 +22,11 @@ void KernelNotifier::InvalidateInode(uint64_t node) {
   if (!stopping_) queued_.insert(node);
 }
 
+void KernelNotifier::InvalidateEntry(uint64_t parent, std::string name) {
+  absl::MutexLock lock(&mu_);
+  if (!stopping_) queued_entries_.emplace(parent, std::move(name));
+}
+
 void KernelNotifier::Stop() {
   {
     absl::MutexLock lock(&mu_);
@@ -34,6 +39,7 @@ void KernelNotifier::Run() {
   pthread_setname_np(pthread_self(), "sfs-notify");  // named for ps -T and the tests
   for (;;) {
     std::vector<uint64_t> batch;
+    std::vector<std::pair<uint64_t, std::string>> entries;
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(this, &KernelNotifier::Ready));
@@ -42,6 +48,12 @@ void KernelNotifier::Run() {
       if (stopping_) return;
       batch.assign(queued_.begin(), queued_.end());
       queued_.clear();
+      entries.assign(queued_entries_.begin(), queued_entries_.end());
+      queued_entries_.clear();
+    }
+    // A dentry the kernel does not hold answers ENOENT: nothing to do either.
+    for (const auto& [parent, name] : entries) {
+      fuse_lowlevel_notify_inval_entry(se_, parent, name.data(), name.size());
     }
     // Offset 0, length 0: the whole page cache. A node the kernel has forgotten answers ENOENT,
     // which is nothing to do.

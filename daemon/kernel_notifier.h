@@ -9,7 +9,9 @@
 #include <fuse_lowlevel.h>
 
 #include <cstdint>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
@@ -28,6 +30,10 @@ class KernelNotifier {
   // kernel; a node already queued is not queued twice, so the queue holds at most one entry per
   // node.
   void InvalidateInode(uint64_t node) ABSL_LOCKS_EXCLUDED(mu_);
+  // Queues an invalidation of the kernel's dentry `name` in the directory node `parent` (a name
+  // the kernel may hold for an object that a request under another spelling of it removed or
+  // moved: case_names.h). Queued once per (parent, name), as InvalidateInode.
+  void InvalidateEntry(uint64_t parent, std::string name) ABSL_LOCKS_EXCLUDED(mu_);
   // Ends the thread once the invalidation it is sending, if any, is done; what is queued and what
   // comes later is dropped (the workers are gone by then, and the mount with them). Call before
   // the session goes away. One invalidation in flight when the workers stop can still wait for
@@ -36,11 +42,14 @@ class KernelNotifier {
 
  private:
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
-  bool Ready() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !queued_.empty(); }
+  bool Ready() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return stopping_ || !queued_.empty() || !queued_entries_.empty();
+  }
 
   fuse_session* se_;
   mutable absl::Mutex mu_;  // a leaf; never held while the kernel is told
   absl::flat_hash_set<uint64_t> queued_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<std::pair<uint64_t, std::string>> queued_entries_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

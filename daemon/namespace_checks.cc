@@ -1,11 +1,10 @@
 // The checks a new name must pass before a create, link or rename makes it: no case-only twin
-// where the policy's names live, no revealing a hidden name through EEXIST, the layout's move
-// rules, and no app able to do more to any object than it could before (checked for every app
-// and every operation, not only the caller's reads).
+// under ANDROID semantics (a name exists in every case), no revealing a hidden name through
+// EEXIST, the layout's move rules, and no app able to do more to any object than it could before
+// (checked for every app and every operation, not only the caller's reads).
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/fs.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,59 +21,20 @@
 
 namespace scopedfs::daemon {
 
-namespace {
-
-// Android's shared storage is case-insensitive and the rules match names case-insensitively, so
-// where the policy's names live (the root, the top-level directories, and Android/<dir>/ with
-// its per-package areas) the lower tree must never hold two names that differ only in case: a
-// new name there that case-folds onto an existing entry fails EEXIST, as on Android (EACCES if
-// that entry is hidden from the caller, as for any hidden name). Deeper down, names are as
-// case-sensitive as the lower filesystem; lookups are case-sensitive everywhere. Under POSIX
-// semantics names are the lower filesystem's everywhere (the rules still match them
-// case-insensitively, so twins are judged alike).
-constexpr int kCaseFoldedParentDepth = 2;
-constexpr int kMaxCaseCheckEntries = 1 << 20;
-
-}  // namespace
-
-int CheckCaseTwin(Filesystem* fs, const RequestContext& ctx, const Resolved& parent,
-                  const char* name) {
-  if (fs->posix()) return 0;
-  int depth = parent.path.empty()
-                  ? 0
-                  : 1 + static_cast<int>(std::count(parent.path.begin(), parent.path.end(), '/'));
-  if (depth > kCaseFoldedParentDepth) return 0;
-  DirStream stream;
-  if (int err = stream.Open(parent.fd.get())) return err;
-  std::string twin;
-  int seen = 0;
-  int err = 0;
-  while (dirent* ent = stream.Next()) {
-    if (++seen > kMaxCaseCheckEntries) {
-      err = EMFILE;  // cannot vouch for the name: refuse rather than risk a twin
-      break;
-    }
-    if (strcasecmp(ent->d_name, name) == 0 && strcmp(ent->d_name, name) != 0) {
-      twin = ent->d_name;
-      break;
-    }
-  }
-  if (err != 0 || twin.empty()) return err;
-  Child existing;
-  if (OpenChild(fs, parent, twin.c_str(), &existing) != 0) return EEXIST;
-  policy::Decision d_seen =
-      ctx.Decide(OP_LOOKUP, existing.path, S_ISDIR(existing.st.st_mode), &existing.info);
-  return d_seen.outcome == OUTCOME_HIDE ? EACCES : EEXIST;
-}
-
-// For create/mkdir/symlink/link/rename targets: an existing name the caller cannot see must not
-// be revealed by EEXIST, so it is refused as if the create itself were forbidden.
+// For create/mkdir/symlink/link targets: an existing name the caller cannot see must not be
+// revealed by EEXIST, so it is refused as if the create itself were forbidden. Under ANDROID
+// semantics a name exists in every case (LowerName): a new name that folds onto an existing entry
+// is that entry, as on a device's casefolded storage, at any depth. A directory too large to
+// search is refused (EMFILE) rather than risk a twin.
 int CheckFreeName(Filesystem* fs, const RequestContext& ctx, const Resolved& parent,
-                  const char* name, bool* exists_visible) {
+                  const char* name, bool* exists_visible, std::string* real) {
   *exists_visible = false;
+  std::string lower;
+  if (int err = LowerName(fs, parent, name, &lower)) return err;
+  if (real != nullptr) *real = lower;
   Child existing;
-  int err = OpenChild(fs, parent, name, &existing);
-  if (err == ENOENT) return CheckCaseTwin(fs, ctx, parent, name);
+  int err = OpenChild(fs, parent, lower.c_str(), &existing);
+  if (err == ENOENT) return 0;
   if (err != 0) return err;
   policy::Decision d =
       ctx.Decide(OP_LOOKUP, existing.path, S_ISDIR(existing.st.st_mode), &existing.info);
@@ -319,7 +279,7 @@ int CheckLayoutMove(const RequestContext& ctx, const std::string& from, const st
 }
 
 // Checks whether the caller may put the object described by `info` (from `from_path`) at
-// `parent/name`, replacing what is there if `replace`.
+// `parent/name`, replacing what is there if `replace`. `name` is the lower spelling (LowerName).
 int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent, const char* name,
                bool directory, const FileInfo& moving, bool exchange, unsigned int flags) {
   Child target;
@@ -340,8 +300,6 @@ int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent
     }
   } else if (exchange) {
     return ENOENT;
-  } else if (int twin = CheckCaseTwin(fs, ctx, parent, name)) {
-    return twin;
   }
   std::string path = ChildPath(parent.path, name);
   FileInfo placed = moving;

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "daemon/case_names.h"
 #include "daemon/fs_internal.h"
 #include "daemon/fuse_kernel_abi.h"
 
@@ -199,6 +200,17 @@ int Resolve(Filesystem* fs, fuse_ino_t ino, Resolved* out) {
   return fs->nodes().OpenNode(*out->node, &out->fd);
 }
 
+int LowerName(Filesystem* fs, const Resolved& parent, const char* name, std::string* real) {
+  real->assign(name);
+  if (fs->posix() || NameError(name, ENOENT) != 0) return 0;
+  struct stat st;
+  if (fstatat(parent.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT) return 0;
+  std::string match;
+  int err = FindCaseMatch(parent.fd.get(), name, &match);
+  if (err == 0) *real = std::move(match);
+  return err == EMFILE ? EMFILE : 0;
+}
+
 int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child,
               FactNeeds needs) {
   if (int err = NameError(name, ENOENT)) return err;
@@ -209,6 +221,18 @@ int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* c
   child->path = ChildPath(parent.path, name);
   child->info = fs->facts().Lookup(child->fd.get(), child->st, name, needs);
   return 0;
+}
+
+int OpenLowerChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child,
+                   std::string* real, FactNeeds needs) {
+  real->assign(name);
+  int err = OpenChild(fs, parent, name, child, needs);
+  if (err != ENOENT || fs->posix() || NameError(name, ENOENT) != 0) return err;
+  // A directory too large to search answers for exact names only.
+  std::string match;
+  if (FindCaseMatch(parent.fd.get(), name, &match) != 0) return ENOENT;
+  *real = std::move(match);
+  return OpenChild(fs, parent, real->c_str(), child, needs);
 }
 
 // Hands the child's fd to the node table (one more kernel lookup of it) and fills the entry the
@@ -269,8 +293,9 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
              fuse_entry_param* e, int64_t* fresh_until_before) {
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
+  std::string real;
   Child child;
-  if (int err = OpenChild(fs, p, name, &child, NeedsOf(ctx.engine()))) return err;
+  if (int err = OpenLowerChild(fs, p, name, &child, &real, NeedsOf(ctx.engine()))) return err;
   bool regular = S_ISREG(child.st.st_mode);
   bool judge_view = regular && ctx.engine() != nullptr && ctx.engine()->may_redact();
   policy::ContentFacts located = child.info.facts;
@@ -288,8 +313,13 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
       view = kRedactedView;
     }
   }
+  // The node keeps the lower spelling (its path is what decisions see); the kernel's dentry has
+  // the caller's. A name found by another spelling is never cached (entry timeout 0, as
+  // MediaProvider's case-insensitive matches): the next walk asks again, so a dentry of one
+  // spelling never outlives a change made through another.
   std::shared_ptr<Node> node =
-      PublishEntry(fs, ctx, parent, name, &child, view, e, fresh_until_before);
+      PublishEntry(fs, ctx, parent, real.c_str(), &child, view, e, fresh_until_before);
+  if (real != name) e->entry_timeout = 0;
   MarkKernelAttrsFresh(node.get(), std::min(e->entry_timeout, e->attr_timeout));
   return 0;
 }

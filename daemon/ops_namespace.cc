@@ -196,6 +196,16 @@ int DoMkdir(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fu
   return 0;
 }
 
+// After a removal or move of the lower name `real` through another spelling (`asked`, the name
+// the kernel sent): the kernel may still hold a dentry of the lower spelling for the old object,
+// which it was not told about; it is dropped (from the notifier thread: the kernel holds the
+// directory's lock until this request is answered).
+void ForgetOtherSpelling(Filesystem* fs, fuse_ino_t parent, const std::string& real,
+                         const char* asked) {
+  if (real == asked || fs->session() == nullptr) return;
+  fs->session()->notifier().InvalidateEntry(parent, real);
+}
+
 int DoRemove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
              bool directory) {
   absl::MutexLock ns(&fs->namespace_mu());
@@ -203,7 +213,8 @@ int DoRemove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
   Child child;
-  if (int err = OpenChild(fs, p, name, &child)) return err;
+  std::string real;
+  if (int err = OpenLowerChild(fs, p, name, &child, &real)) return err;
   bool is_dir = S_ISDIR(child.st.st_mode);
   policy::Decision seen = ctx.Decide(OP_LOOKUP, child.path, is_dir, &child.info);
   if (seen.outcome == OUTCOME_HIDE) return ENOENT;
@@ -212,9 +223,10 @@ int DoRemove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
           Verdict(ctx.Decide(directory ? OP_RMDIR : OP_DELETE, child.path, is_dir, &child.info))) {
     return err;
   }
-  if (unlinkat(p.fd.get(), name, directory ? AT_REMOVEDIR : 0) != 0) return errno;
+  if (unlinkat(p.fd.get(), real.c_str(), directory ? AT_REMOVEDIR : 0) != 0) return errno;
   fs->NamespaceChanged();
-  fs->nodes().Unlinked(child.st.st_dev, child.st.st_ino, parent, name);
+  fs->nodes().Unlinked(child.st.st_dev, child.st.st_ino, parent, real);
+  ForgetOtherSpelling(fs, parent, real, name);
   return 0;
 }
 
@@ -241,49 +253,67 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   if (int err = Resolve(fs, parent, &p)) return err;
   if (int err = Resolve(fs, newparent, &np)) return err;
   if (int err = NameError(newname, EINVAL)) return err;
+  // Both names as the lower tree spells them (LowerName): a target that folds onto an existing
+  // entry replaces that entry and keeps its spelling, as a casefolded ext4 keeps the existing
+  // directory entry's name when a rename replaces it.
   Child src;
-  if (int err = OpenChild(fs, p, name, &src)) return err;
+  std::string src_name;
+  if (int err = OpenLowerChild(fs, p, name, &src, &src_name)) return err;
+  std::string dst_name;
+  if (int err = LowerName(fs, np, newname, &dst_name)) return err;
   bool src_dir = S_ISDIR(src.st.st_mode);
   if (ctx.Decide(OP_LOOKUP, src.path, src_dir, &src.info).outcome == OUTCOME_HIDE) return ENOENT;
   bool exchange = (flags & RENAME_EXCHANGE) != 0;
+  // One name in two spellings: a rename of a name onto itself, which does nothing (the kernel
+  // ends `mv a A` itself, since both names reach one inode; this is for a request that got here).
+  if (parent == newparent && src_name == dst_name) return (flags & RENAME_NOREPLACE) ? EEXIST : 0;
   // The layout's rules first: they look at the two paths only, so their answer tells nothing
   // about what either place holds.
-  std::string dst_path = ChildPath(np.path, newname);
+  std::string dst_path = ChildPath(np.path, dst_name);
   if (int err = CheckLayoutMove(ctx, src.path, dst_path)) return err;
   if (exchange) {
     if (int err = CheckLayoutMove(ctx, dst_path, src.path)) return err;
   }
   if (int err = Verdict(ctx.Decide(OP_RENAME, src.path, src_dir, &src.info))) return err;
-  if (int err = CheckPlace(fs, ctx, np, newname, src_dir, src.info, exchange, flags)) return err;
-  if (int err = CheckNoGain(fs, ctx, src.path, src.info, dst_path, newname, src.st.st_mode & S_IFMT,
-                            src.fd.get(), &src_tree)) {
+  if (int err = CheckPlace(fs, ctx, np, dst_name.c_str(), src_dir, src.info, exchange, flags)) {
+    return err;
+  }
+  if (int err = CheckNoGain(fs, ctx, src.path, src.info, dst_path, dst_name,
+                            src.st.st_mode & S_IFMT, src.fd.get(), &src_tree)) {
     return err;
   }
   if (exchange) {
     Child dst;
-    if (int err = OpenChild(fs, np, newname, &dst)) return err;
+    if (int err = OpenChild(fs, np, dst_name.c_str(), &dst)) return err;
     bool dst_dir = S_ISDIR(dst.st.st_mode);
     if (int err = Verdict(ctx.Decide(OP_RENAME, dst.path, dst_dir, &dst.info))) return err;
-    if (int err = CheckPlace(fs, ctx, p, name, dst_dir, dst.info, true, flags)) return err;
-    if (int err = CheckNoGain(fs, ctx, dst.path, dst.info, src.path, name, dst.st.st_mode & S_IFMT,
-                              dst.fd.get(), &dst_tree)) {
+    if (int err = CheckPlace(fs, ctx, p, src_name.c_str(), dst_dir, dst.info, true, flags)) {
+      return err;
+    }
+    if (int err = CheckNoGain(fs, ctx, dst.path, dst.info, src.path, src_name,
+                              dst.st.st_mode & S_IFMT, dst.fd.get(), &dst_tree)) {
       return err;
     }
   }
   // What the destination name holds now: replaced (so its nodes lose that name) or, for an
   // exchange, moved to the source name.
   Child replaced;
-  bool had_target = OpenChild(fs, np, newname, &replaced) == 0;
+  bool had_target = OpenChild(fs, np, dst_name.c_str(), &replaced) == 0;
   if (no_scan.missed() && GainChecked(ctx)) return kFactsNotCurrent;
-  if (renameat2(p.fd.get(), name, np.fd.get(), newname, flags) != 0) return errno;
+  if (renameat2(p.fd.get(), src_name.c_str(), np.fd.get(), dst_name.c_str(), flags) != 0) {
+    return errno;
+  }
   fs->NamespaceChanged();
   if (had_target && !exchange) {
-    fs->nodes().Unlinked(replaced.st.st_dev, replaced.st.st_ino, newparent, newname);
+    fs->nodes().Unlinked(replaced.st.st_dev, replaced.st.st_ino, newparent, dst_name);
   }
-  fs->nodes().Moved(src.st.st_dev, src.st.st_ino, parent, name, newparent, newname);
+  fs->nodes().Moved(src.st.st_dev, src.st.st_ino, parent, src_name, newparent, dst_name);
   if (had_target && exchange) {
-    fs->nodes().Moved(replaced.st.st_dev, replaced.st.st_ino, newparent, newname, parent, name);
+    fs->nodes().Moved(replaced.st.st_dev, replaced.st.st_ino, newparent, dst_name, parent,
+                      src_name);
   }
+  ForgetOtherSpelling(fs, parent, src_name, name);
+  ForgetOtherSpelling(fs, newparent, dst_name, newname);
   return 0;
 }
 
