@@ -335,6 +335,10 @@ void sfs_lseek(fuse_req_t req, fuse_ino_t, off_t off, int whence, fuse_file_info
 void sfs_copy_file_range(fuse_req_t req, fuse_ino_t, off_t off_in, fuse_file_info* fi_in,
                          fuse_ino_t, off_t off_out, fuse_file_info* fi_out, size_t len, int flags) {
   Filesystem* fs = Fs(req);
+  // ANDROID semantics: MediaProvider implements no copy_file_range. ENOSYS makes the kernel stop
+  // asking for this mount and copy through its own splice of the two files, whose reads come
+  // here as READs (a redacted source's are redacted) or go through passthrough.
+  if (!fs->posix()) return (void)fuse_reply_err(req, ENOSYS);
   fs->stats().read_requests.fetch_add(1);
   fs->stats().write_requests.fetch_add(1);
   OpenFile* from = FileOf(fi_in);

@@ -1,6 +1,13 @@
 // Lock ops: GETLK, SETLK/SETLKW (POSIX record locks) and FLOCK, all held on the lower file
 // (file_locks.h), so they meet the locks of processes using the lower file directly. A lock that
 // must be waited for is queued, never held on a worker thread.
+//
+// Under POSIX semantics only. Under ANDROID semantics the mount answers as MediaProvider's does:
+// it implements no lock op, so the INIT reply leaves FUSE_POSIX_LOCKS out (fuse_session.cc) and
+// fcntl and OFD record locks are the kernel's own, held on the mount's inodes; its pf_init does
+// ask for FUSE_FLOCK_LOCKS, so the kernel sends flock() here as a FUSE_SETLK with FUSE_LK_FLOCK,
+// and libfuse, with no flock op, answers ENOSYS: flock() fails ENOSYS on a device's shared
+// storage, and does here.
 #include <fcntl.h>
 #include <sys/file.h>
 
@@ -32,6 +39,7 @@ void ReplyWhenGranted(Filesystem* fs, fuse_req_t req, std::optional<uid_t> app,
 
 void sfs_getlk(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, struct flock* lock) {
   Filesystem* fs = Fs(req);
+  if (!fs->posix()) return (void)fuse_reply_err(req, ENOSYS);
   OpenFile* file = FileOf(fi);
   if (int err = fs->locks().GetLock(file->lock_key(), fi->lock_owner, file->fd.get(), lock)) {
     return (void)fuse_reply_err(req, err);
@@ -41,6 +49,7 @@ void sfs_getlk(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, struct flock* loc
 
 void sfs_setlk(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, struct flock* lock, int sleep) {
   Filesystem* fs = Fs(req);
+  if (!fs->posix()) return (void)fuse_reply_err(req, ENOSYS);
   OpenFile* file = FileOf(fi);
   FileLocks* locks = &fs->locks();
   FileLocks::FileKey key = file->lock_key();
@@ -60,6 +69,7 @@ void sfs_setlk(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, struct flock* loc
 // every fd the caller dups from it shares, as natively.
 void sfs_flock(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, int op) {
   Filesystem* fs = Fs(req);
+  if (!fs->posix()) return (void)fuse_reply_err(req, ENOSYS);
   int fd = FileOf(fi)->fd.get();
   auto attempt = [fd, op] { return flock(fd, op | LOCK_NB) == 0 ? 0 : errno; };
   int err = attempt();
