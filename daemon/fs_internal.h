@@ -22,7 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "base/unique_fd.h"
 #include "daemon/file_info.h"
 #include "daemon/filesystem.h"
@@ -65,6 +67,12 @@ struct OpenFile {
   // its reads make; nullopt for root and the system uids.
   std::optional<uid_t> slot;
   RedactionPlan plan;  // redacted views: the shared fills of the version last read
+  // Every lock owner that asked for a record lock through this handle. A process's (POSIX) locks
+  // go when it closes any fd of the file (FLUSH), but an open file description's (OFD) locks go
+  // only with the description itself, of which the kernel tells nothing but RELEASE: so RELEASE
+  // ends all of them.
+  absl::Mutex lock_owners_mu;
+  absl::flat_hash_set<uint64_t> lock_owners ABSL_GUARDED_BY(lock_owners_mu);
 
   bool redacted() const { return node->view != kRawView; }
   // The lower file its locks are held on (file_locks.h): every view of it shares them.

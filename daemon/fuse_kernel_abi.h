@@ -28,8 +28,6 @@ inline constexpr uint32_t kHandleKillprivV2 = 1u << 28;
 // FUSE_POSIX_ACL: the kernel enforces POSIX ACLs and caches them per inode (implies
 // default_permissions).
 inline constexpr uint32_t kPosixAcl = 1u << 20;
-// FUSE_POSIX_LOCKS: fcntl record locks are the daemon's (getlk/setlk); without it, the kernel's.
-inline constexpr uint32_t kPosixLocks = 1u << 1;
 // FUSE_DONT_MASK: the kernel passes the mode and the umask apart, so the server can leave the
 // umask out where a default ACL replaces it.
 inline constexpr uint32_t kDontMask = 1u << 6;

@@ -131,9 +131,6 @@ ssize_t FuseSession::Writev(int fd, struct iovec* iov, int count, void* userdata
       // to a LOOKUP each. A READDIRPLUS entry with attributes makes the kernel forget the
       // inode's cached ACLs, so the daemon sends those only for names the kernel does not hold
       // fresh already (ops_dir.cc).
-      // ANDROID semantics: fcntl record locks are the kernel's own, as MediaProvider implements
-      // no lock op (ops_lock.cc says what flock does).
-      if (!self->options_.posix) out->flags &= ~abi::kPosixLocks;
       if (self->options_.posix && self->kernel_offers_posix_acl_) {
         out->flags |= abi::kPosixAcl | abi::kDontMask;
         out->flags &= ~abi::kReaddirplusAuto;

@@ -302,6 +302,11 @@ void sfs_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   // The last close of an open file ends its flock() lock. The lower description may outlive the
   // handle (the kernel keeps a passthrough backing file while other opens use it), so say so.
   if (fi->flock_release) flock(file->fd.get(), LOCK_UN);
+  // The end of an open file description ends its OFD locks (and any POSIX owner's left).
+  {
+    absl::MutexLock lock(&file->lock_owners_mu);
+    for (uint64_t owner : file->lock_owners) fs->locks().ReleaseOwner(file->lock_key(), owner);
+  }
   // Passthrough writes never reach the daemon: the handle's end is where they are known to stop.
   if (file->writable) Written(fs, file);
   if (!file->redacted()) fs->backing().Detach(*file->node, file->passthrough);

@@ -2,12 +2,14 @@
 // (file_locks.h), so they meet the locks of processes using the lower file directly. A lock that
 // must be waited for is queued, never held on a worker thread.
 //
-// Under POSIX semantics only. Under ANDROID semantics the mount answers as MediaProvider's does:
-// it implements no lock op, so the INIT reply leaves FUSE_POSIX_LOCKS out (fuse_session.cc) and
-// fcntl and OFD record locks are the kernel's own, held on the mount's inodes; its pf_init does
-// ask for FUSE_FLOCK_LOCKS, so the kernel sends flock() here as a FUSE_SETLK with FUSE_LK_FLOCK,
-// and libfuse, with no flock op, answers ENOSYS: flock() fails ENOSYS on a device's shared
-// storage, and does here.
+// ANDROID semantics answer as a device does. MediaProvider implements no lock op: fcntl and OFD
+// record locks are then the kernel's, held on the mount's inode of the file, which every process
+// on a device shares. Here each view of a file is its own inode (node_table.h): kernel-held locks
+// of an app reading the redacted view would never meet the owner's, so the daemon keeps serving
+// record locks, on the lower file, where every view's meet, and they behave as a device's do.
+// flock() is a device's answer: MediaProvider's pf_init asks for FUSE_FLOCK_LOCKS with no flock
+// op, so the kernel sends flock() as a FUSE_SETLK with FUSE_LK_FLOCK, libfuse answers ENOSYS, and
+// flock() fails ENOSYS on a device's shared storage; it does here.
 #include <fcntl.h>
 #include <sys/file.h>
 
@@ -39,7 +41,6 @@ void ReplyWhenGranted(Filesystem* fs, fuse_req_t req, std::optional<uid_t> app,
 
 void sfs_getlk(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, struct flock* lock) {
   Filesystem* fs = Fs(req);
-  if (!fs->posix()) return (void)fuse_reply_err(req, ENOSYS);
   OpenFile* file = FileOf(fi);
   if (int err = fs->locks().GetLock(file->lock_key(), fi->lock_owner, file->fd.get(), lock)) {
     return (void)fuse_reply_err(req, err);
@@ -49,11 +50,14 @@ void sfs_getlk(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, struct flock* loc
 
 void sfs_setlk(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, struct flock* lock, int sleep) {
   Filesystem* fs = Fs(req);
-  if (!fs->posix()) return (void)fuse_reply_err(req, ENOSYS);
   OpenFile* file = FileOf(fi);
   FileLocks* locks = &fs->locks();
   FileLocks::FileKey key = file->lock_key();
   uint64_t owner = fi->lock_owner;
+  {
+    absl::MutexLock lock(&file->lock_owners_mu);
+    file->lock_owners.insert(owner);
+  }
   // The handle outlives the request: the kernel holds the caller's file until the reply.
   int fd = file->fd.get();
   struct flock wanted = *lock;  // l_pid: the caller's process, as its F_GETLK reports it
