@@ -9,9 +9,18 @@
 #ifndef SCOPEDFS_DAEMON_CASE_NAMES_H_
 #define SCOPEDFS_DAEMON_CASE_NAMES_H_
 
-#include <string>
+#include <sys/types.h>
 
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 
 namespace scopedfs::daemon {
 
@@ -29,6 +38,64 @@ inline constexpr int kMaxCaseSearchEntries = 1 << 20;
 // directory lists them in. `*entries_read` (if given) counts what the search read.
 int FindCaseMatch(int dir_fd, absl::string_view name, std::string* match,
                   int max_entries = kMaxCaseSearchEntries, int* entries_read = nullptr);
+
+// The directory's state as far as its timestamps tell: any entry added, removed or renamed in it
+// changes its mtime and ctime. (Kernels with multigrain timestamps, 6.13 and later on tmpfs, ext4,
+// xfs and btrfs, give a change made after the last query a time of its own; older ones may give
+// two changes within one clock tick one time, so a change made in the lower tree behind the
+// daemon's back may go unseen until the directory changes again.)
+struct DirStamp {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  int64_t mtime_ns = -1;
+  int64_t ctime_ns = -1;
+  bool operator==(const DirStamp& o) const {
+    return dev == o.dev && ino == o.ino && mtime_ns == o.mtime_ns && ctime_ns == o.ctime_ns;
+  }
+};
+// The stamp of the directory `dir_fd`; mtime_ns -1 if it cannot be had.
+DirStamp StampOf(int dir_fd);
+
+// FindCaseMatch for large directories without reading them at every miss: each directory of at
+// least kMinIndexedEntries entries gets an index of its names by folded name, kept while its stamp
+// is unchanged, and updated for the names the daemon itself adds (Added). Bounded: indexes hold
+// at most kMaxIndexedNames names in all (about 100 bytes each); the least recently used go first.
+class CaseIndex {
+ public:
+  static constexpr int kMinIndexedEntries = 256;
+  static constexpr size_t kMaxIndexedNames = 1 << 17;
+
+  CaseIndex() = default;
+  CaseIndex(const CaseIndex&) = delete;
+  CaseIndex& operator=(const CaseIndex&) = delete;
+
+  // As FindCaseMatch(dir_fd, name, match).
+  int Find(int dir_fd, absl::string_view name, std::string* match) ABSL_LOCKS_EXCLUDED(mu_);
+  // `name` was just added to the directory by the daemon, which had the stamp `before` just
+  // before: an index of that state learns the name; any other index of the directory goes.
+  void Added(int dir_fd, const DirStamp& before, absl::string_view name) ABSL_LOCKS_EXCLUDED(mu_);
+  // The same for a name the daemon just removed.
+  void Removed(int dir_fd, const DirStamp& before, absl::string_view name) ABSL_LOCKS_EXCLUDED(mu_);
+  size_t indexed_names() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  struct Dir {
+    DirStamp stamp;
+    absl::flat_hash_map<std::string, std::vector<std::string>> by_folded;  // each sorted
+    size_t names = 0;
+    uint64_t last_use = 0;
+  };
+  using Key = std::pair<dev_t, ino_t>;
+  // Applies one change the daemon made (`added` or removed) to an index of the state `before`.
+  void Changed(int dir_fd, const DirStamp& before, absl::string_view name, bool added)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  mutable absl::Mutex mu_;  // a leaf
+  absl::flat_hash_map<Key, std::unique_ptr<Dir>> dirs_ ABSL_GUARDED_BY(mu_);
+  size_t total_names_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t clock_ ABSL_GUARDED_BY(mu_) = 0;
+};
 
 }  // namespace scopedfs::daemon
 

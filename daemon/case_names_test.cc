@@ -88,5 +88,56 @@ TEST_F(FindCaseMatchTest, BoundedSearchRefusesToAnswer) {
   EXPECT_EQ(read, 52);  // with . and ..
 }
 
+class CaseIndexTest : public FindCaseMatchTest {
+ protected:
+  void SetUp() override {
+    FindCaseMatchTest::SetUp();
+    for (int i = 0; i < CaseIndex::kMinIndexedEntries; ++i) Touch(absl::StrCat("file", i));
+  }
+  CaseIndex index_;
+};
+
+TEST_F(CaseIndexTest, AnswersAsTheSearchAndIndexesLargeDirectories) {
+  std::string match;
+  EXPECT_EQ(index_.Find(fd_.get(), "FILE7", &match), 0);
+  EXPECT_EQ(match, "file7");
+  EXPECT_EQ(index_.indexed_names(), CaseIndex::kMinIndexedEntries + 2u);
+  EXPECT_EQ(index_.Find(fd_.get(), "file7", &match), ENOENT);  // the exact name is no match
+  EXPECT_EQ(index_.Find(fd_.get(), "nosuch", &match), ENOENT);
+}
+
+TEST_F(CaseIndexTest, SeesChangesMadeBehindItsBack) {
+  std::string match;
+  EXPECT_EQ(index_.Find(fd_.get(), "Twin", &match), ENOENT);
+  Touch("TWIN");
+  EXPECT_EQ(index_.Find(fd_.get(), "Twin", &match), 0);
+  EXPECT_EQ(match, "TWIN");
+  ASSERT_EQ(unlinkat(fd_.get(), "TWIN", 0), 0);
+  EXPECT_EQ(index_.Find(fd_.get(), "Twin", &match), ENOENT);
+}
+
+TEST_F(CaseIndexTest, LearnsTheDaemonsOwnChanges) {
+  std::string match;
+  EXPECT_EQ(index_.Find(fd_.get(), "NEW", &match), ENOENT);
+  DirStamp before = StampOf(fd_.get());
+  Touch("new");
+  index_.Added(fd_.get(), before, "new");
+  EXPECT_EQ(index_.indexed_names(), CaseIndex::kMinIndexedEntries + 3u);  // kept, one more
+  EXPECT_EQ(index_.Find(fd_.get(), "NEW", &match), 0);
+  EXPECT_EQ(match, "new");
+  before = StampOf(fd_.get());
+  ASSERT_EQ(unlinkat(fd_.get(), "new", 0), 0);
+  index_.Removed(fd_.get(), before, "new");
+  EXPECT_EQ(index_.indexed_names(), CaseIndex::kMinIndexedEntries + 2u);
+  EXPECT_EQ(index_.Find(fd_.get(), "NEW", &match), ENOENT);
+  // A change it was not told of, made before the daemon's own, drops the index.
+  Touch("other");
+  before = StampOf(fd_.get());
+  Touch("mine");
+  index_.Added(fd_.get(), before, "mine");
+  EXPECT_EQ(index_.indexed_names(), 0u);
+  EXPECT_EQ(index_.Find(fd_.get(), "OTHER", &match), 0);
+}
+
 }  // namespace
 }  // namespace scopedfs::daemon

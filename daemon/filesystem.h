@@ -22,6 +22,7 @@
 #include "absl/synchronization/mutex.h"
 #include "daemon/app_budget.h"
 #include "daemon/backing_files.h"
+#include "daemon/case_names.h"
 #include "daemon/facts_cache.h"
 #include "daemon/file_info.h"
 #include "daemon/file_locks.h"
@@ -107,6 +108,8 @@ class Filesystem {
 
   NodeTable& nodes() { return nodes_; }
   FactsCache& facts() { return facts_; }
+  // ANDROID semantics: where names are found in any case (case_names.h).
+  CaseIndex& case_index() { return case_index_; }
   BackingFiles& backing() { return backing_; }
   FileLocks& locks() { return locks_; }
   PlanTable& plans() { return plans_; }
@@ -156,6 +159,7 @@ class Filesystem {
   Stats stats_;
   NodeTable nodes_;
   FactsCache facts_;
+  CaseIndex case_index_;
   BackingFiles backing_;
   // Sized from RLIMIT_NOFILE when the filesystem is made (main raises it first); before locks_
   // and plans_, which charge it.

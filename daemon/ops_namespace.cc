@@ -104,6 +104,7 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, f
   std::optional<uid_t> slot;
   if (int err = fs->TakeHandleSlot(ctx, &slot)) return err;
   base::UniqueFd fd;
+  DirStamp before = StampOf(p.fd.get());
   if (int err = MakeAs(as, [&] {
         fd.reset(openat(p.fd.get(), name, flags, clamped));
         return fd.valid() ? 0 : -1;
@@ -112,6 +113,7 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, f
     return err;
   }
   fs->NamespaceChanged();
+  fs->case_index().Added(p.fd.get(), before, name);
   // ANDROID: the process umask is 0 in the daemon, but the lower filesystem may still drop bits
   // (or an ACL default may add them): the clamped mode is set exactly, and the creator recorded.
   // POSIX: the lower filesystem made it as the caller's own, with the caller's umask.
@@ -180,8 +182,10 @@ int DoMkdir(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fu
   std::string path = ChildPath(p.path, name);
   if (int err = Verdict(ctx.Decide(OP_MKDIR, path, true, nullptr))) return err;
   mode_t clamped = as != nullptr ? mode : ClampMode(ctx, mode, /*directory=*/true);
+  DirStamp before = StampOf(p.fd.get());
   if (int err = MakeAs(as, [&] { return mkdirat(p.fd.get(), name, clamped); })) return err;
   fs->NamespaceChanged();
+  fs->case_index().Added(p.fd.get(), before, name);
   base::UniqueFd dfd(openat(p.fd.get(), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   int err = dfd.valid() ? 0 : errno;
   if (err == 0 && as == nullptr) err = fchmod(dfd.get(), clamped) == 0 ? 0 : errno;
@@ -223,8 +227,10 @@ int DoRemove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
           Verdict(ctx.Decide(directory ? OP_RMDIR : OP_DELETE, child.path, is_dir, &child.info))) {
     return err;
   }
+  DirStamp before = StampOf(p.fd.get());
   if (unlinkat(p.fd.get(), real.c_str(), directory ? AT_REMOVEDIR : 0) != 0) return errno;
   fs->NamespaceChanged();
+  fs->case_index().Removed(p.fd.get(), before, real);
   fs->nodes().Unlinked(child.st.st_dev, child.st.st_ino, parent, real);
   ForgetOtherSpelling(fs, parent, real, name);
   return 0;
@@ -300,10 +306,12 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   Child replaced;
   bool had_target = OpenChild(fs, np, dst_name.c_str(), &replaced) == 0;
   if (no_scan.missed() && GainChecked(ctx)) return kFactsNotCurrent;
+  DirStamp before = StampOf(np.fd.get());
   if (renameat2(p.fd.get(), src_name.c_str(), np.fd.get(), dst_name.c_str(), flags) != 0) {
     return errno;
   }
   fs->NamespaceChanged();
+  if (!had_target && parent != newparent) fs->case_index().Added(np.fd.get(), before, dst_name);
   if (had_target && !exchange) {
     fs->nodes().Unlinked(replaced.st.st_dev, replaced.st.st_ino, newparent, dst_name);
   }
