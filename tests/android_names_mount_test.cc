@@ -92,6 +92,28 @@ TEST_F(AndroidNamesTest, UnlinkRmdirAndRenameTakeAnySpelling) {
   EXPECT_FALSE(storage_.LowerExists("Download/KEEP.txt"));
 }
 
+// A large directory is searched through an index of its names (case_names.h): what the daemon
+// adds and removes, and what is added behind its back, is found in any spelling all the same.
+TEST_F(AndroidNamesTest, LargeDirectoriesAnswerAlike) {
+  for (int i = 0; i < 300; ++i) {
+    SCOPEDFS_ASSERT_OK(storage_.WriteLower(absl::StrCat("Download/Big/file", i), "f", kNotes));
+  }
+  App notes = As(kNotes);
+  EXPECT_EQ(notes.Read("download/BIG/FILE7").data, "f");
+  EXPECT_TRUE(FailsWith(notes.Stat("Download/Big/nosuch"), ENOENT));
+  EXPECT_TRUE(FailsWith(notes.Create("Download/Big/File7"), EEXIST));
+  ASSERT_TRUE(Succeeds(notes.Create("Download/Big/New", "n")));
+  EXPECT_TRUE(FailsWith(notes.Create("Download/Big/NEW"), EEXIST));
+  EXPECT_TRUE(FailsWith(notes.Mkdir("Download/Big/new"), EEXIST));
+  ASSERT_TRUE(Succeeds(notes.Unlink("Download/Big/nEw")));
+  EXPECT_TRUE(FailsWith(notes.Stat("Download/Big/New"), ENOENT));
+  ASSERT_TRUE(Succeeds(notes.Create("Download/Big/NEW", "again")));
+  EXPECT_EQ(*storage_.ReadLower("Download/Big/NEW"), "again");
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/Big/Behind", "b", kNotes));
+  EXPECT_EQ(notes.Read("Download/Big/BEHIND").data, "b");
+  EXPECT_TRUE(FailsWith(notes.Create("Download/Big/behind"), EEXIST));
+}
+
 // Twins made in the lower tree behind the daemon's back: the exact name reaches each; any other
 // spelling reaches the first in byte order, whatever order the directory lists them in.
 TEST_F(AndroidNamesTest, LowerTwinsResolveDeterministically) {
