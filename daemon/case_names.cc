@@ -137,19 +137,32 @@ int CaseIndex::Find(int dir_fd, absl::string_view name, std::string* match) {
       return FirstOther(names->second, name, match) ? 0 : ENOENT;
     }
   }
+  // One read answers and indexes. A directory with more names than all indexes may hold is
+  // searched only: its index would be evicted at once, and would cost memory while being built.
   auto dir = std::make_unique<Dir>();
   dir->stamp = stamp;
+  bool indexing = true;
+  bool found = false;
   int err = ForEachName(dir_fd, kMaxCaseSearchEntries, nullptr, [&](absl::string_view n) {
+    if (n != name && SameFoldedName(n, name) && (!found || n < absl::string_view(*match))) {
+      match->assign(n.data(), n.size());
+      found = true;
+    }
+    if (!indexing) return;
+    if (dir->names == kMaxIndexedNames) {
+      indexing = false;
+      dir->by_folded.clear();
+      return;
+    }
     dir->by_folded[Folded(n)].emplace_back(n);
     ++dir->names;
   });
-  if (err != 0) return err;
-  int answer = ENOENT;
-  if (auto names = dir->by_folded.find(Folded(name)); names != dir->by_folded.end()) {
-    std::sort(names->second.begin(), names->second.end());
-    if (FirstOther(names->second, name, match)) answer = 0;
+  if (err != 0) {
+    match->clear();
+    return err;
   }
-  if (dir->names < static_cast<size_t>(kMinIndexedEntries)) return answer;
+  int answer = found ? 0 : ENOENT;
+  if (!indexing || dir->names < static_cast<size_t>(kMinIndexedEntries)) return answer;
   for (auto& [folded, names] : dir->by_folded) std::sort(names.begin(), names.end());
   absl::MutexLock lock(&mu_);
   dir->last_use = ++clock_;
