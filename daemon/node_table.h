@@ -110,7 +110,7 @@ class NodeTable {
   // the fd it keeps. Returns 0 or an errno (ESTALE: the object is gone).
   int OpenNode(const Node& node, base::UniqueFd* out) const;
   // Bytes one remembered node costs, not counting its name and handle bytes or allocator
-  // rounding (README "Real trees" has the measured figure).
+  // rounding (docs/performance.md has the measured figure).
   static size_t BytesPerNode();
   // Kernel FORGET: drop `n` lookups; the node goes when none remain (and no one holds it).
   void Forget(NodeId id, uint64_t n);

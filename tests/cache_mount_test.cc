@@ -116,7 +116,7 @@ TEST_F(CacheMountTest, AReloadToOtherSemanticsIsRefused) {
 
 // ls -l asks every file for its ACL. Under POSIX semantics the kernel caches ACLs
 // (FUSE_POSIX_ACL), so root asking again costs no request. (An unprivileged caller's questions
-// still reach the daemon, two requests each here: see README "Real trees".)
+// still reach the daemon, two requests each here: see docs/performance.md.)
 TEST_F(CacheMountTest, AclQuestionsAreAnsweredFromTheKernelsCache) {
   SCOPEDFS_ASSERT_OK(storage_.WriteLower("Documents/acl.txt", "x", kNotes));
   std::string path = "Documents/acl.txt";  // apps run in the mount

@@ -42,7 +42,7 @@ constexpr absl::Duration kTimeStep = absl::Milliseconds(20);
 
 }  // namespace
 
-// Differences the README's table allows, "Group/case" -> reason (the same reasons as the README's
+// Differences docs/semantics.md's table allows, "Group/case" -> reason (the same reasons as that
 // table of remaining differences); every other difference fails.
 const std::map<std::string, std::string>& AllowedDifferences() {
   static const auto* allowed = new std::map<std::string, std::string>{

@@ -34,7 +34,7 @@ namespace scopedfs::tests::posix_compare {
 inline constexpr gid_t kShared = 2000;   // a group some callers are in
 inline constexpr gid_t kForeign = 3000;  // a group no unprivileged caller is in
 
-// Differences the README's table allows, "Group/case" -> reason (the same reasons as the README's
+// Differences docs/semantics.md's table allows, "Group/case" -> reason (the same reasons as that
 // table of remaining differences); every other difference fails.
 const std::map<std::string, std::string>& AllowedDifferences();
 

@@ -559,7 +559,7 @@ TEST_F(PosixCompareTest, LiveNames) {
                      close(fd);
                    },
                    {"."}});
-  // (Held by an O_PATH fd only, an unlinked file is gone below the mount: see the README.)
+  // (Held by an O_PATH fd only, an unlinked file is gone below the mount: see docs/semantics.md.)
   cases.push_back({"reopen, chmod and truncate through /proc/self/fd of an open, unlinked file",
                    {F("f", 0644)},
                    kRoot0,

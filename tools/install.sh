@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs scopedfs for users: optimised, commit-stamped binaries (bazel --config=release), the
 # mount helper, the systemd unit, the shipped configs (an existing /etc/scopedfs file is never
-# overwritten) and the man pages; or removes what an install put there.
+# overwritten), the man pages and the documentation (README.md and docs/); or removes what an
+# install put there.
 #   tools/install.sh [--prefix=/usr/local] [--sysconfdir=/etc] [--destdir=DIR] [--bin_dir=DIR]
 #   tools/install.sh --uninstall [--purge] [--prefix=...] [--sysconfdir=...] [--destdir=DIR]
 # --bin_dir takes prebuilt scopedfsd and scopedfsctl (DIR/daemon/scopedfsd, DIR/tools/scopedfsctl)
@@ -38,7 +39,8 @@ if $uninstall; then
     if [[ -e "$destdir$f" || -L "$destdir$f" ]]; then rm -f "$destdir$f"; removed=$((removed + 1)); fi
   done <"$manifest"
   rm -f "$manifest"
-  rmdir "$destdir$prefix/share/scopedfs" "$destdir$prefix/share/doc/scopedfs" 2>/dev/null || true
+  rmdir "$destdir$prefix/share/scopedfs" "$destdir$prefix/share/doc/scopedfs/docs" \
+    "$destdir$prefix/share/doc/scopedfs" 2>/dev/null || true
   $purge && rmdir "$destdir$sysconfdir/scopedfs" 2>/dev/null || true
   echo "install: removed $removed files$($purge || echo "; kept the configs in $sysconfdir/scopedfs (--purge removes them)")"
   if [[ -z "$destdir" ]] && command -v systemctl >/dev/null && [[ -d /run/systemd/system ]]; then
@@ -67,6 +69,9 @@ for page in scopedfsd.8 mount.scopedfs.8 scopedfsctl.1 scopedfs.policy.5; do
   put 0644 "$repo/tools/man/$page" "$prefix/share/man/man${page##*.}/$page"
 done
 put 0644 "$repo/README.md" "$prefix/share/doc/scopedfs/README.md"
+for doc in "$repo"/docs/*.md; do  # the pages README.md links to, at the same relative place
+  put 0644 "$doc" "$prefix/share/doc/scopedfs/docs/${doc##*/}"
+done
 # The unit names the binaries and configs where this install puts them.
 unit=$(mktemp)
 trap 'rm -f "$unit"' EXIT

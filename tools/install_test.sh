@@ -20,7 +20,8 @@ for f in usr/local/sbin/scopedfsd usr/local/sbin/scopedfs usr/local/bin/scopedfs
   usr/local/share/man/man8/scopedfsd.8 usr/local/share/man/man8/mount.scopedfs.8 \
   usr/local/share/man/man1/scopedfsctl.1 usr/local/share/man/man5/scopedfs.policy.5 \
   etc/systemd/system/scopedfsd@.service etc/scopedfs/android.textproto \
-  etc/scopedfs/apps.textproto usr/local/share/doc/scopedfs/README.md; do
+  etc/scopedfs/apps.textproto usr/local/share/doc/scopedfs/README.md \
+  usr/local/share/doc/scopedfs/docs/policy.md usr/local/share/doc/scopedfs/docs/security.md; do
   check "installed $f" test -e "$ROOT/$f"
 done
 check "install prints the version" grep -q '^scopedfsd [0-9]' <<<"$out"
@@ -50,6 +51,7 @@ tools/install.sh --destdir="$ROOT" --uninstall >/dev/null
 check "uninstall removes the daemon" test ! -e "$ROOT/usr/local/sbin/scopedfsd"
 check "uninstall removes the man pages" test ! -e "$ROOT/usr/local/share/man/man8/scopedfsd.8"
 check "uninstall removes the unit" test ! -e "$ROOT/etc/systemd/system/scopedfsd@.service"
+check "uninstall removes the documentation" test ! -e "$ROOT/usr/local/share/doc/scopedfs"
 check "uninstall keeps the configs" test -e "$ROOT/etc/scopedfs/android.textproto"
 FRESH=$TMP/fresh
 mkdir -p "$FRESH/etc/scopedfs" && echo '# mine' >"$FRESH/etc/scopedfs/apps.textproto"

@@ -5,7 +5,8 @@
 # compiles the same policy again from the CIL checkpolicy writes back; the rules the daemon needs
 # are in it and none targets a whole attribute of files or domains; every type file_contexts
 # names is declared, and selabel_lookup labels the binary and the socket with them; the .rc's
-# seclabel is the module's domain. Android's own neverallow rules are not run here (see README).
+# seclabel is the module's domain. Android's own neverallow rules are not run here (see
+# docs/android.md).
 set -uo pipefail
 
 DIR=tools/service/sepolicy
