@@ -62,13 +62,14 @@ int CheckCaseTwin(Filesystem* fs, const RequestContext& ctx, const Resolved& par
   if (err != 0 || twin.empty()) return err;
   Child existing;
   if (OpenChild(fs, parent, twin.c_str(), &existing) != 0) return EEXIST;
-  policy::Decision d_seen =
-      ctx.Decide(OP_LOOKUP, existing.path, S_ISDIR(existing.st.st_mode), &existing.info);
-  return d_seen.outcome == OUTCOME_HIDE ? EACCES : EEXIST;
+  return FindsName(ctx, existing.path, S_ISDIR(existing.st.st_mode), existing.info) ? EEXIST
+                                                                                    : EACCES;
 }
 
-// For create/mkdir/symlink/link/rename targets: an existing name the caller cannot see must not
-// be revealed by EEXIST, so it is refused as if the create itself were forbidden.
+// For create/mkdir/symlink/link/rename targets: an existing name the caller cannot find (strict
+// visibility) must not be revealed by EEXIST, so it is refused as if the create itself were
+// forbidden (EACCES). Under LISTING visibility the caller finds the name (FindsName), as on a
+// device, and the create fails EEXIST.
 int CheckFreeName(Filesystem* fs, const RequestContext& ctx, const Resolved& parent,
                   const char* name, bool* exists_visible) {
   *exists_visible = false;
@@ -76,9 +77,7 @@ int CheckFreeName(Filesystem* fs, const RequestContext& ctx, const Resolved& par
   int err = OpenChild(fs, parent, name, &existing);
   if (err == ENOENT) return CheckCaseTwin(fs, ctx, parent, name);
   if (err != 0) return err;
-  policy::Decision d =
-      ctx.Decide(OP_LOOKUP, existing.path, S_ISDIR(existing.st.st_mode), &existing.info);
-  if (d.outcome == OUTCOME_HIDE) return EACCES;
+  if (!FindsName(ctx, existing.path, S_ISDIR(existing.st.st_mode), existing.info)) return EACCES;
   *exists_visible = true;
   return 0;
 }
@@ -327,9 +326,8 @@ int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent
   bool exists = err == 0;
   if (err != 0 && err != ENOENT) return err;
   if (exists) {
-    policy::Decision seen =
-        ctx.Decide(OP_LOOKUP, target.path, S_ISDIR(target.st.st_mode), &target.info);
-    if (seen.outcome == OUTCOME_HIDE) return EACCES;  // never reveal a hidden name
+    // Never reveal a name the caller cannot find (strict visibility).
+    if (!FindsName(ctx, target.path, S_ISDIR(target.st.st_mode), target.info)) return EACCES;
     if (flags & RENAME_NOREPLACE) return EEXIST;
     if (!exchange) {
       bool target_dir = S_ISDIR(target.st.st_mode);

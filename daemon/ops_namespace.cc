@@ -205,8 +205,7 @@ int DoRemove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   Child child;
   if (int err = OpenChild(fs, p, name, &child)) return err;
   bool is_dir = S_ISDIR(child.st.st_mode);
-  policy::Decision seen = ctx.Decide(OP_LOOKUP, child.path, is_dir, &child.info);
-  if (seen.outcome == OUTCOME_HIDE) return ENOENT;
+  if (!FindsName(ctx, child.path, is_dir, child.info)) return ENOENT;
   if (directory != is_dir) return directory ? ENOTDIR : EISDIR;
   if (int err =
           Verdict(ctx.Decide(directory ? OP_RMDIR : OP_DELETE, child.path, is_dir, &child.info))) {
@@ -244,7 +243,7 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   Child src;
   if (int err = OpenChild(fs, p, name, &src)) return err;
   bool src_dir = S_ISDIR(src.st.st_mode);
-  if (ctx.Decide(OP_LOOKUP, src.path, src_dir, &src.info).outcome == OUTCOME_HIDE) return ENOENT;
+  if (!FindsName(ctx, src.path, src_dir, src.info)) return ENOENT;
   bool exchange = (flags & RENAME_EXCHANGE) != 0;
   // The layout's rules first: they look at the two paths only, so their answer tells nothing
   // about what either place holds.
