@@ -99,7 +99,9 @@ check "gallery reads raw" grep -q '^decision: ALLOW$' "$TMP/out"
 
 run explain --policy=$POLICY --apps=$APPS --uid=10062 --op=read --path=DCIM/secret.jpg \
   --content="$TMP/doc.pdf" --owner_uid=10067
-check "pdf disguised as jpg is hidden" grep -q '^decision: HIDE$' "$TMP/out"
+# The Android policy's LISTING visibility: a hidden name is found, and reading it refused.
+check "pdf disguised as jpg is refused" grep -q '^decision: DENY (EACCES)$' "$TMP/out"
+check "listing visibility shown" grep -q '^visible:  LISTING: ' "$TMP/out"
 check "sniffed format shown" grep -q 'format pdf' "$TMP/out"
 
 run explain --policy=$POLICY --apps=$APPS --package=com.example.camera --op=create --path=DCIM/x.pdf
