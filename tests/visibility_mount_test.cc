@@ -7,10 +7,13 @@
 // a LOOKUP finds for everyone are cached by the kernel under LISTING, views that differ by caller
 // never. Needs root and /dev/fuse; skips, saying so, without them.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -28,6 +31,14 @@ constexpr char kStrictPolicy[] = "policy/configs/android-strict.textproto";
 constexpr char kDoc[] = "Download/notes.pdf";
 constexpr char kPrivateDir[] = "Android/data/com.example.notes";
 constexpr char kPrivateFile[] = "Android/data/com.example.notes/files/x.txt";
+
+std::string ReadFileOrDie(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 // What ls -l shows of a name, as one app's stat saw it.
 struct Seen {
@@ -258,6 +269,49 @@ TEST_P(VisibilityMountTest, NamesFoundByEveryoneAreCachedViewsAreNot) {
   SCOPEDFS_ASSERT_OK(storage_.WriteLower("Pictures/photo.jpg", JpegBytes(), kCamera));
   EXPECT_GE(LookupsForThreeStats(kSocial, "Pictures/photo.jpg"), 3);
   EXPECT_GE(LookupsForThreeStats(kCamera, "Pictures/photo.jpg"), 3);
+}
+
+// A file of no location-carrying format is cached under LISTING with the raw view's inode; once
+// its owner rewrites it as a photo with GPS, an app owed location-filled bytes (all-files access,
+// no ACCESS_MEDIA_LOCATION) that walks the cached name must still get them, by read and by mmap:
+// its open of the raw inode fails ESTALE, and the kernel's second walk asks again.
+TEST_P(VisibilityMountTest, ACachedNameNeverServesTheRawViewToARedactedReader) {
+  const std::string path = "Download/trip.dat";
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower(path, PdfBytes(), kNotes));
+  AppResult before = As(kFiles).Read(path);
+  ASSERT_TRUE(Succeeds(before));
+  EXPECT_TRUE(SameBytes(before.data, PdfBytes()));
+  std::string photo = ReadFileOrDie("tests/media/gps.jpg");
+  const std::string kSecret = "37,46.494N";  // the XMP latitude gps.jpg carries
+  ASSERT_NE(photo.find(kSecret), std::string::npos);
+  ASSERT_TRUE(Succeeds(As(kNotes).Write(path, photo)));
+  AppResult read = As(kFiles).Read(path);
+  ASSERT_TRUE(Succeeds(read));
+  EXPECT_EQ(read.data.size(), photo.size());
+  EXPECT_EQ(read.data.find(kSecret), std::string::npos) << "read served the raw view";
+  AppResult mapped = As(kFiles).Run("mmap", [&] {
+    AppResult out;
+    int fd = open(path.c_str(), O_RDONLY);
+    if (fd < 0) {
+      out.err = errno;
+      return out;
+    }
+    void* p = mmap(nullptr, photo.size(), PROT_READ, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+      out.err = errno;
+    } else {
+      out.data.assign(static_cast<const char*>(p), photo.size());
+      munmap(p, photo.size());
+    }
+    close(fd);
+    return out;
+  });
+  ASSERT_TRUE(Succeeds(mapped));
+  EXPECT_EQ(mapped.data.find(kSecret), std::string::npos) << "mmap served the raw view";
+  // The owner reads its photo raw.
+  AppResult own = As(kNotes).Read(path);
+  ASSERT_TRUE(Succeeds(own));
+  EXPECT_TRUE(SameBytes(own.data, photo));
 }
 
 // A name cached under LISTING is still refused to an app of another user, at its GETATTR.
