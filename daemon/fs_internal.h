@@ -160,8 +160,9 @@ struct PosixCaller {
   mode_t umask;
 };
 std::optional<PosixCaller> PosixCallerOf(Filesystem* fs, fuse_req_t req);
-// The attributes a caller gets for the directory at `path` (ops_lookup.cc says which and why).
-void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, const std::string& path,
+// The attributes a caller gets for the directory at `path` (ops_lookup.cc says which and why);
+// null: a directory without a name any more.
+void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, const std::string* path,
                      struct stat* st);
 inline bool OfAnotherUser(const RequestContext& ctx) {
   return ctx.uid() / policy::kPerUserRange != ctx.storage_user_id();

@@ -87,7 +87,7 @@ mode_t ClampMode(const RequestContext& ctx, mode_t mode, bool directory) {
 // Android/data), else 1; the size stays 4096. Root and system uids see the lower directory as it
 // is. Directories are therefore never attribute-cached by the kernel (attr_timeout 0): the
 // kernel's attribute cache is shared by all callers.
-void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, const std::string& path,
+void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, const std::string* path,
                      struct stat* st) {
   // Under a caller-independent policy nothing is hidden from one app that another sees.
   if (!S_ISDIR(st->st_mode) || !ctx.IsApp() || CallerIndependent(ctx)) return;
@@ -95,7 +95,7 @@ void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, const std::strin
   st->st_blocks = 8;
   const policy::Engine* engine = ctx.engine();
   if (engine != nullptr && engine->visibility() == VISIBILITY_LISTING) {
-    if (!engine->SubdirectoriesVisibleToEveryCaller(path)) st->st_nlink = 1;
+    if (path == nullptr || !engine->SubdirectoriesVisibleToEveryCaller(*path)) st->st_nlink = 1;
     return;
   }
   st->st_nlink = 1;
@@ -243,7 +243,7 @@ std::shared_ptr<Node> PublishEntry(Filesystem* fs, const RequestContext& ctx, fu
   e->ino = node->id;
   e->attr = child->st;
   e->attr.st_ino = fs->PresentedIno(child->st.st_dev, child->st.st_ino);
-  DirectoryAsSeen(fs, ctx, child->path, &e->attr);
+  DirectoryAsSeen(fs, ctx, &child->path, &e->attr);
   e->attr_timeout = AttrTimeoutFor(ctx, child->st, fs->options().entry_cache_seconds);
   const policy::Engine* engine = ctx.engine();
   bool view_may_differ = S_ISREG(child->st.st_mode) && engine != nullptr && engine->may_redact() &&
@@ -328,7 +328,7 @@ int DoGetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
       Visible v;
       if (int err = ResolveVisible(fs, ctx, ino, &v)) return err;
       *st = v.st;
-      DirectoryAsSeen(fs, ctx, v.r.path, st);
+      DirectoryAsSeen(fs, ctx, &v.r.path, st);
       return 0;
     }
     std::shared_ptr<Node> node = fs->nodes().Get(ino);
@@ -339,8 +339,8 @@ int DoGetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
   }
   if (S_ISDIR(st->st_mode)) {
     std::string path;
-    if (!fs->nodes().PathOf(ino, &path)) return ENOENT;
-    DirectoryAsSeen(fs, ctx, path, st);
+    bool named = fs->nodes().PathOf(ino, &path);  // not after an rmdir
+    DirectoryAsSeen(fs, ctx, named ? &path : nullptr, st);
   }
   return 0;
 }
