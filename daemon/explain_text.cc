@@ -89,6 +89,18 @@ std::string ExplainText(const ExplainInput& in) {
   if (d.rule_index >= 0)
     out << " (" << engine.rule_location(static_cast<size_t>(d.rule_index)) << ")";
   out << "\nreason:   " << d.reason << "\n";
+  if (engine.visibility() == VISIBILITY_LISTING) {
+    // What a LOOKUP answers is not the lookup decision alone (policy.proto Visibility).
+    bool other_user = request.uid / policy::kPerUserRange != request.storage_user_id;
+    bool found = engine.FoundByEveryCaller(request.path) && !other_user;
+    out << "visible:  LISTING: listings show the name only where a lookup is allowed; "
+        << (found ? "a stat finds it for this caller whatever the rules say"
+                  : "a stat finds it only where a lookup is allowed (a separate-mount area, or "
+                    "a caller of another user)")
+        << "\n";
+  } else {
+    out << "visible:  STRICT: a name a lookup hides does not exist for the caller\n";
+  }
   out << "caller:   " << DescribeCaller(engine, request.uid, request.selinux_domain) << "\n";
   absl::StatusOr<PathInfo> info = engine.layout().Classify(request.path);
   if (info.ok()) {

@@ -95,6 +95,17 @@ absl::Status Filesystem::SetEngine(std::shared_ptr<const policy::Engine> engine)
   }
   {
     absl::MutexLock lock(&engine_mu_);
+    // Names answered under LISTING may sit in the kernel's cache for every caller, and a LOOKUP
+    // still running under the old policy could cache one after the invalidations below: a
+    // change of visibility needs a new mount.
+    if (engine != nullptr && engine_ != nullptr && engine->visibility() != engine_->visibility()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "policy \"", engine->policy_name(), "\" has ",
+          Visibility_Name(engine->visibility()).substr(11), " visibility but this mount serves ",
+          Visibility_Name(engine_->visibility()).substr(11),
+          " visibility (names the kernel cached for every caller could outlive the reload); "
+          "remount to change it"));
+    }
     engine_ = std::move(engine);
   }
   // Any policy may have let the kernel cache names (directories it showed to everyone).

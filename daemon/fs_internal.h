@@ -39,19 +39,27 @@
 namespace scopedfs::daemon {
 
 // Cache choices. The kernel's dentries and attributes are shared by every caller, so a name
-// whose visibility depends on who asks gets entry_timeout 0: the kernel re-asks LOOKUP on every
-// path walk and never serves one app a dentry another app filled. Negative entries are never
-// cached. Names the policy proves visible to every caller of the storage's user are cached for
+// whose visibility or view depends on who asks gets entry_timeout 0: the kernel re-asks LOOKUP on
+// every path walk and never serves one app a dentry another app filled. Negative entries are never
+// cached. Names proven the same for every caller of the storage's user are cached for
 // FilesystemOptions::entry_cache_seconds: every name under a caller-independent policy
-// (Engine::caller_independent, e.g. the permissive one), and directories the rules show to
-// everyone (Engine::VisibleToEveryCaller: Android's shared directories, not Android/data/<pkg>).
-// Callers of other users are outside that proof: every request of theirs on a node is judged
-// (DoGetattr), so a cached name lets them walk through, never see anything. A file's attributes
-// do not depend on the caller and are cached for a second; a directory's do (DirectoryAsSeen)
-// unless the policy is caller-independent. A reload invalidates every name and inode the kernel
-// holds (Filesystem::SetEngine); the daemon's own namespace changes are the kernel's own
-// requests, which update its cache. Changes made to the lower tree behind the daemon's back are
-// seen once a cached name expires.
+// (Engine::caller_independent, e.g. the permissive one); directories the rules show to everyone
+// (Engine::VisibleToEveryCaller: Android's shared directories, not Android/data/<pkg>); and under
+// LISTING visibility (policy.proto Visibility) every name a LOOKUP finds for every caller
+// (Engine::FoundByEveryCaller: all but separate-mount areas), unless it is a regular file whose
+// view (inode) may differ by caller: one that could carry location under a policy that may
+// redact. This is MediaProvider's choice (get_entry_timeout: no caching for package-owned paths
+// and names with transforms), with its infinite timeout bounded. A file cached while of no
+// carrier format that later gets location is still safe: an open by a caller owed the redacted
+// view through the cached raw inode fails ESTALE, on which the kernel walks again with
+// LOOKUP_REVAL and gets the caller's view.
+// Callers of other users are outside all of these proofs: every request of theirs on a node is
+// judged (DoGetattr), so a cached name lets them walk through, never see anything. A file's
+// attributes do not depend on the caller and are cached for a second, except under LISTING
+// (AttrTimeoutFor); a directory's do (DirectoryAsSeen) unless the policy is caller-independent. A
+// reload invalidates every name and inode the kernel holds (Filesystem::SetEngine); the daemon's
+// own namespace changes are the kernel's own requests, which update its cache. Changes made to the
+// lower tree behind the daemon's back are seen once a cached name expires.
 inline constexpr double kAttrTimeout = 1.0;
 
 // An open file handle (fuse_file_info::fh).
@@ -160,19 +168,36 @@ struct PosixCaller {
   mode_t umask;
 };
 std::optional<PosixCaller> PosixCallerOf(Filesystem* fs, fuse_req_t req);
-void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, struct stat* st);
+// The attributes a caller gets for the directory at `path` (ops_lookup.cc says which and why);
+// null: a directory without a name any more.
+void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, const std::string* path,
+                     struct stat* st);
+inline bool OfAnotherUser(const RequestContext& ctx) {
+  return ctx.uid() / policy::kPerUserRange != ctx.storage_user_id();
+}
+// Whether a LOOKUP or stat by the caller finds the existing name `path` (policy.proto
+// Visibility): the rules' lookup decision is not HIDE, or the visibility is LISTING and every
+// caller of the storage's user finds it (Engine::FoundByEveryCaller). Listings still show only
+// what the rules' lookup decision permits.
+bool FindsName(const RequestContext& ctx, const std::string& path, bool directory,
+               const FileInfo& info);
 inline bool CallerIndependent(const RequestContext& ctx) {
   return ctx.engine() != nullptr && ctx.engine()->caller_independent();
 }
 // Attributes are cached for a second; under a caller-independent policy, where they are the same
 // for every caller, as long as names are (`cached`: FilesystemOptions::entry_cache_seconds).
+// Under LISTING visibility never: names are cached for every caller of the storage's user there,
+// and a caller of another user walking through one must reach the daemon at its GETATTR (where
+// it is refused) rather than be served attributes another caller's request left in the kernel.
 inline double AttrTimeoutFor(const RequestContext& ctx, const struct stat& st, double cached) {
   if (CallerIndependent(ctx)) return std::max(cached, kAttrTimeout);
+  if (ctx.engine() != nullptr && ctx.engine()->visibility() == VISIBILITY_LISTING) return 0.0;
   return S_ISDIR(st.st_mode) ? 0.0 : kAttrTimeout;
 }
-// `path` names a directory when `directory` is set.
+// `path` names a directory when `directory` is set; `view_may_differ`: a regular file whose
+// view (inode) may differ by caller.
 double EntryTimeoutFor(Filesystem* fs, const RequestContext& ctx, const std::string& path,
-                       bool directory);
+                       bool directory, bool view_may_differ);
 ViewMask ViewOf(const policy::Decision& d);
 
 // A caller's read of a file: the decision, and the view (inode) it must read through.

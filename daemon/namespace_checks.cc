@@ -21,11 +21,13 @@
 
 namespace scopedfs::daemon {
 
-// For create/mkdir/symlink/link targets: an existing name the caller cannot see must not be
-// revealed by EEXIST, so it is refused as if the create itself were forbidden. Under ANDROID
-// semantics a name exists in every case (LowerName): a new name that folds onto an existing entry
-// is that entry, as on a device's casefolded storage, at any depth. A directory too large to
-// search is refused (EMFILE) rather than risk a twin.
+// For create/mkdir/symlink/link/rename targets: an existing name the caller cannot find (strict
+// visibility) must not be revealed by EEXIST, so it is refused as if the create itself were
+// forbidden (EACCES). Under LISTING visibility the caller finds the name (FindsName), as on a
+// device, and the create fails EEXIST. Under ANDROID semantics a name exists in every case
+// (LowerName): a new name that folds onto an existing entry is that entry, as on a device's
+// casefolded storage, at any depth. A directory too large to search is refused (EMFILE) rather
+// than risk a twin.
 int CheckFreeName(Filesystem* fs, const RequestContext& ctx, const Resolved& parent,
                   const char* name, bool* exists_visible, std::string* real) {
   *exists_visible = false;
@@ -36,9 +38,7 @@ int CheckFreeName(Filesystem* fs, const RequestContext& ctx, const Resolved& par
   int err = OpenChild(fs, parent, lower.c_str(), &existing);
   if (err == ENOENT) return 0;
   if (err != 0) return err;
-  policy::Decision d =
-      ctx.Decide(OP_LOOKUP, existing.path, S_ISDIR(existing.st.st_mode), &existing.info);
-  if (d.outcome == OUTCOME_HIDE) return EACCES;
+  if (!FindsName(ctx, existing.path, S_ISDIR(existing.st.st_mode), existing.info)) return EACCES;
   *exists_visible = true;
   return 0;
 }
@@ -287,9 +287,8 @@ int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent
   bool exists = err == 0;
   if (err != 0 && err != ENOENT) return err;
   if (exists) {
-    policy::Decision seen =
-        ctx.Decide(OP_LOOKUP, target.path, S_ISDIR(target.st.st_mode), &target.info);
-    if (seen.outcome == OUTCOME_HIDE) return EACCES;  // never reveal a hidden name
+    // Never reveal a name the caller cannot find (strict visibility).
+    if (!FindsName(ctx, target.path, S_ISDIR(target.st.st_mode), target.info)) return EACCES;
     if (flags & RENAME_NOREPLACE) return EEXIST;
     if (!exchange) {
       bool target_dir = S_ISDIR(target.st.st_mode);

@@ -182,7 +182,7 @@ int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct 
     if (utimensat(r.fd.get(), "", ts, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
   }
   if (int err = StatFd(r.fd.get(), out)) return err;
-  DirectoryAsSeen(fs, ctx, out);
+  DirectoryAsSeen(fs, ctx, &r.path, out);
   return 0;
 }
 

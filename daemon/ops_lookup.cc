@@ -78,18 +78,36 @@ mode_t ClampMode(const RequestContext& ctx, mode_t mode, bool directory) {
 }
 
 // What an app sees of a directory. Its real link count counts subdirectories the app may not
-// see, and its size and timestamps change when anyone adds or removes a hidden entry, so apps
-// get fixed values instead: nlink 1 (as filesystems that do not count subdirectories report;
-// find and fts then make no leaf assumptions), size 4096, and the daemon's start time. Root and
-// system uids see the lower directory as it is. Directories are therefore never attribute-cached
-// by the kernel (attr_timeout 0): the kernel's attribute cache is shared by all callers.
-void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, struct stat* st) {
+// see, and its size counts every entry (ext4 grows it by blocks, tmpfs by 20 bytes a name), so
+// neither may count hidden names. Under STRICT visibility its timestamps, which change when anyone
+// adds or removes a hidden entry, are fixed too: apps get nlink 1 (as filesystems that do not
+// count subdirectories report; find and fts then make no leaf assumptions), size 4096 and the
+// daemon's start time. Under LISTING (Android's) they get the lower owner, group, mode and times,
+// as on a device, and the real link count wherever the rules show every subdirectory to every
+// caller (Engine::SubdirectoriesVisibleToEveryCaller: Android's shared directories, not
+// Android/data), else 1; the size stays 4096. Root and system uids see the lower directory as it
+// is. Directories are therefore never attribute-cached by the kernel (attr_timeout 0): the
+// kernel's attribute cache is shared by all callers.
+void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, const std::string* path,
+                     struct stat* st) {
   // Under a caller-independent policy nothing is hidden from one app that another sees.
   if (!S_ISDIR(st->st_mode) || !ctx.IsApp() || CallerIndependent(ctx)) return;
-  st->st_nlink = 1;
   st->st_size = 4096;
   st->st_blocks = 8;
+  const policy::Engine* engine = ctx.engine();
+  if (engine != nullptr && engine->visibility() == VISIBILITY_LISTING) {
+    if (path == nullptr || !engine->SubdirectoriesVisibleToEveryCaller(*path)) st->st_nlink = 1;
+    return;
+  }
+  st->st_nlink = 1;
   st->st_atim = st->st_mtim = st->st_ctim = fs->started();
+}
+
+bool FindsName(const RequestContext& ctx, const std::string& path, bool directory,
+               const FileInfo& info) {
+  if (ctx.Decide(OP_LOOKUP, path, directory, &info).outcome != OUTCOME_HIDE) return true;
+  const policy::Engine* engine = ctx.engine();
+  return engine != nullptr && !OfAnotherUser(ctx) && engine->FoundByEveryCaller(path);
 }
 
 // The view a read decision calls for.
@@ -249,17 +267,23 @@ std::shared_ptr<Node> PublishEntry(Filesystem* fs, const RequestContext& ctx, fu
   e->ino = node->id;
   e->attr = child->st;
   e->attr.st_ino = fs->PresentedIno(child->st.st_dev, child->st.st_ino);
-  DirectoryAsSeen(fs, ctx, &e->attr);
+  DirectoryAsSeen(fs, ctx, &child->path, &e->attr);
   e->attr_timeout = AttrTimeoutFor(ctx, child->st, fs->options().entry_cache_seconds);
-  e->entry_timeout = EntryTimeoutFor(fs, ctx, child->path, S_ISDIR(child->st.st_mode));
+  const policy::Engine* engine = ctx.engine();
+  bool view_may_differ = S_ISREG(child->st.st_mode) && engine != nullptr && engine->may_redact() &&
+                         CouldCarryLocation(child->info);
+  e->entry_timeout =
+      EntryTimeoutFor(fs, ctx, child->path, S_ISDIR(child->st.st_mode), view_may_differ);
   return node;
 }
 
 double EntryTimeoutFor(Filesystem* fs, const RequestContext& ctx, const std::string& path,
-                       bool directory) {
+                       bool directory, bool view_may_differ) {
   const policy::Engine* engine = ctx.engine();
   if (engine == nullptr) return 0.0;
-  bool everyone = engine->caller_independent() || (directory && engine->VisibleToEveryCaller(path));
+  bool everyone = engine->caller_independent() ||
+                  (directory && engine->VisibleToEveryCaller(path)) ||
+                  (!view_may_differ && engine->FoundByEveryCaller(path));
   return everyone ? fs->options().entry_cache_seconds : 0.0;
 }
 
@@ -276,7 +300,7 @@ int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Vi
   if (int err = StatFd(v->r.fd.get(), &v->st)) return err;
   v->dir = S_ISDIR(v->st.st_mode);
   v->info = InfoOfNode(fs, v->r, v->st, NeedsOf(ctx.engine()));
-  if (ctx.Decide(OP_LOOKUP, v->r.path, v->dir, &v->info).outcome == OUTCOME_HIDE) return ENOENT;
+  if (!FindsName(ctx, v->r.path, v->dir, v->info)) return ENOENT;
   return 0;
 }
 
@@ -303,9 +327,7 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   bool could_carry = judge_view && CouldCarryLocation(child.info);
   policy::LookupDecisions d = ctx.DecideLookup(child.path, S_ISDIR(child.st.st_mode), &child.info,
                                                could_carry ? &located : nullptr);
-  if (d.lookup.outcome == OUTCOME_HIDE || d.lookup.outcome == OUTCOME_DENY) {
-    return ErrnoOf(d.lookup);
-  }
+  if (!d.found) return ErrnoOf(d.lookup);
   ViewMask view = kRawView;
   if (judge_view) {
     view = ViewOf(d.read);
@@ -332,11 +354,11 @@ int DoGetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
   } else {
     // A caller of another user may reach a name cached for this user's callers (fs_internal.h):
     // it is judged here as at a LOOKUP.
-    if (ctx.IsApp() && ctx.uid() / policy::kPerUserRange != ctx.storage_user_id()) {
+    if (ctx.IsApp() && OfAnotherUser(ctx)) {
       Visible v;
       if (int err = ResolveVisible(fs, ctx, ino, &v)) return err;
       *st = v.st;
-      DirectoryAsSeen(fs, ctx, st);
+      DirectoryAsSeen(fs, ctx, &v.r.path, st);
       return 0;
     }
     std::shared_ptr<Node> node = fs->nodes().Get(ino);
@@ -345,7 +367,11 @@ int DoGetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
     if (int err = fs->nodes().OpenNode(*node, &fd)) return err;
     if (int err = StatFd(fd.get(), st)) return err;
   }
-  DirectoryAsSeen(fs, ctx, st);
+  if (S_ISDIR(st->st_mode)) {
+    std::string path;
+    bool named = fs->nodes().PathOf(ino, &path);  // not after an rmdir
+    DirectoryAsSeen(fs, ctx, named ? &path : nullptr, st);
+  }
   return 0;
 }
 

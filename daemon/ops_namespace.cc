@@ -220,8 +220,7 @@ int DoRemove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   std::string real;
   if (int err = OpenLowerChild(fs, p, name, &child, &real)) return err;
   bool is_dir = S_ISDIR(child.st.st_mode);
-  policy::Decision seen = ctx.Decide(OP_LOOKUP, child.path, is_dir, &child.info);
-  if (seen.outcome == OUTCOME_HIDE) return ENOENT;
+  if (!FindsName(ctx, child.path, is_dir, child.info)) return ENOENT;
   if (directory != is_dir) return directory ? ENOTDIR : EISDIR;
   if (int err =
           Verdict(ctx.Decide(directory ? OP_RMDIR : OP_DELETE, child.path, is_dir, &child.info))) {
@@ -268,7 +267,7 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   std::string dst_name;
   if (int err = LowerName(fs, np, newname, &dst_name)) return err;
   bool src_dir = S_ISDIR(src.st.st_mode);
-  if (ctx.Decide(OP_LOOKUP, src.path, src_dir, &src.info).outcome == OUTCOME_HIDE) return ENOENT;
+  if (!FindsName(ctx, src.path, src_dir, src.info)) return ENOENT;
   bool exchange = (flags & RENAME_EXCHANGE) != 0;
   // One name in two spellings: a rename of a name onto itself, which does nothing (the kernel
   // ends `mv a A` itself, since both names reach one inode; this is for a request that got here).

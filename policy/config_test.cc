@@ -132,9 +132,31 @@ TEST_P(ShippedConfigTest, Loads) {
 
 INSTANTIATE_TEST_SUITE_P(Examples, ShippedConfigTest,
                          testing::Values(Shipped{"android.textproto", "apps.textproto"},
+                                         Shipped{"android-strict.textproto", "apps.textproto"},
                                          Shipped{"permissive.textproto", "apps.textproto"},
                                          Shipped{"enterprise.textproto",
                                                  "enterprise_apps.textproto"}));
+
+// The strict Android policy is the Android policy with another visibility, nothing else.
+TEST(ShippedConfigTest, AndroidStrictDiffersFromAndroidOnlyInVisibility) {
+  absl::StatusOr<LoadedConfig> listing =
+      LoadConfig({"policy/configs/android.textproto", "policy/configs/apps.textproto", ""});
+  absl::StatusOr<LoadedConfig> strict =
+      LoadConfig({"policy/configs/android-strict.textproto", "policy/configs/apps.textproto", ""});
+  ASSERT_TRUE(listing.ok()) << listing.status();
+  ASSERT_TRUE(strict.ok()) << strict.status();
+  EXPECT_EQ(listing->policy.visibility(), VISIBILITY_LISTING);
+  EXPECT_EQ(strict->policy.visibility(), VISIBILITY_STRICT);
+  Policy a = listing->policy;
+  Policy b = strict->policy;
+  for (Policy* p : {&a, &b}) {
+    p->clear_name();
+    p->clear_description();
+    p->clear_visibility();
+  }
+  EXPECT_EQ(a.SerializeAsString(), b.SerializeAsString())
+      << "android-strict.textproto must keep android.textproto's rules, layout and settings";
+}
 
 }  // namespace
 }  // namespace scopedfs::policy

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "policy/status_macros.h"
 
 namespace scopedfs::policy {
@@ -103,6 +105,7 @@ absl::StatusOr<std::unique_ptr<const Engine>> Engine::Create(const LoadedConfig&
     }
   }
   if (config.policy.semantics() == SEMANTICS_POSIX) engine->semantics_ = SEMANTICS_POSIX;
+  if (config.policy.visibility() == VISIBILITY_LISTING) engine->visibility_ = VISIBILITY_LISTING;
   if (config.policy.uncertain_location() == UNCERTAIN_LOCATION_REDACT_ALL) {
     engine->uncertain_location_ = UNCERTAIN_LOCATION_REDACT_ALL;
   }
@@ -177,7 +180,54 @@ Decision Engine::Evaluate(const MatchInput& in) const {
 Decision Engine::Decide(const Request& request) const {
   Prepared p;
   Prepare(request, &p);
-  return p.valid ? Evaluate(p.in) : p.invalid;
+  return p.valid ? Listed(Evaluate(p.in), p) : p.invalid;
+}
+
+bool Engine::FoundRegardless(const Prepared& p) const {
+  if (visibility_ != VISIBILITY_LISTING || !p.valid || p.in.cross_user) return false;
+  return p.path.area < 0 || !layout_.area_separate_mount(static_cast<size_t>(p.path.area));
+}
+
+Decision Engine::Listed(Decision decision, const Prepared& p) const {
+  if (decision.outcome != OUTCOME_HIDE || p.in.op == OP_LOOKUP || !FoundRegardless(p)) {
+    return decision;
+  }
+  decision.outcome = OUTCOME_DENY;
+  decision.error = ERRNO_EACCES;
+  return decision;
+}
+
+bool Engine::FoundByEveryCaller(absl::string_view path) const {
+  if (visibility_ != VISIBILITY_LISTING) return false;
+  absl::StatusOr<PathInfo> info = layout_.Classify(path);
+  if (!info.ok()) return false;
+  return info->area < 0 || !layout_.area_separate_mount(static_cast<size_t>(info->area));
+}
+
+bool Engine::SubdirectoriesVisibleToEveryCaller(absl::string_view path) const {
+  if (matches_names_) return false;
+  // Where the children are areas' roots, any name stands for a package's area: whose area it is
+  // depends on the caller, which VisibleToEveryCaller treats as such.
+  bool holds_area_roots = false;
+  std::vector<std::string> names = layout_.ChildNamesClassifiedApart(path, &holds_area_roots);
+  if (path.empty()) {
+    // A top_dir condition singles out names at the root.
+    for (const CompiledRule& rule : rules_) {
+      names.insert(names.end(), rule.top_dirs.begin(), rule.top_dirs.end());
+    }
+  }
+  // Any other name is classified as this one is (no rule matches names).
+  std::string other = "scopedfs-any-other-name";
+  while (std::any_of(names.begin(), names.end(),
+                     [&other](const std::string& n) { return absl::EqualsIgnoreCase(n, other); })) {
+    other += "-";
+  }
+  names.push_back(other);
+  for (const std::string& name : names) {
+    std::string child = path.empty() ? name : absl::StrCat(path, "/", name);
+    if (!VisibleToEveryCaller(child)) return false;
+  }
+  return true;
 }
 
 LookupDecisions Engine::DecideLookup(const Request& request, const ContentFacts* located) const {
@@ -191,13 +241,14 @@ LookupDecisions Engine::DecideLookup(const Request& request, const ContentFacts*
     return out;
   }
   out.lookup = Evaluate(p.in);
-  if (!out.lookup.Permits() || request.node_type != NODE_TYPE_FILE) return out;
+  out.found = out.lookup.Permits() || FoundRegardless(p);
+  if (!out.found || request.node_type != NODE_TYPE_FILE) return out;
   p.in.op = OP_READ;
-  out.read = Evaluate(p.in);
+  out.read = Listed(Evaluate(p.in), p);
   out.read_if_located = out.read;
   if (located != nullptr && out.read.outcome == OUTCOME_ALLOW) {
     p.in.content = located;
-    out.read_if_located = Evaluate(p.in);
+    out.read_if_located = Listed(Evaluate(p.in), p);
   }
   return out;
 }

@@ -58,6 +58,11 @@ struct LookupDecisions {
   // file carried location (equal to `read` unless `read` is ALLOW and `located` was given).
   Decision read;
   Decision read_if_located;
+  // Whether the LOOKUP answers with the name: `lookup` permits, or the policy's visibility is
+  // LISTING and the name is found by every caller of the storage's user (FoundByEveryCaller).
+  // When it is found although `lookup` does not permit, `read` and `read_if_located` are still
+  // given for a file (the view its inode must be).
+  bool found = false;
 };
 
 class Engine {
@@ -107,6 +112,19 @@ class Engine {
   bool VisibleToEveryCaller(absl::string_view path) const;
   // ANDROID unless the policy asks for POSIX (never UNSPECIFIED).
   Semantics semantics() const { return semantics_; }
+  // STRICT unless the policy asks for LISTING (never UNSPECIFIED).
+  Visibility visibility() const { return visibility_; }
+  // Under LISTING, whether a LOOKUP of `path` finds the name for every caller of the storage's
+  // user whatever the rules say: true for a valid path outside separate-mount areas (and not the
+  // root of one). Callers of other users are judged by the rules all the same. Always false
+  // under STRICT. Under LISTING, Decide turns a HIDE for any other operation on such a path
+  // into DENY (EACCES) for such callers: the name is known, so "absent" would be a lie.
+  bool FoundByEveryCaller(absl::string_view path) const;
+  // Proves, from the rules alone, that every subdirectory the directory `path` may hold is shown
+  // (LOOKUP permitted) to every caller of the storage's user, whatever its name: the directory's
+  // link count then counts nothing hidden from any of them. False whenever it cannot tell (rules
+  // that match names, areas whose roots it holds, a rule on the caller that hides).
+  bool SubdirectoriesVisibleToEveryCaller(absl::string_view path) const;
 
  private:
   Engine(PermissionIndex permissions, AppRegistry apps, StorageLayout layout)
@@ -122,6 +140,11 @@ class Engine {
   // are refused.
   Decision GuardLocation(Decision decision, const MatchInput& in) const;
   bool EntitledToLocation(const MatchInput& in) const;
+  // LISTING: whether the prepared request's name is found by its caller whatever the rules say.
+  bool FoundRegardless(const Prepared& p) const;
+  // LISTING: a HIDE of a known name (FoundRegardless) becomes DENY (EACCES) for every operation
+  // but LOOKUP.
+  Decision Listed(Decision decision, const Prepared& p) const;
 
   PermissionIndex permissions_;
   AppRegistry apps_;
@@ -139,6 +162,7 @@ class Engine {
   bool reads_content_ = true;
   bool may_redact_ = true;
   Semantics semantics_ = SEMANTICS_ANDROID;
+  Visibility visibility_ = VISIBILITY_STRICT;
   std::vector<CompiledRule> location_entitled_;  // app sections of LocationGuard.entitled
 };
 

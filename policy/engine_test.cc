@@ -1,6 +1,7 @@
-// Decision matrix for the shipped Android policy (policy/configs/android.textproto with the sample
-// apps): every Android scoped-storage rule of DESIGN.md, checked as outcome + errno + deciding
-// rule.
+// Decision matrix for the shipped Android policy's rules (policy/configs/android-strict.textproto,
+// the same rules as android.textproto with strict visibility, with the sample apps): every Android
+// scoped-storage rule of DESIGN.md, checked as outcome + errno + deciding rule. What LISTING
+// visibility changes is checked at the end (VisibilityTest).
 #include "policy/engine.h"
 
 #include <cstdint>
@@ -75,8 +76,8 @@ struct Case {
 class EngineTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
-    absl::StatusOr<LoadedConfig> config =
-        LoadConfig({"policy/configs/android.textproto", "policy/configs/apps.textproto", ""});
+    absl::StatusOr<LoadedConfig> config = LoadConfig(
+        {"policy/configs/android-strict.textproto", "policy/configs/apps.textproto", ""});
     ASSERT_TRUE(config.ok()) << config.status();
     absl::StatusOr<std::unique_ptr<const Engine>> engine = Engine::Create(*config);
     ASSERT_TRUE(engine.ok()) << engine.status();
@@ -487,7 +488,7 @@ TEST_F(EngineTest, DecisionsExplainThemselves) {
   ASSERT_GE(d.rule_index, 0);
   EXPECT_FALSE(d.reason.empty());
   EXPECT_EQ(engine_->rule_location(static_cast<size_t>(d.rule_index)).rfind(
-                "policy/configs/android.textproto:", 0),
+                "policy/configs/android-strict.textproto:", 0),
             0u);
 }
 
@@ -664,6 +665,102 @@ TEST(DecideLookupTest, EqualsTheSeparateDecisions) {
     }
   }
   EXPECT_GT(compared, 100);
+}
+
+// LISTING (android.textproto) against STRICT (android-strict.textproto), same rules.
+Request VisibilityRequest(uint32_t uid, Op op, const char* path, const ContentFacts* facts,
+                          NodeType node = NODE_TYPE_FILE) {
+  Request r;
+  r.uid = uid;
+  r.op = op;
+  r.path = path;
+  r.node_type = node;
+  r.content = facts;
+  r.owner_uid = kNotes;
+  return r;
+}
+
+TEST(VisibilityTest, ShippedPoliciesDeclareTheirVisibility) {
+  EXPECT_EQ(EngineFor("policy/configs/android.textproto")->visibility(), VISIBILITY_LISTING);
+  EXPECT_EQ(EngineFor("policy/configs/android-strict.textproto")->visibility(), VISIBILITY_STRICT);
+  EXPECT_EQ(EngineFor("policy/configs/permissive.textproto")->visibility(), VISIBILITY_STRICT)
+      << "unset is strict";
+}
+
+// Outside separate-mount areas, a LOOKUP under LISTING finds every name; listings (the lookup
+// decision) still show only what the rules allow.
+TEST(VisibilityTest, ListingFindsNamesOutsideSeparateMountAreas) {
+  std::unique_ptr<const Engine> listing = EngineFor("policy/configs/android.textproto");
+  std::unique_ptr<const Engine> strict = EngineFor("policy/configs/android-strict.textproto");
+  for (const char* path : {"Download/notes.pdf", "Documents/a/b.txt", "DCIM", "notes.txt",
+                           "Android/data", "Android/media/com.example.notes/x.pdf"}) {
+    EXPECT_TRUE(listing->FoundByEveryCaller(path)) << path;
+    EXPECT_FALSE(strict->FoundByEveryCaller(path)) << path;
+  }
+  for (const char* path : {"Android/data/com.example.notes", "Android/obb/com.example.notes/x",
+                           "android/DATA/com.example.notes/f", "a/../b"}) {
+    EXPECT_FALSE(listing->FoundByEveryCaller(path)) << path;
+  }
+  ContentFacts pdf = FactsFromName("notes.pdf");
+  Request r = VisibilityRequest(kCamera, OP_LOOKUP, "Download/notes.pdf", &pdf);
+  LookupDecisions seen_listing = listing->DecideLookup(r, nullptr);
+  LookupDecisions seen_strict = strict->DecideLookup(r, nullptr);
+  EXPECT_EQ(seen_listing.lookup.outcome, OUTCOME_HIDE) << "left out of listings";
+  EXPECT_TRUE(seen_listing.found) << "found by a stat";
+  EXPECT_EQ(seen_listing.read.outcome, OUTCOME_DENY);
+  EXPECT_EQ(seen_strict.lookup.outcome, OUTCOME_HIDE);
+  EXPECT_FALSE(seen_strict.found);
+  // Another package's private area and another user's caller: the rules decide, as under STRICT.
+  Request private_area = VisibilityRequest(kCamera, OP_LOOKUP, "Android/data/com.example.notes",
+                                           nullptr, NODE_TYPE_DIRECTORY);
+  EXPECT_FALSE(listing->DecideLookup(private_area, nullptr).found);
+  Request other_user = VisibilityRequest(kUser10 + kNotes, OP_LOOKUP, "Download/notes.pdf", &pdf);
+  EXPECT_FALSE(listing->DecideLookup(other_user, nullptr).found);
+}
+
+// Every other operation on a known but hidden name is refused with EACCES under LISTING, and
+// stays "absent" (HIDE: ENOENT) under STRICT and where the rules alone decide.
+TEST(VisibilityTest, ListingRefusesKnownHiddenNamesWithEacces) {
+  std::unique_ptr<const Engine> listing = EngineFor("policy/configs/android.textproto");
+  std::unique_ptr<const Engine> strict = EngineFor("policy/configs/android-strict.textproto");
+  ContentFacts pdf = FactsFromName("notes.pdf");
+  for (Op op : {OP_READ, OP_WRITE, OP_DELETE, OP_RENAME, OP_SETATTR}) {
+    Request r = VisibilityRequest(kCamera, op, "Download/notes.pdf", &pdf);
+    Decision d = listing->Decide(r);
+    EXPECT_EQ(d.outcome, OUTCOME_DENY) << Op_Name(op);
+    EXPECT_EQ(d.error, ERRNO_EACCES) << Op_Name(op);
+    EXPECT_EQ(strict->Decide(r).outcome, OUTCOME_HIDE) << Op_Name(op);
+  }
+  EXPECT_EQ(
+      listing->Decide(VisibilityRequest(kCamera, OP_LOOKUP, "Download/notes.pdf", &pdf)).outcome,
+      OUTCOME_HIDE)
+      << "the lookup decision is what listings show";
+  EXPECT_EQ(
+      listing->Decide(VisibilityRequest(kCamera, OP_READ, "Android/data/com.example.notes/f", &pdf))
+          .outcome,
+      OUTCOME_HIDE);
+  EXPECT_EQ(
+      listing->Decide(VisibilityRequest(kUser10 + kNotes, OP_READ, "Download/notes.pdf", &pdf))
+          .outcome,
+      OUTCOME_HIDE);
+  // The owner still reads its file.
+  EXPECT_EQ(listing->Decide(VisibilityRequest(kNotes, OP_READ, "Download/notes.pdf", &pdf)).outcome,
+            OUTCOME_ALLOW);
+}
+
+// A directory's link count counts its subdirectories: shown only where the rules show every one
+// of them to every caller.
+TEST(VisibilityTest, SubdirectoriesVisibleToEveryCallerAreProved) {
+  std::unique_ptr<const Engine> android = EngineFor("policy/configs/android.textproto");
+  for (const char* path : {"", "DCIM", "Download", "Download/trip", "Android", "Android/media",
+                           "Android/media/com.example.notes", "MyStuff/a"}) {
+    EXPECT_TRUE(android->SubdirectoriesVisibleToEveryCaller(path)) << path;
+  }
+  // Their children are packages' private areas (or inside one).
+  for (const char* path : {"Android/data", "Android/obb", "Android/data/com.example.notes",
+                           "Android/obb/com.example.notes/x"}) {
+    EXPECT_FALSE(android->SubdirectoriesVisibleToEveryCaller(path)) << path;
+  }
 }
 
 }  // namespace

@@ -143,6 +143,29 @@ absl::StatusOr<PathInfo> StorageLayout::Classify(absl::string_view path, size_t 
   return info;
 }
 
+std::vector<std::string> StorageLayout::ChildNamesClassifiedApart(absl::string_view dir,
+                                                                  bool* holds_area_roots) const {
+  *holds_area_roots = false;
+  std::vector<std::string> names;
+  if (dir.empty()) names = top_level_dirs_;
+  std::vector<absl::string_view> segments;
+  if (!dir.empty()) segments = absl::StrSplit(dir, '/');
+  for (const CompiledArea& area : areas_) {
+    if (segments.size() > area.prefix.size()) continue;
+    bool match = true;
+    for (size_t i = 0; i < segments.size() && match; ++i) {
+      match = absl::EqualsIgnoreCase(area.prefix[i], segments[i]);
+    }
+    if (!match) continue;
+    if (segments.size() == area.prefix.size()) {
+      *holds_area_roots = true;
+    } else {
+      names.push_back(area.prefix[segments.size()]);
+    }
+  }
+  return names;
+}
+
 bool StorageLayout::HoldsOrIsAreaRoot(absl::string_view path) const {
   std::vector<absl::string_view> segments = absl::StrSplit(path, '/');
   for (const CompiledArea& area : areas_) {

@@ -56,6 +56,13 @@ class StorageLayout {
 
   size_t area_count() const { return areas_.size(); }
   const std::string& area_name(size_t i) const { return areas_[i].name; }
+  bool area_separate_mount(size_t i) const { return areas_[i].separate_mount; }
+  // Names a child of the directory `dir` may have that the layout classifies apart from any
+  // other name there: the default top-level directories at the root, and the next segment of
+  // every area prefix that extends `dir` ("data" under "Android"). *holds_area_roots: `dir` is
+  // an area's prefix, so each child is the root of some package's area.
+  std::vector<std::string> ChildNamesClassifiedApart(absl::string_view dir,
+                                                     bool* holds_area_roots) const;
   bool IsStandardTopDir(absl::string_view segment) const;
   // True when the layout declares top-level directories or areas: its move rules apply.
   bool has_move_rules() const { return !top_level_dirs_.empty() || !areas_.empty(); }

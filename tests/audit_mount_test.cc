@@ -67,7 +67,7 @@ TEST_F(AuditMountTest, ARefusalIsOneLineAndAMissingNameIsNone) {
 
   // audit2why on the line the daemon wrote names the permission that would change it.
   absl::StatusOr<std::string> why =
-      storage_.Ctl({"audit2why", "--policy=policy/configs/android.textproto",
+      storage_.Ctl({"audit2why", "--policy=policy/configs/android-strict.textproto",
                     "--apps=policy/configs/apps.textproto", denied[0]});
   ASSERT_TRUE(why.ok()) << why.status();
   EXPECT_TRUE(absl::StrContains(*why, "decision: HIDE (ENOENT)")) << *why;
@@ -95,7 +95,7 @@ TEST_F(AuditMountTest, ARefusedCreateNamesTheCreateAndTheLookupThatRefusedIt) {
   EXPECT_TRUE(absl::StrContains(denied[0], "path=\"Download/theirs.pdf\"")) << denied[0];
   EXPECT_TRUE(absl::StrContains(denied[0], " judged=lookup errno=EACCES")) << denied[0];
   absl::StatusOr<std::string> why =
-      storage_.Ctl({"audit2why", "--policy=policy/configs/android.textproto",
+      storage_.Ctl({"audit2why", "--policy=policy/configs/android-strict.textproto",
                     "--apps=policy/configs/apps.textproto", denied[0]});
   ASSERT_TRUE(why.ok()) << why.status();
   EXPECT_TRUE(absl::StrContains(*why, "logged:   denied { create }")) << *why;
@@ -199,7 +199,7 @@ TEST_F(AuditMountTest, LiveExplainUsesTheFilesRealContent) {
   // The same question offline, with the same bytes as --content and the owner given: the same
   // decision, rule and fills.
   absl::StatusOr<std::string> offline = storage_.Ctl(
-      {"explain", "--socket=", "--policy=policy/configs/android.textproto",
+      {"explain", "--socket=", "--policy=policy/configs/android-strict.textproto",
        "--apps=policy/configs/apps.textproto", "--uid=10062", "--op=read",
        "--path=DCIM/Camera/gps.jpg", "--content=tests/media/gps.jpg", "--owner_uid=10065"});
   ASSERT_TRUE(offline.ok()) << offline.status();

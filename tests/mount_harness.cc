@@ -259,13 +259,13 @@ std::string Mp3Bytes(size_t size) {
 }
 
 std::string AndroidRulesUnderPosixSemantics() {
-  std::ifstream in("policy/configs/android.textproto");
+  std::ifstream in("policy/configs/android-strict.textproto");
   std::stringstream ss;
   ss << in.rdbuf();
   std::string policy = ss.str();
   const std::string kAndroid = "semantics: SEMANTICS_ANDROID";
   size_t at = policy.find(kAndroid);
-  EXPECT_NE(at, std::string::npos) << "android.textproto names no semantics";
+  EXPECT_NE(at, std::string::npos) << "android-strict.textproto names no semantics";
   if (at == std::string::npos) return "";
   policy.replace(at, kAndroid.size(), "semantics: SEMANTICS_POSIX");
   std::string path = absl::StrCat(::testing::TempDir(), "/android_rules_posix.textproto");

@@ -58,8 +58,8 @@ std::string Mp3Bytes(size_t size = 4096);
 std::string PdfBytes(size_t size = 1024);
 std::string Pattern(size_t size, uint32_t seed);
 
-// The Android rules (policy/configs/android.textproto) under POSIX semantics, written once per
-// test process to a file under the test's temp dir; returns its path, or empty (with a test
+// The Android rules (policy/configs/android-strict.textproto) under POSIX semantics, written once
+// per test process to a file under the test's temp dir; returns its path, or empty (with a test
 // failure) if the shipped policy no longer names its semantics.
 std::string AndroidRulesUnderPosixSemantics();
 
@@ -140,7 +140,9 @@ class App {
 };
 
 struct DaemonOptions {
-  std::string policy = "policy/configs/android.textproto";
+  // The Android rules with strict visibility, which most tests were written for;
+  // visibility_mount_test runs android.textproto's LISTING beside it.
+  std::string policy = "policy/configs/android-strict.textproto";
   std::string apps = "policy/configs/apps.textproto";
   bool passthrough = true;
   bool control_socket = false;  // --control_socket=ScopedStorage::control_socket()

@@ -166,7 +166,8 @@ class MountHelperTest : public testing::Test {
     AppResult camera = storage_.As(kCamera).Read("DCIM/Camera/a.jpg");
     ASSERT_TRUE(Succeeds(camera));
     EXPECT_TRUE(SameBytes(camera.data, JpegBytes()));
-    EXPECT_TRUE(FailsWith(storage_.As(kMusic).Read("DCIM/Camera/a.jpg"), ENOENT));
+    // The shipped policy's LISTING visibility: the photo is found, and its open refused.
+    EXPECT_TRUE(FailsWith(storage_.As(kMusic).Read("DCIM/Camera/a.jpg"), EACCES));
     std::string out;
     EXPECT_EQ(RunCommand({"umount", storage_.mountpoint()}, &out), 0) << out;
     EXPECT_TRUE(AwaitEnd(pid, absl::Seconds(10))) << "scopedfsd " << pid << " after umount";

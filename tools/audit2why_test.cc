@@ -15,8 +15,8 @@ namespace scopedfs::tools {
 namespace {
 
 policy::LoadedConfig Android() {
-  absl::StatusOr<policy::LoadedConfig> config =
-      policy::LoadConfig({"policy/configs/android.textproto", "policy/configs/apps.textproto", ""});
+  absl::StatusOr<policy::LoadedConfig> config = policy::LoadConfig(
+      {"policy/configs/android-strict.textproto", "policy/configs/apps.textproto", ""});
   EXPECT_TRUE(config.ok()) << config.status();
   return *config;
 }
@@ -77,7 +77,7 @@ TEST(Audit2Why, AHiddenSongNamesTheAudioPermission) {
   absl::StatusOr<std::string> why = Audit2Why(config, *r, 0);
   ASSERT_TRUE(why.ok()) << why.status();
   EXPECT_TRUE(absl::StrContains(*why, "decision: HIDE (ENOENT)")) << *why;
-  EXPECT_TRUE(absl::StrContains(*why, "policy/configs/android.textproto:")) << *why;
+  EXPECT_TRUE(absl::StrContains(*why, "policy/configs/android-strict.textproto:")) << *why;
   EXPECT_TRUE(absl::StrContains(*why, "change:   with android.permission.READ_MEDIA_AUDIO: ALLOW"))
       << *why;
   EXPECT_FALSE(absl::StrContains(*why, "READ_MEDIA_IMAGES")) << *why;

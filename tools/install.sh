@@ -80,7 +80,7 @@ sed -e "s|/usr/local/sbin/|$prefix/sbin/|g" -e "s|/etc/scopedfs/|$sysconfdir/sco
   "$repo/tools/service/scopedfsd@.service" >"$unit"
 put 0644 "$unit" "$sysconfdir/systemd/system/scopedfsd@.service"
 kept=()
-for config in android.textproto permissive.textproto apps.textproto; do
+for config in android.textproto android-strict.textproto permissive.textproto apps.textproto; do
   target=$sysconfdir/scopedfs/$config
   if [[ -e "$destdir$target" ]]; then
     kept+=("$target")

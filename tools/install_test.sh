@@ -20,6 +20,7 @@ for f in usr/local/sbin/scopedfsd usr/local/sbin/scopedfs usr/local/bin/scopedfs
   usr/local/share/man/man8/scopedfsd.8 usr/local/share/man/man8/mount.scopedfs.8 \
   usr/local/share/man/man1/scopedfsctl.1 usr/local/share/man/man5/scopedfs.policy.5 \
   etc/systemd/system/scopedfsd@.service etc/scopedfs/android.textproto \
+  etc/scopedfs/android-strict.textproto \
   etc/scopedfs/apps.textproto usr/local/share/doc/scopedfs/README.md \
   usr/local/share/doc/scopedfs/docs/policy.md usr/local/share/doc/scopedfs/docs/security.md; do
   check "installed $f" test -e "$ROOT/$f"

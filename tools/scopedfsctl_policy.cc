@@ -54,7 +54,8 @@ int Validate() {
     return 1;
   }
   std::cout << "OK: policy \"" << config->policy.name() << "\", " << config->policy.rule_size()
-            << " rules, " << config->apps.app_size() << " apps";
+            << " rules, " << config->apps.app_size() << " apps, visibility "
+            << (config->policy.visibility() == VISIBILITY_LISTING ? "LISTING" : "STRICT");
   if (!config->packages_list.empty()) {
     std::cout << ", " << config->packages_list.size() << " packages.list entries";
   }

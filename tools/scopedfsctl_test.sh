@@ -28,7 +28,7 @@ run() {  # run <args...>: sets OUT, ERR, RC
 # validate
 run validate --policy=$POLICY --apps=$APPS
 check "valid config exits 0" test "$RC" -eq 0
-check "valid config says OK" grep -q '^OK: policy "android", 28 rules, 9 apps$' "$TMP/out"
+check "valid config says OK" grep -q '^OK: policy "android", 28 rules, 9 apps, visibility LISTING$' "$TMP/out"
 
 run validate --policy=policy/testdata/config/many_problems/policy.textproto \
   --apps=policy/testdata/config/many_problems/apps.textproto
@@ -99,7 +99,9 @@ check "gallery reads raw" grep -q '^decision: ALLOW$' "$TMP/out"
 
 run explain --policy=$POLICY --apps=$APPS --uid=10062 --op=read --path=DCIM/secret.jpg \
   --content="$TMP/doc.pdf" --owner_uid=10067
-check "pdf disguised as jpg is hidden" grep -q '^decision: HIDE$' "$TMP/out"
+# The Android policy's LISTING visibility: a hidden name is found, and reading it refused.
+check "pdf disguised as jpg is refused" grep -q '^decision: DENY (EACCES)$' "$TMP/out"
+check "listing visibility shown" grep -q '^visible:  LISTING: ' "$TMP/out"
 check "sniffed format shown" grep -q 'format pdf' "$TMP/out"
 
 run explain --policy=$POLICY --apps=$APPS --package=com.example.camera --op=create --path=DCIM/x.pdf

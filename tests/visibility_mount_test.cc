@@ -1,0 +1,344 @@
+// The two visibility choices side by side (policy.proto Visibility): each test runs the same
+// actions, as real app uids, once under android.textproto (LISTING, as MediaProvider answers) and
+// once under android-strict.textproto (STRICT: the same rules, hidden names absent to every
+// request). Another app's Download file is found by a stat but left out of listings and refused
+// at open under LISTING, absent under STRICT; package-private names are absent under both; ls -l
+// shows the lower tree's owners and modes, and no directory attribute counts hidden names; names
+// a LOOKUP finds for everyone are cached by the kernel under LISTING, views that differ by caller
+// never. Needs root and /dev/fuse; skips, saying so, without them.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "tests/mount_harness.h"
+
+namespace scopedfs::tests {
+namespace {
+
+constexpr char kListingPolicy[] = "policy/configs/android.textproto";
+constexpr char kStrictPolicy[] = "policy/configs/android-strict.textproto";
+
+// Another app's document, and notes' private file.
+constexpr char kDoc[] = "Download/notes.pdf";
+constexpr char kPrivateDir[] = "Android/data/com.example.notes";
+constexpr char kPrivateFile[] = "Android/data/com.example.notes/files/x.txt";
+
+std::string ReadFileOrDie(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// What ls -l shows of a name, as one app's stat saw it.
+struct Seen {
+  int err = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  mode_t mode = 0;
+  nlink_t nlink = 0;
+  off_t size = 0;
+  time_t mtime = 0;
+};
+
+class VisibilityMountTest : public MountTest, public testing::WithParamInterface<bool> {
+ protected:
+  bool listing() const { return GetParam(); }
+  DaemonOptions Options() const override {
+    DaemonOptions o;
+    o.policy = listing() ? kListingPolicy : kStrictPolicy;
+    o.control_socket = true;
+    return o;
+  }
+  void SetUp() override {
+    MountTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    SCOPEDFS_ASSERT_OK(storage_.WriteLower(kDoc, PdfBytes(), kNotes));
+    SCOPEDFS_ASSERT_OK(storage_.WriteLower(kPrivateFile, "private", kNotes));
+  }
+
+  Seen StatAs(uid_t uid, const std::string& path) {
+    AppResult r = As(uid).Run(absl::StrCat("stat ", path), [path] {
+      AppResult out;
+      struct stat st;
+      if (stat(path.c_str(), &st) != 0) {
+        out.err = errno;
+        return out;
+      }
+      out.data = absl::StrCat(st.st_uid, " ", st.st_gid, " ", st.st_mode, " ", st.st_nlink, " ",
+                              st.st_size, " ", st.st_mtim.tv_sec);
+      return out;
+    });
+    Seen seen;
+    seen.err = r.err;
+    if (r.err != 0) return seen;
+    unsigned long long v[6];
+    EXPECT_EQ(sscanf(r.data.c_str(), "%llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                     &v[4], &v[5]),
+              6)
+        << r.data;
+    seen.uid = v[0];
+    seen.gid = v[1];
+    seen.mode = v[2];
+    seen.nlink = v[3];
+    seen.size = static_cast<off_t>(v[4]);
+    seen.mtime = static_cast<time_t>(v[5]);
+    return seen;
+  }
+  struct stat LowerStat(const std::string& rel) {
+    struct stat st = {};
+    EXPECT_EQ(lstat(storage_.Lower(rel).c_str(), &st), 0) << rel;
+    return st;
+  }
+  int64_t Lookups() {
+    absl::StatusOr<int64_t> n = storage_.OpCount("lookup");
+    EXPECT_TRUE(n.ok()) << n.status();
+    return n.ok() ? *n : -1;
+  }
+  // Stats `path` as `uid` three times in one process; returns the LOOKUPs they cost.
+  int64_t LookupsForThreeStats(uid_t uid, const std::string& path) {
+    int64_t before = Lookups();
+    AppResult r = As(uid).Run("stat thrice", [&] {
+      AppResult out;
+      struct stat st;
+      for (int i = 0; i < 3; ++i) {
+        if (stat(path.c_str(), &st) != 0) out.err = errno;
+      }
+      return out;
+    });
+    EXPECT_TRUE(Succeeds(r));
+    return Lookups() - before;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Visibility, VisibilityMountTest, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Listing" : "Strict";
+                         });
+
+TEST_P(VisibilityMountTest, AnotherAppsDocumentIsFoundOnlyUnderListing) {
+  Seen seen = StatAs(kCamera, kDoc);
+  if (listing()) {
+    ASSERT_EQ(seen.err, 0) << ErrnoName(seen.err);
+    EXPECT_EQ(seen.size, static_cast<off_t>(PdfBytes().size()));
+    EXPECT_TRUE(S_ISREG(seen.mode));
+  } else {
+    EXPECT_EQ(seen.err, ENOENT) << ErrnoName(seen.err);
+  }
+  // Under either, a name that does not exist is ENOENT, as is everything in another user's view.
+  EXPECT_TRUE(FailsWith(As(kCamera).Stat("Download/nothing.pdf"), ENOENT));
+  EXPECT_TRUE(FailsWith(As(10 * 100000 + kNotes).Stat(kDoc), ENOENT));
+}
+
+TEST_P(VisibilityMountTest, ListingsLeaveItOutUnderBoth) {
+  AppResult camera = As(kCamera).List("Download");
+  ASSERT_TRUE(Succeeds(camera));
+  EXPECT_FALSE(Contains(camera.names, "notes.pdf"));
+  // Also after a stat found it (under LISTING): a listing is judged, not served from the name.
+  (void)StatAs(kCamera, kDoc);
+  camera = As(kCamera).List("Download");
+  ASSERT_TRUE(Succeeds(camera));
+  EXPECT_FALSE(Contains(camera.names, "notes.pdf"));
+  AppResult owner = As(kNotes).List("Download");
+  ASSERT_TRUE(Succeeds(owner));
+  EXPECT_TRUE(Contains(owner.names, "notes.pdf"));
+}
+
+TEST_P(VisibilityMountTest, OpensAndChangesAreRefused) {
+  int hidden = listing() ? EACCES : ENOENT;
+  EXPECT_TRUE(FailsWith(As(kCamera).Read(kDoc), hidden));
+  EXPECT_TRUE(FailsWith(As(kCamera).Open(kDoc, O_WRONLY), hidden));
+  EXPECT_TRUE(FailsWith(As(kCamera).Unlink(kDoc), hidden));
+  EXPECT_TRUE(FailsWith(As(kCamera).Truncate(kDoc, 0), hidden));
+  EXPECT_TRUE(FailsWith(As(kCamera).Chmod(kDoc, 0600), hidden));
+  EXPECT_TRUE(FailsWith(As(kCamera).Rename(kDoc, "Download/mine.pdf"), hidden));
+  absl::StatusOr<std::string> bytes = storage_.ReadLower(kDoc);
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_TRUE(SameBytes(*bytes, PdfBytes()));
+  EXPECT_TRUE(Succeeds(As(kNotes).Read(kDoc)));
+}
+
+// A device answers EEXIST (the name is found); STRICT answers EACCES, as for any create the app
+// may not make, since the name cannot be given away and "exists" would contradict ENOENT.
+TEST_P(VisibilityMountTest, CreateOverAHiddenName) {
+  int create_over = listing() ? EEXIST : EACCES;
+  EXPECT_TRUE(FailsWith(As(kCamera).Create(kDoc, "mine"), create_over));
+  EXPECT_TRUE(FailsWith(As(kCamera).Mkdir(kDoc), create_over));
+  // O_CREAT without O_EXCL opens what is there: refused.
+  EXPECT_TRUE(FailsWith(As(kCamera).Open(kDoc, O_WRONLY | O_CREAT), EACCES));
+  // Moving its own file over it: refused without touching it.
+  ASSERT_TRUE(Succeeds(As(kCamera).Create("Download/mine.pdf", "mine")));
+  EXPECT_TRUE(FailsWith(As(kCamera).Rename("Download/mine.pdf", kDoc), EACCES));
+  absl::StatusOr<std::string> bytes = storage_.ReadLower(kDoc);
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_TRUE(SameBytes(*bytes, PdfBytes()));
+  EXPECT_EQ(storage_.LowerOwner(kDoc), absl::StrCat(kNotes));
+}
+
+TEST_P(VisibilityMountTest, PackagePrivateNamesStayAbsentForOtherApps) {
+  for (const char* path : {kPrivateDir, kPrivateFile, "Android/obb/com.example.notes"}) {
+    if (std::string(path).find("obb") != std::string::npos) {
+      SCOPEDFS_ASSERT_OK(storage_.MkdirLower(path, kNotes));
+    }
+    EXPECT_TRUE(FailsWith(As(kCamera).Stat(path), ENOENT)) << path;
+    EXPECT_TRUE(FailsWith(As(kFiles).Stat(path), ENOENT)) << path << ", all-files access";
+  }
+  EXPECT_TRUE(FailsWith(As(kCamera).Create(absl::StrCat(kPrivateDir, "/planted"), "x"), ENOENT));
+  AppResult data = As(kCamera).List("Android/data");
+  ASSERT_TRUE(Succeeds(data));
+  EXPECT_FALSE(Contains(data.names, "com.example.notes"));
+  EXPECT_TRUE(Succeeds(As(kNotes).Stat(kPrivateFile)));
+  // Every walk into it asks, also the owner's: another app's next walk must be judged.
+  EXPECT_GE(LookupsForThreeStats(kNotes, kPrivateFile), 3);
+}
+
+// ls -l: the lower tree's owner, group and mode (as vold sets them: media_rw, set-gid
+// directories), for files under both; for directories, no attribute counts hidden names.
+TEST_P(VisibilityMountTest, LsShowsTheLowerOwnersAndNoHiddenCounts) {
+  constexpr uid_t kMediaRw = 1023;
+  ASSERT_EQ(chown(storage_.Lower(kDoc).c_str(), kMediaRw, kMediaRw), 0);
+  ASSERT_EQ(chmod(storage_.Lower(kDoc).c_str(), 0660), 0);
+  ASSERT_EQ(chown(storage_.Lower("Download").c_str(), kMediaRw, kMediaRw), 0);
+  ASSERT_EQ(chmod(storage_.Lower("Download").c_str(), 02770), 0);
+  SCOPEDFS_ASSERT_OK(storage_.MkdirLower("Download/trip", kNotes));
+  SCOPEDFS_ASSERT_OK(storage_.MkdirLower("Download/work", kNotes));
+  struct stat lower_doc = LowerStat(kDoc);
+  Seen doc = StatAs(kNotes, kDoc);
+  ASSERT_EQ(doc.err, 0);
+  EXPECT_EQ(doc.uid, kMediaRw);
+  EXPECT_EQ(doc.gid, kMediaRw);
+  EXPECT_EQ(doc.mode, lower_doc.st_mode);
+  EXPECT_EQ(doc.nlink, lower_doc.st_nlink);
+
+  Seen dir = StatAs(kCamera, "Download");
+  ASSERT_EQ(dir.err, 0);
+  struct stat lower_dir = LowerStat("Download");
+  EXPECT_EQ(dir.uid, kMediaRw);
+  EXPECT_EQ(dir.gid, kMediaRw);
+  EXPECT_EQ(dir.mode, lower_dir.st_mode) << "set-gid kept";
+  EXPECT_EQ(dir.size, 4096) << "the lower size counts every name (tmpfs: 20 bytes each)";
+  if (listing()) {
+    // Every subdirectory of Download is shown to every app: its link count hides nothing.
+    EXPECT_EQ(dir.nlink, lower_dir.st_nlink);
+    EXPECT_EQ(dir.nlink, 4u);
+    EXPECT_EQ(dir.mtime, lower_dir.st_mtim.tv_sec);
+  } else {
+    EXPECT_EQ(dir.nlink, 1u);
+  }
+  // Android/data holds a directory per package: its link count would count them.
+  SCOPEDFS_ASSERT_OK(storage_.MkdirLower("Android/data/com.example.music", kMusic));
+  EXPECT_EQ(StatAs(kCamera, "Android/data").nlink, 1u);
+
+  // Hidden names, many of them, change neither the size nor the link count apps see; under
+  // STRICT not the times either.
+  for (int i = 0; i < 40; ++i) {
+    SCOPEDFS_ASSERT_OK(
+        storage_.WriteLower(absl::StrCat("Download/hidden", i, ".pdf"), "x", kNotes));
+  }
+  Seen after = StatAs(kCamera, "Download");
+  ASSERT_EQ(after.err, 0);
+  EXPECT_EQ(after.size, dir.size);
+  EXPECT_EQ(after.nlink, dir.nlink);
+  if (!listing()) {
+    EXPECT_EQ(after.mtime, dir.mtime);
+  }
+}
+
+// Names a LOOKUP finds for every caller are cached under LISTING (a second stat, and another
+// app's, cost no LOOKUP); under STRICT every walk asks. A photo's view differs by caller (the
+// redacted view is an inode of its own), so its name is asked again at every walk under both.
+TEST_P(VisibilityMountTest, NamesFoundByEveryoneAreCachedViewsAreNot) {
+  int64_t first = LookupsForThreeStats(kNotes, kDoc);
+  if (listing()) {
+    EXPECT_LE(first, 2) << "three walks of a 2-name path asked once per name at most";
+    EXPECT_EQ(LookupsForThreeStats(kCamera, kDoc), 0)
+        << "another app, which may not open it, walks the cached names";
+  } else {
+    EXPECT_GE(first, 3);
+  }
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Pictures/photo.jpg", JpegBytes(), kCamera));
+  EXPECT_GE(LookupsForThreeStats(kSocial, "Pictures/photo.jpg"), 3);
+  EXPECT_GE(LookupsForThreeStats(kCamera, "Pictures/photo.jpg"), 3);
+}
+
+// A file of no location-carrying format is cached under LISTING with the raw view's inode; once
+// its owner rewrites it as a photo with GPS, an app owed location-filled bytes (all-files access,
+// no ACCESS_MEDIA_LOCATION) that walks the cached name must still get them, by read and by mmap:
+// its open of the raw inode fails ESTALE, and the kernel's second walk asks again.
+TEST_P(VisibilityMountTest, ACachedNameNeverServesTheRawViewToARedactedReader) {
+  const std::string path = "Download/trip.dat";
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower(path, PdfBytes(), kNotes));
+  AppResult before = As(kFiles).Read(path);
+  ASSERT_TRUE(Succeeds(before));
+  EXPECT_TRUE(SameBytes(before.data, PdfBytes()));
+  std::string photo = ReadFileOrDie("tests/media/gps.jpg");
+  const std::string kSecret = "37,46.494N";  // the XMP latitude gps.jpg carries
+  ASSERT_NE(photo.find(kSecret), std::string::npos);
+  ASSERT_TRUE(Succeeds(As(kNotes).Write(path, photo)));
+  AppResult read = As(kFiles).Read(path);
+  ASSERT_TRUE(Succeeds(read));
+  EXPECT_EQ(read.data.size(), photo.size());
+  EXPECT_EQ(read.data.find(kSecret), std::string::npos) << "read served the raw view";
+  AppResult mapped = As(kFiles).Run("mmap", [&] {
+    AppResult out;
+    int fd = open(path.c_str(), O_RDONLY);
+    if (fd < 0) {
+      out.err = errno;
+      return out;
+    }
+    void* p = mmap(nullptr, photo.size(), PROT_READ, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+      out.err = errno;
+    } else {
+      out.data.assign(static_cast<const char*>(p), photo.size());
+      munmap(p, photo.size());
+    }
+    close(fd);
+    return out;
+  });
+  ASSERT_TRUE(Succeeds(mapped));
+  EXPECT_EQ(mapped.data.find(kSecret), std::string::npos) << "mmap served the raw view";
+  // The owner reads its photo raw.
+  AppResult own = As(kNotes).Read(path);
+  ASSERT_TRUE(Succeeds(own));
+  EXPECT_TRUE(SameBytes(own.data, photo));
+}
+
+// A name cached under LISTING is still refused to an app of another user, at its GETATTR.
+TEST_P(VisibilityMountTest, CachedNamesAreRefusedToOtherUsers) {
+  ASSERT_EQ(StatAs(kNotes, kDoc).err, 0);
+  EXPECT_TRUE(FailsWith(As(10 * 100000 + kFiles).Stat(kDoc), ENOENT));
+  EXPECT_TRUE(FailsWith(As(10 * 100000 + kFiles).Read(kDoc), ENOENT));
+}
+
+// The kernel may hold names cached under LISTING: a reload to the other visibility is refused,
+// and the policy in force stays.
+TEST_P(VisibilityMountTest, AReloadToTheOtherVisibilityIsRefused) {
+  std::string other = listing() ? kStrictPolicy : kListingPolicy;
+  std::string command =
+      absl::StrCat("tools/scopedfsctl --socket=", storage_.control_socket(),
+                   " reload --policy=", other, " --apps=policy/configs/apps.textproto 2>&1");
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buf[512];
+  while (size_t n = fread(buf, 1, sizeof(buf), pipe)) output.append(buf, n);
+  int status = pclose(pipe);
+  EXPECT_NE(status, 0) << output;
+  EXPECT_NE(output.find("remount to change it"), std::string::npos) << output;
+  Seen seen = StatAs(kCamera, kDoc);
+  EXPECT_EQ(seen.err, listing() ? 0 : ENOENT) << ErrnoName(seen.err);
+}
+
+}  // namespace
+}  // namespace scopedfs::tests
