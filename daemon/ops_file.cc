@@ -286,10 +286,21 @@ void sfs_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t o
   AfterRedactedWrite(fs, redacted);
 }
 
+// FLUSH (every close of a descriptor) is needed only to release the closing owner's POSIX record
+// locks where the daemon serves them: the kernel leaves that to FLUSH (fuse_setlk ignores the
+// close-time unlock). Where the INIT reply did not claim POSIX locks the kernel keeps them itself
+// and drops them at close, so FLUSH is answered ENOSYS and the kernel stops sending it for the
+// mount (it still writes dirty pages back at close; flock() locks end at RELEASE either way). The
+// close(dup()) it does otherwise gives the lower filesystem a close as the app's would natively,
+// which reports errors only on network filesystems, not the ext4 or f2fs of Android's storage.
 void sfs_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  Filesystem* fs = Fs(req);
+  if (fs->session() != nullptr && !fs->session()->serves_posix_locks()) {
+    return (void)fuse_reply_err(req, ENOSYS);
+  }
   OpenFile* file = FileOf(fi);
   // A close releases the closing process's record locks on the file (POSIX).
-  Fs(req)->locks().ReleaseOwner(file->lock_key(), fi->lock_owner);
+  fs->locks().ReleaseOwner(file->lock_key(), fi->lock_owner);
   // close(dup()) makes the lower filesystem see a close, as the app's close would natively.
   base::UniqueFd fd(dup(file->fd.get()));
   fuse_reply_err(req, fd.valid() && fd.Close() == 0 ? 0 : errno);
