@@ -79,14 +79,15 @@ struct DirEntry {
   off_t next = 0;  // the READDIR offset of the entry after it
 };
 
-// An open directory handle (fuse_file_info::fh): the filtered listing, taken once per open, under
-// a policy whose listings depend on the caller. Under a caller-independent policy a directory
-// open keeps nothing (fh 0): its listing is the same for every caller, so the kernel caches it
+// An open directory handle (fuse_file_info::fh): the directory's fd and, under a policy whose
+// listings depend on the caller, the filtered listing, taken once per open. Under a
+// caller-independent policy the listing is the same for every caller, so the kernel caches it
 // (FOPEN_CACHE_DIR) and each READDIR the kernel still sends reads the lower directory from the
 // offset it names (ops_dir.cc).
 struct OpenDir {
   base::UniqueFd fd;
-  std::optional<uid_t> slot;  // the app's handle-quota slot
+  std::optional<uid_t> slot;   // the app's handle-quota slot
+  bool kernel_caches = false;  // opened under a caller-independent policy: no snapshot
   std::vector<DirEntry> entries;
   bool loaded = false;
 };

@@ -73,27 +73,23 @@ int ForEachEntryBelow(int dir_fd, int* budget,
   return WalkEntries(dir_fd, "", 0, budget, visit);
 }
 
-// Under a caller-independent policy a directory open keeps no state and lets the kernel cache the
-// listing: FOPEN_CACHE_DIR fills the directory's page cache from the READDIR replies, and
-// FOPEN_KEEP_CACHE keeps it across opens. The kernel drops it when the directory changes through
-// the mount (any create, unlink or rename in it bumps the directory's version), when its mtime
-// changes (checked at every listing from the start, once the cached attributes expire, so changes
-// made behind the daemon's back are seen as late as a cached name), and at every reload
-// (Filesystem::SetEngine invalidates every inode). An open under any other policy keeps neither
-// flag, so it empties that cache and never reads it: no caller is ever shown a listing made for
-// another. OPENDIR itself is still needed: an ENOSYS answer (FUSE_NO_OPENDIR_SUPPORT) would make
-// the kernel cache every listing of the connection for good, which a reload to a policy whose
-// listings differ per caller could not undo.
+// Under a caller-independent policy a directory open keeps no listing (only the directory's fd, so
+// an fstat of a removed directory still answers) and lets the kernel cache the listing:
+// FOPEN_CACHE_DIR fills the directory's page cache from the READDIR replies, and FOPEN_KEEP_CACHE
+// keeps it across opens. The kernel drops it when the directory changes through the mount (any
+// create, unlink or rename in it bumps the directory's version), when its mtime changes (checked at
+// every listing from the start, once the cached attributes expire, so changes made behind the
+// daemon's back are seen as late as a cached name), and at every reload (Filesystem::SetEngine
+// invalidates every inode). An open under any other policy keeps neither flag, so it empties that
+// cache and never reads it: no caller is ever shown a listing made for another. OPENDIR itself is
+// still answered: an ENOSYS answer (FUSE_NO_OPENDIR_SUPPORT) would make the kernel cache every
+// listing of the connection for good (its default open flags for a directory then are
+// FOPEN_CACHE_DIR | FOPEN_KEEP_CACHE), which a reload to a policy whose listings differ per caller
+// could not undo, and no open would keep the directory's inode alive.
 int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi) {
   Resolved r;
   if (int err = Resolve(fs, ino, &r)) return err;
   if (int err = Verdict(ctx.Decide(OP_READ, r.path, true, nullptr))) return err;
-  if (CallerIndependent(ctx)) {
-    fi->fh = 0;
-    fi->cache_readdir = 1;
-    fi->keep_cache = 1;
-    return 0;
-  }
   std::optional<uid_t> slot;
   if (int err = fs->TakeHandleSlot(ctx, &slot)) return err;
   base::UniqueFd fd(openat(r.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -105,6 +101,11 @@ int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
   auto* dir = new OpenDir;
   dir->fd = std::move(fd);
   dir->slot = slot;
+  if (CallerIndependent(ctx)) {
+    dir->kernel_caches = true;
+    fi->cache_readdir = 1;
+    fi->keep_cache = 1;
+  }
   fi->fh = reinterpret_cast<uint64_t>(dir);
   fs->Register(dir);
   return 0;
@@ -194,9 +195,9 @@ void KeepKernelsEntry(Filesystem* fs, int64_t fresh_until_before, fuse_entry_par
 }
 
 // Where a READDIR's entries come from: the open's snapshot (offsets are indexes), or, for an
-// open that keeps no state (fh 0, caller-independent policies), the lower directory read afresh
-// from the offset the kernel names (offsets are the lower filesystem's own d_off cookies, which
-// ext4, f2fs and tmpfs keep stable while entries come and go, so no entry is listed twice or
+// open whose listing the kernel caches (caller-independent policies), the lower directory read
+// afresh from the offset the kernel names (offsets are the lower filesystem's own d_off cookies,
+// which ext4, f2fs and tmpfs keep stable while entries come and go, so no entry is listed twice or
 // skipped across chunks, as natively). Next() gives 0 and an entry, 0 and none at the end, or an
 // errno.
 class ListingSource {
@@ -212,14 +213,15 @@ class ListingSource {
     return 0;
   }
   static int ForLowerDirectory(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, off_t off,
-                               ListingSource* out) {
+                               const OpenDir* dir, ListingSource* out) {
     // Opened under a caller-independent policy that a reload has since replaced: a listing made
     // for this caller would enter the kernel's shared cache. Reopening the directory serves it.
     if (!CallerIndependent(ctx)) return ESTALE;
     if (int err = Resolve(fs, ino, &out->r_)) return err;
     if (int err = Verdict(ctx.Decide(OP_READ, out->r_.path, true, nullptr))) return err;
-    if (int err = out->stream_.Open(out->r_.fd.get())) return err;
+    if (int err = out->stream_.Open(dir->fd.get())) return err;
     if (off != 0) out->stream_.Seek(off);
+    if (off == 0) out->r_.node->kernel_lists.store(true, std::memory_order_relaxed);
     out->fs_ = fs;
     out->ctx_ = &ctx;
     return 0;
@@ -267,8 +269,10 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   OpTimer t(fs->stats(), OpKind::kReaddir);
   RequestContext ctx = fs->Context(req);
   ListingSource source;
-  int opened = fi->fh == 0 ? ListingSource::ForLowerDirectory(fs, ctx, ino, off, &source)
-                           : ListingSource::ForSnapshot(fs, ctx, ino, off, DirOf(fi), &source);
+  OpenDir* dir = DirOf(fi);
+  int opened = dir->kernel_caches
+                   ? ListingSource::ForLowerDirectory(fs, ctx, ino, off, dir, &source)
+                   : ListingSource::ForSnapshot(fs, ctx, ino, off, dir, &source);
   if (opened != 0) return (void)fuse_reply_err(req, opened);
   std::vector<char> buf(size);
   size_t used = 0;
@@ -335,25 +339,14 @@ void sfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fus
 }
 
 void sfs_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  if (OpenDir* dir = DirOf(fi)) {
-    Fs(req)->Unregister(dir);
-    delete dir;
-  }
+  OpenDir* dir = DirOf(fi);
+  Fs(req)->Unregister(dir);
+  delete dir;
   fuse_reply_err(req, 0);
 }
 
-void sfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) {
-  base::UniqueFd opened;
-  int fd = -1;
-  if (OpenDir* dir = DirOf(fi)) {
-    fd = dir->fd.get();
-  } else {
-    Resolved r;
-    if (int err = Resolve(Fs(req), ino, &r)) return (void)fuse_reply_err(req, err);
-    opened.reset(openat(r.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!opened.valid()) return (void)fuse_reply_err(req, errno);
-    fd = opened.get();
-  }
+void sfs_fsyncdir(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
+  int fd = DirOf(fi)->fd.get();
   fuse_reply_err(req, (datasync ? fdatasync(fd) : fsync(fd)) == 0 ? 0 : errno);
 }
 

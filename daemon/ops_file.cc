@@ -186,6 +186,21 @@ int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct 
   return 0;
 }
 
+// An open makes the kernel mark the file's attributes stale (its reads change atime), and a
+// listing the kernel serves from its cache brings no fresh ones, so each stat after it (du, find)
+// would cost a GETATTR per file read. So the first open of a file in a directory whose listing the
+// kernel holds drops that listing, once (Node::kernel_lists): the next listing is a READDIRPLUS
+// that brings every stale name's attributes at once. Queued after the reply, to the notifier
+// thread (never sent from a worker: kernel_notifier.h).
+void ListingAfterOpen(Filesystem* fs, fuse_ino_t ino) {
+  if (fs->session() == nullptr) return;
+  NodeId parent = fs->nodes().ParentOf(ino);
+  std::shared_ptr<Node> dir = parent != 0 ? fs->nodes().Get(parent) : nullptr;
+  if (dir != nullptr && dir->kernel_lists.exchange(false, std::memory_order_relaxed)) {
+    fs->session()->notifier().InvalidateInode(parent);
+  }
+}
+
 void sfs_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kOpen);
@@ -198,6 +213,7 @@ void sfs_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   }
   if (backing_id >= 0) fs->stats().open_passthrough.fetch_add(1);
   ReplyOpened(req, fi, backing_id, nullptr);
+  ListingAfterOpen(fs, ino);
 }
 
 void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
