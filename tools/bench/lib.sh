@@ -61,8 +61,10 @@ bench_start_scopedfsd() {
   # BENCH_WRAP (an array, e.g. perf record ... --) runs the daemon under a wrapper; the pid is
   # then the wrapper's.
   # BENCH_TRANSPORT (else SCOPEDFSD_TRANSPORT), when set, is passed on as --transport=.
+  # BENCH_XATTR, when set, is passed on as --xattr=.
   local transport=${BENCH_TRANSPORT:-${SCOPEDFSD_TRANSPORT:-}} extra=()
-  [[ -n "$transport" ]] && extra=("--transport=$transport")
+  [[ -n "$transport" ]] && extra+=("--transport=$transport")
+  [[ -n "${BENCH_XATTR:-}" ]] && extra+=("--xattr=$BENCH_XATTR")
   ${BENCH_WRAP[@]+"${BENCH_WRAP[@]}"} "$1" --source="$2" --mountpoint="$3" --policy="$4" --apps="$BENCH_APPS" \
     --passthrough="$5" --control_socket="$6" ${extra[@]+"${extra[@]}"} 2>>"$7" &
   BENCH_LAST_PID=$!
@@ -74,13 +76,15 @@ bench_start_scopedfsd() {
 # bench_build_ceiling <binary> <log>: compiles the example Debian's libfuse3-dev ships into
 # <binary> (the work directory: never into the repository).
 bench_build_ceiling() {
-  local src
-  src=$(ls /usr/share/doc/libfuse3-dev/examples/passthrough_ll.c{,.gz} 2>/dev/null | head -1)
-  [[ -n "$src" ]] || { echo "libfuse3-dev's examples/passthrough_ll.c is not installed" >"$2"; return 1; }
-  local c=${1}.c
-  if [[ "$src" == *.gz ]]; then zcat "$src" >"$c"; else cp "$src" "$c"; fi
+  local examples=/usr/share/doc/libfuse3-dev/examples src=${1}-src f
+  mkdir -p "$src"
+  for f in passthrough_ll.c passthrough_helpers.h; do
+    if [[ -f "$examples/$f" ]]; then cp "$examples/$f" "$src/"
+    elif [[ -f "$examples/$f.gz" ]]; then zcat "$examples/$f.gz" >"$src/$f"
+    else echo "libfuse3-dev's examples/$f is not installed" >"$2"; return 1; fi
+  done
   # shellcheck disable=SC2046
-  gcc -O2 -w -o "$1" "$c" $(pkg-config --cflags --libs fuse3) >"$2" 2>&1
+  gcc -O2 -w -I"$src" -o "$1" "$src/passthrough_ll.c" $(pkg-config --cflags --libs fuse3) >"$2" 2>&1
 }
 # bench_start_ceiling <binary> <lower> <mnt> <log>: cache=always (the page cache and the listing
 # cache kept across opens: FOPEN_KEEP_CACHE, FOPEN_CACHE_DIR), timeout=86400 (names and

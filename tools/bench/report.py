@@ -180,8 +180,8 @@ def request_summary(reqs, c, step, files):
 
 # The request-count table's columns: the ceiling first, then scopedfs under each policy and
 # transport (a column whose contender did not run shows n/a with the reason below the table).
-CEILING_COLUMNS = ("ceiling", "permissive", "android_owner", "android_strict", "permissive_uring",
-                   "android_owner_uring", "bindfs", "mergerfs")
+CEILING_COLUMNS = ("ceiling", "permissive", "permissive_noattr", "permissive_nosys", "android_owner",
+                   "android_strict", "permissive_uring", "android_owner_uring", "bindfs", "mergerfs")
 
 
 def ceiling_section(cells, kreqs, labels, files):

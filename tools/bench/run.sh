@@ -201,13 +201,16 @@ AB_PAIRS=("permissive permissive_android" "permissive_app permissive_android_app
 if [[ "$ONLY" == semantics ]]; then
   CONTENDERS=(native permissive permissive_android permissive_app permissive_android_app)
 else
-  CONTENDERS=(native ceiling permissive permissive_android permissive_app permissive_android_app android_owner
-    android_strict permissive_uring android_owner_uring redacted nopassthrough bindfs mergerfs)
+  CONTENDERS=(native ceiling permissive permissive_noattr permissive_nosys permissive_android permissive_app
+    permissive_android_app android_owner android_strict permissive_uring android_owner_uring redacted nopassthrough
+    bindfs mergerfs)
 fi
 declare -A LABEL=(
   [native]="native"
   [ceiling]="FUSE ceiling (passthrough_ll, cached)"
   [android_strict]="scopedfs android strict, owner app"
+  [permissive_noattr]="scopedfs permissive --xattr=noattr, root"
+  [permissive_nosys]="scopedfs permissive --xattr=nosys, root"
   [permissive_uring]="scopedfs permissive, root, io_uring"
   [android_owner_uring]="scopedfs android, owner app, io_uring"
   [permissive]="scopedfs permissive, root"
@@ -236,6 +239,11 @@ setup() {
       [[ "$c" == permissive_android* ]] && policy=$PERMISSIVE_ANDROID
       [[ "$c" == *_app ]] && AS=$BENCH_OWNER_UID sub=Download/app
       bench_start_scopedfsd "$SCOPEDFSD" "$lower" "$mnt" "$policy" "$pt" "$SOCK" \
+        "$work/daemon-$c.log" || { REASON="scopedfsd did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
+      ;;
+    permissive_noattr | permissive_nosys)
+      SOCK=$work/ctl-$c
+      BENCH_XATTR=${c#permissive_} bench_start_scopedfsd "$SCOPEDFSD" "$lower" "$mnt" "$BENCH_PERMISSIVE" true "$SOCK" \
         "$work/daemon-$c.log" || { REASON="scopedfsd did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
       ;;
     permissive_uring)

@@ -31,8 +31,9 @@ if ((rc != 0)); then
 fi
 
 results=$out/results.tsv
-contenders=(native ceiling permissive permissive_android permissive_app permissive_android_app android_owner
-  android_strict permissive_uring android_owner_uring redacted nopassthrough bindfs mergerfs)
+contenders=(native ceiling permissive permissive_noattr permissive_nosys permissive_android permissive_app
+  permissive_android_app android_owner android_strict permissive_uring android_owner_uring redacted nopassthrough
+  bindfs mergerfs)
 workloads=("fio read 4k" "fio randread 4k" "fio write 4k" "fio randwrite 4k" "fio read 1m"
   "fio randread 1m" "fio write 1m" "fio randwrite 1m" "photo read cold" "photo read warm"
   "open+close rate" "stat rate" "tar x" "files seen" "ls -lR cold" "ls -lR warm" "find -size"
