@@ -4,8 +4,10 @@
 // requests ended for the mount by ENOSYS under ANDROID semantics and --xattr=nosys, answered
 // "none" by --xattr=noattr, served by default under POSIX semantics.
 // Needs root and /dev/fuse (tags in tests/BUILD).
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -141,6 +143,52 @@ TEST_F(ListingCacheTest, AReloadToPerCallerListingsStopsTheCache) {
   ASSERT_TRUE(Succeeds(root));
   EXPECT_EQ(root.names.size(), static_cast<size_t>(kFiles));
   EXPECT_GT(During("requests_readdir", [&] { (void)As(kSocial).List("Documents/l"); }), 0);
+}
+
+// A directory held open across such a reload was opened for the kernel's shared cache: its next
+// listing is refused (ESTALE) rather than read for its caller into that cache, where other opens
+// made before the reload would read it. A new open lists it under the new policy.
+TEST_F(ListingCacheTest, AListingHeldAcrossAReloadToPerCallerListingsFailsClosed) {
+  int ready[2], go[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(go), 0);
+  pid_t pid = StartAs(
+      kSocial,
+      [&] {
+        close(ready[0]);
+        close(go[1]);
+        DIR* d = opendir("Documents/l");
+        if (d == nullptr) return 1;
+        int seen = 0;
+        while (readdir(d) != nullptr) ++seen;
+        if (seen != kFiles + 2) return 2;
+        char c = 'r';
+        if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1) return 3;
+        rewinddir(d);
+        errno = 0;
+        while (readdir(d) != nullptr) {
+        }
+        int err = errno;
+        closedir(d);
+        return err == ESTALE ? 0 : 10;
+      },
+      storage_.mountpoint());
+  close(ready[1]);
+  close(go[0]);
+  char c;
+  ASSERT_EQ(read(ready[0], &c, 1), 1) << "the app could not list the directory";
+  absl::StatusOr<std::string> reloaded =
+      storage_.Ctl({"reload", absl::StrCat("--policy=", AndroidRulesUnderPosixSemantics()),
+                    "--apps=policy/configs/apps.textproto"});
+  EXPECT_TRUE(reloaded.ok()) << reloaded.status();
+  c = 'g';
+  EXPECT_EQ(write(go[1], &c, 1), 1);
+  close(go[1]);
+  close(ready[0]);
+  EXPECT_EQ(WaitChild(pid), 0) << "10: the held directory was listed after the reload";
+  AppResult fresh = As(kSocial).List("Documents/l");
+  ASSERT_TRUE(Succeeds(fresh));
+  EXPECT_TRUE(fresh.names.empty()) << fresh;
 }
 
 // Under Android's own policy a listing is the caller's: it is never cached by the kernel.
