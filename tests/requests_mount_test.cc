@@ -5,7 +5,9 @@
 // "none" by --xattr=noattr, served by default under POSIX semantics.
 // Needs root and /dev/fuse (tags in tests/BUILD).
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -309,6 +311,43 @@ TEST_F(NosysTest, NotSupportedAndTheKernelStopsAsking) {
                                                      EOPNOTSUPP, EOPNOTSUPP)));
                    }),
             0);
+}
+
+// scopedfsd with `args` (its stderr discarded); its exit code, or 128 + the signal that ended it
+// (a daemon that wrongly started serving is ended by SIGALRM after 10 s).
+int RunDaemon(const std::vector<std::string>& args) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, STDERR_FILENO);
+    alarm(10);
+    std::vector<char*> argv = {const_cast<char*>("daemon/scopedfsd")};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// --xattr takes the three modes only (64: a bad command line), and ANDROID semantics only nosys
+// (78: the configuration cannot be served as asked).
+TEST_F(RequestsMountTest, XattrFlagIsChecked) {
+  std::string mnt = absl::StrCat(::testing::TempDir(), "/xattr_flag_mnt");
+  mkdir(mnt.c_str(), 0755);
+  std::vector<std::string> base = {"--source=" + storage_.Lower(""), "--mountpoint=" + mnt,
+                                   "--apps=policy/configs/apps.textproto"};
+  auto with = [&](const std::string& policy, const std::string& xattr) {
+    std::vector<std::string> args = base;
+    args.push_back("--policy=" + policy);
+    args.push_back("--xattr=" + xattr);
+    return args;
+  };
+  EXPECT_EQ(RunDaemon(with("policy/configs/permissive.textproto", "sometimes")), 64);
+  EXPECT_EQ(RunDaemon(with("policy/configs/android.textproto", "passthrough")), 78);
+  EXPECT_EQ(RunDaemon(with("policy/configs/android.textproto", "noattr")), 78);
 }
 
 // --- FLUSH -------------------------------------------------------------------------------------
