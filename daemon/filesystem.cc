@@ -37,6 +37,19 @@ Filesystem::Filesystem(FilesystemOptions options, base::UniqueFd root_fd,
   started_.tv_nsec = 0;
 }
 
+bool ParseXattrMode(absl::string_view text, XattrMode* mode) {
+  if (text == "passthrough") {
+    *mode = XattrMode::kPassthrough;
+  } else if (text == "noattr") {
+    *mode = XattrMode::kNoattr;
+  } else if (text == "nosys") {
+    *mode = XattrMode::kNosys;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 uint64_t FdLimit() {
   struct rlimit nofile;
   if (getrlimit(RLIMIT_NOFILE, &nofile) != 0 || nofile.rlim_cur == RLIM_INFINITY) return 1024;

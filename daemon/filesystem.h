@@ -19,6 +19,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "daemon/app_budget.h"
 #include "daemon/backing_files.h"
@@ -43,6 +44,19 @@ uint64_t FdLimit();
 struct OpenFile;  // an open file handle (fuse_file_info::fh); see fs_internal.h
 struct OpenDir;   // an open directory handle (fuse_file_info::fh); see fs_internal.h
 
+// What the mount answers extended-attribute requests with (docs/requests.md). The kernel asks
+// for attributes on its own (ls -l: security.selinux, POSIX ACLs), so each choice costs
+// requests: passthrough up to two per file and listing, noattr one per file (the kernel caches
+// no "no such attribute" answer but an ACL's), nosys one for the whole mount (an ENOSYS answer
+// makes the kernel stop sending that request and answer EOPNOTSUPP itself, for every caller).
+enum class XattrMode {
+  kPassthrough,  // every attribute as the lower tree has it (POSIX semantics' default)
+  kNoattr,       // none exist: get ENODATA, list empty, set EOPNOTSUPP, remove ENODATA
+  kNosys,        // not supported: ENOSYS to all four (ANDROID semantics, as MediaProvider)
+};
+// "passthrough", "noattr", "nosys" (the --xattr flag and the mount option xattr=).
+bool ParseXattrMode(absl::string_view text, XattrMode* mode);
+
 struct FilesystemOptions {
   std::string source;    // lower directory
   uint32_t user_id = 0;  // Android user whose storage this is
@@ -61,6 +75,8 @@ struct FilesystemOptions {
   AuditLog* audit = nullptr;  // refusals and redacted opens are logged here; null: not logged
   // The session's worker threads (--threads): all but one of them may wait for location scans.
   int fuse_threads = 8;
+  // Under POSIX semantics only; ANDROID semantics always answer kNosys.
+  XattrMode xattr = XattrMode::kPassthrough;
 };
 
 // Lock order, outermost first: namespace_mu_; then NodeTable's lock; then a node's backing_mu.
@@ -93,6 +109,8 @@ class Filesystem {
 
   // POSIX semantics (policy.proto Semantics), fixed by the policy the daemon started with.
   bool posix() const { return posix_; }
+  // How xattr requests are answered (kNosys under ANDROID semantics, whatever the options say).
+  XattrMode xattr_mode() const { return posix_ ? options_.xattr : XattrMode::kNosys; }
 
   // The st_ino / d_ino every caller sees for the lower object (dev, ino): the lower number under
   // POSIX semantics, a keyed hash of it under ANDROID semantics (inode_numbers.h). dev 0: the

@@ -91,13 +91,19 @@ struct DirEntry {
   std::string name;
   ino_t ino;
   unsigned char type;
-  dev_t dev = 0;  // 0 for . and ..
+  dev_t dev = 0;   // 0 for . and ..
+  off_t next = 0;  // the READDIR offset of the entry after it
 };
 
-// An open directory handle (fuse_file_info::fh): the filtered listing, taken once per open.
+// An open directory handle (fuse_file_info::fh): the directory's fd and, under a policy whose
+// listings depend on the caller, the filtered listing, taken once per open. Under a
+// caller-independent policy the listing is the same for every caller, so the kernel caches it
+// (FOPEN_CACHE_DIR) and each READDIR the kernel still sends reads the lower directory from the
+// offset it names (ops_dir.cc).
 struct OpenDir {
   base::UniqueFd fd;
-  std::optional<uid_t> slot;  // the app's handle-quota slot
+  std::optional<uid_t> slot;   // the app's handle-quota slot
+  bool kernel_caches = false;  // opened under a caller-independent policy: no snapshot
   std::vector<DirEntry> entries;
   bool loaded = false;
 };
@@ -122,6 +128,8 @@ class DirStream {
   int Open(int dir_fd);
   dirent* Next() { return readdir(dir_); }  // with . and ..
   int fd() const { return dirfd(dir_); }
+  // Continues from `offset`, a d_off this stream's directory returned (0: the start).
+  void Seek(off_t offset) { seekdir(dir_, static_cast<long>(offset)); }
 
  private:
   DIR* dir_ = nullptr;

@@ -17,6 +17,18 @@ inline constexpr uint32_t kOpcodeCreate = 35;
 // FUSE_TMPFILE (O_TMPFILE, protocol 7.37): a CREATE whose name is "/" (the kernel's name for the
 // nameless dentry) and whose flags carry O_TMPFILE. libfuse 3.14 does not know it.
 inline constexpr uint32_t kOpcodeTmpfile = 51;
+// Opcodes the request counters tell apart (Stats::CountRequest).
+inline constexpr uint32_t kOpcodeLookup = 1;
+inline constexpr uint32_t kOpcodeGetattr = 3;
+inline constexpr uint32_t kOpcodeSetxattr = 21;
+inline constexpr uint32_t kOpcodeGetxattr = 22;
+inline constexpr uint32_t kOpcodeListxattr = 23;
+inline constexpr uint32_t kOpcodeRemovexattr = 24;
+inline constexpr uint32_t kOpcodeFlush = 25;
+inline constexpr uint32_t kOpcodeOpendir = 27;
+inline constexpr uint32_t kOpcodeReaddir = 28;
+inline constexpr uint32_t kOpcodeReleasedir = 29;
+inline constexpr uint32_t kOpcodeReaddirplus = 44;
 
 // fuse_init_out.flags bits.
 inline constexpr uint32_t kInitExt = 1u << 30;         // FUSE_INIT_EXT: flags2 is valid
@@ -34,12 +46,17 @@ inline constexpr uint32_t kDontMask = 1u << 6;
 // FUSE_DO_READDIRPLUS, FUSE_READDIRPLUS_AUTO: READDIRPLUS instead of READDIR.
 inline constexpr uint32_t kDoReaddirplus = 1u << 13;
 inline constexpr uint32_t kReaddirplusAuto = 1u << 14;
+// FUSE_POSIX_LOCKS: the server implements POSIX record locks, and releases a closing owner's
+// locks at FLUSH (the kernel does not: fuse_setlk ignores FL_CLOSE_POSIX).
+inline constexpr uint32_t kPosixLocks = 1u << 1;
 // fuse_init_out.flags2 bits (the upper half of the 64-bit flags).
 inline constexpr uint32_t kPassthroughFlag2 = 1u << (37 - 32);  // FUSE_PASSTHROUGH
 
 // fuse_open_out.open_flags bits.
 inline constexpr uint32_t kFopenDirectIo = 1u << 0;
 inline constexpr uint32_t kFopenKeepCache = 1u << 1;
+// FOPEN_CACHE_DIR: the kernel keeps the listing in the directory's page cache.
+inline constexpr uint32_t kFopenCacheDir = 1u << 3;
 inline constexpr uint32_t kFopenPassthrough = 1u << 7;
 
 struct InHeader {  // fuse_in_header

@@ -92,6 +92,11 @@ ssize_t FuseSession::Read(int fd, void* buf, size_t len, void* userdata) {
       std::memcpy(opcode, &op, sizeof(op));
     }
   }
+  if (n >= static_cast<ssize_t>(sizeof(abi::InHeader)) && self->options_.stats != nullptr) {
+    uint32_t op;
+    std::memcpy(&op, static_cast<char*>(buf) + offsetof(abi::InHeader, opcode), sizeof(op));
+    self->options_.stats->CountRequest(op);
+  }
   // INIT is the first request on the connection; remember it so its reply can be patched.
   if (n >= static_cast<ssize_t>(sizeof(abi::InHeader)) && self->init_unique_.load() == 0) {
     abi::InHeader header;
@@ -146,6 +151,7 @@ ssize_t FuseSession::Writev(int fd, struct iovec* iov, int count, void* userdata
                 "CONFIG_FUSE_PASSTHROUGH and CAP_SYS_ADMIN); serving reads and writes in "
                 "userspace\n");
       }
+      self->serves_posix_locks_ = (out->flags & abi::kPosixLocks) != 0;
       self->init_unique_ = ~uint64_t{0};  // patched; never match again
     }
   }

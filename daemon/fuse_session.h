@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "daemon/backing_files.h"
 #include "daemon/kernel_notifier.h"
+#include "daemon/stats.h"
 
 namespace scopedfs::daemon {
 
@@ -38,6 +39,9 @@ class FuseSession : public BackingIdSource {
     // POSIX semantics: the kernel checks mode bits and POSIX ACLs itself (default_permissions,
     // FUSE_POSIX_ACL), and caches ACLs per inode, so `ls -l` asks the daemon no ACL questions.
     bool posix = false;
+    // Where every request read from the kernel is counted by opcode (Stats::CountRequest); null:
+    // not counted.
+    Stats* stats = nullptr;
   };
 
   // Creates the libfuse session for `ops`, opens /dev/fuse and mounts. Nothing is mounted if
@@ -69,6 +73,10 @@ class FuseSession : public BackingIdSource {
 
   // Whether the kernel accepted passthrough in INIT (valid once the first request was served).
   bool passthrough_enabled() const override { return passthrough_enabled_.load(); }
+  // Whether the INIT reply told the kernel that the daemon implements POSIX record locks
+  // (FUSE_POSIX_LOCKS), valid once the first request was served. Without them the kernel keeps
+  // POSIX locks itself and releases them at close, so FLUSH carries nothing the daemon needs.
+  bool serves_posix_locks() const { return serves_posix_locks_.load(); }
   // FUSE_DEV_IOC_BACKING_OPEN / CLOSE on the session fd.
   absl::StatusOr<int> BackingOpen(int fd) override;
   absl::Status BackingClose(int backing_id) override;
@@ -98,6 +106,7 @@ class FuseSession : public BackingIdSource {
   std::atomic<bool> kernel_offers_killpriv_v2_{false};
   std::atomic<bool> kernel_offers_posix_acl_{false};
   std::atomic<bool> passthrough_enabled_{false};
+  std::atomic<bool> serves_posix_locks_{true};
 };
 
 }  // namespace scopedfs::daemon

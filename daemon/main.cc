@@ -63,6 +63,10 @@ ABSL_FLAG(std::string, fsname, "",
 ABSL_FLAG(double, entry_cache_seconds, 10.0,
           "How long the kernel may cache a name the policy shows to every caller; changes made "
           "to the lower tree behind the daemon are seen this late (0: never cache).");
+ABSL_FLAG(std::string, xattr, "",
+          "POSIX semantics: how extended attributes are served: passthrough (as the lower tree "
+          "has them; the default), noattr (none exist) or nosys (not supported: the kernel stops "
+          "asking). ANDROID semantics serve none (nosys) and accept only that.");
 ABSL_FLAG(std::string, file_contexts, "",
           "Label new files and directories from this file_contexts (selabel_lookup).");
 ABSL_FLAG(std::string, label_root, "",
@@ -288,6 +292,16 @@ int Run() {
   if (!(options.entry_cache_seconds >= 0 && options.entry_cache_seconds <= 86400)) {
     return UsageError("--entry_cache_seconds must be between 0 and 86400");
   }
+  if (std::string xattr = absl::GetFlag(FLAGS_xattr); !xattr.empty()) {
+    if (!ParseXattrMode(xattr, &options.xattr)) {
+      return UsageError(absl::StrCat("--xattr=", xattr, ": must be passthrough, noattr or nosys"));
+    }
+    if ((*engine)->semantics() != SEMANTICS_POSIX && options.xattr != XattrMode::kNosys) {
+      return ConfigError(absl::StrCat("--xattr=", xattr, ": policy \"", (*engine)->policy_name(),
+                                      "\" has ANDROID semantics, which serve no extended "
+                                      "attributes (nosys)"));
+    }
+  }
   absl::StatusOr<std::unique_ptr<Filesystem>> fs =
       Filesystem::Create(options, std::shared_ptr<const policy::Engine>(std::move(*engine)));
   if (!fs.ok()) return MountError(std::string(fs.status().message()));
@@ -328,6 +342,7 @@ int Run() {
       absl::GetFlag(FLAGS_fsname).empty() ? source : absl::GetFlag(FLAGS_fsname);
   session_options.want_passthrough = options.passthrough;
   session_options.posix = (*fs)->posix();
+  session_options.stats = &(*fs)->stats();
   absl::StatusOr<std::unique_ptr<FuseSession>> session =
       adopted ? FuseSession::Adopt(session_options, fuse_fd, Filesystem::Ops(), fs->get())
               : FuseSession::Mount(session_options, Filesystem::Ops(), fs->get());

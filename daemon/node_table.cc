@@ -134,6 +134,12 @@ bool NodeTable::PathOf(NodeId id, std::string* path) const { return Path(id, fal
 
 bool NodeTable::LastPathOf(NodeId id, std::string* path) const { return Path(id, true, path); }
 
+NodeId NodeTable::ParentOf(NodeId id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(id);
+  return it == entries_.end() ? 0 : it->second.parent;
+}
+
 bool NodeTable::Path(NodeId id, bool last_known, std::string* path) const {
   absl::MutexLock lock(&mu_);
   std::vector<const std::string*> names;

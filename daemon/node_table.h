@@ -91,6 +91,9 @@ struct Node {
   // far as the daemon can tell; 0: not known to. Set through fs_internal.h's
   // MarkKernelAttrs* helpers; READDIRPLUS reads it. Only ever a hint, never a decision.
   std::atomic<int64_t> kernel_fresh_until_ns{0};
+  // Directories: the kernel may hold this directory's listing in its cache (FOPEN_CACHE_DIR, a
+  // listing from the start was served to an open that caches it). A hint, as above.
+  std::atomic<bool> kernel_lists{false};
 };
 
 class NodeTable {
@@ -121,6 +124,9 @@ class NodeTable {
   // for an object still held open after its last name went. False if the node or an ancestor
   // is no longer known.
   bool LastPathOf(NodeId id, std::string* path) const;
+  // The directory the node was last looked up in; 0 if the table does not know the node (or it is
+  // the root).
+  NodeId ParentOf(NodeId id) const;
   // After a successful rename through the mount: every view of lower object (dev, ino) that the
   // table knows as (old_parent, old_name) is now (new_parent, new_name). A node known under
   // another of its hard links keeps that name.

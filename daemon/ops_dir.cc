@@ -1,5 +1,6 @@
-// Directory ops: OPENDIR, READDIR and READDIRPLUS (one listing per open, filtered by what the
-// caller may see), RELEASEDIR and FSYNCDIR.
+// Directory ops: OPENDIR, READDIR and READDIRPLUS (filtered by what the caller may see: one
+// listing per open where that depends on the caller, else read afresh and cached by the kernel),
+// RELEASEDIR and FSYNCDIR.
 //
 // READDIRPLUS under POSIX semantics: an entry with attributes saves the kernel a LOOKUP per name
 // of a cold listing, but makes it forget the inode's cached ACLs (fuse_direntplus_link calls
@@ -72,6 +73,19 @@ int ForEachEntryBelow(int dir_fd, int* budget,
   return WalkEntries(dir_fd, "", 0, budget, visit);
 }
 
+// Under a caller-independent policy a directory open keeps no listing (only the directory's fd, so
+// an fstat of a removed directory still answers) and lets the kernel cache the listing:
+// FOPEN_CACHE_DIR fills the directory's page cache from the READDIR replies, and FOPEN_KEEP_CACHE
+// keeps it across opens. The kernel drops it when the directory changes through the mount (any
+// create, unlink or rename in it bumps the directory's version), when its mtime changes (checked at
+// every listing from the start, once the cached attributes expire, so changes made behind the
+// daemon's back are seen as late as a cached name), and at every reload (Filesystem::SetEngine
+// invalidates every inode). An open under any other policy keeps neither flag, so it empties that
+// cache and never reads it: no caller is ever shown a listing made for another. OPENDIR itself is
+// still answered: an ENOSYS answer (FUSE_NO_OPENDIR_SUPPORT) would make the kernel cache every
+// listing of the connection for good (its default open flags for a directory then are
+// FOPEN_CACHE_DIR | FOPEN_KEEP_CACHE), which a reload to a policy whose listings differ per caller
+// could not undo, and no open would keep the directory's inode alive.
 int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi) {
   Resolved r;
   if (int err = Resolve(fs, ino, &r)) return err;
@@ -87,34 +101,56 @@ int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
   auto* dir = new OpenDir;
   dir->fd = std::move(fd);
   dir->slot = slot;
+  if (CallerIndependent(ctx)) {
+    dir->kernel_caches = true;
+    fi->cache_readdir = 1;
+    fi->keep_cache = 1;
+  }
   fi->fh = reinterpret_cast<uint64_t>(dir);
   fs->Register(dir);
   return 0;
 }
 
-// Lists the directory once per open, keeping only the names the caller may see.
+// One name of the lower directory `r` as the caller may list it: 0 with *shown set (the entry is
+// in *out, its `next` left to the caller), 0 without (removed meanwhile, or hidden from the
+// caller), or an errno: any other failure (out of fds, an I/O error) fails the listing rather than
+// leave the entry out in silence.
+int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, const dirent* ent,
+                DirEntry* out, bool* shown) {
+  *shown = false;
+  if (IsDot(ent->d_name)) {
+    *out = {ent->d_name, ent->d_ino, ent->d_type};
+    *shown = true;
+    return 0;
+  }
+  Child child;
+  if (int err = OpenChild(fs, r, ent->d_name, &child, NeedsOf(ctx.engine()))) {
+    return err == ENOENT ? 0 : err;
+  }
+  policy::Decision seen = ctx.Decide(OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
+  if (seen.outcome == OUTCOME_HIDE || seen.outcome == OUTCOME_DENY) return 0;
+  *out = {ent->d_name, ent->d_ino, ent->d_type, child.st.st_dev};
+  *shown = true;
+  return 0;
+}
+
+// Lists the directory once per open, keeping only the names the caller may see; an entry's
+// offset is its index.
 int LoadDir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, OpenDir* dir) {
   Resolved r;
   if (int err = Resolve(fs, ino, &r)) return err;
   DirStream stream;
   if (int err = stream.Open(dir->fd.get())) return err;
   while (dirent* ent = stream.Next()) {
-    if (IsDot(ent->d_name)) {
-      dir->entries.push_back({ent->d_name, ent->d_ino, ent->d_type});
-      continue;
-    }
-    Child child;
-    // An entry removed since the listing was read is gone; any other failure (out of fds, an
-    // I/O error) fails the listing rather than leave the entry out in silence.
-    if (int err = OpenChild(fs, r, ent->d_name, &child, NeedsOf(ctx.engine()))) {
-      if (err == ENOENT) continue;
+    DirEntry entry;
+    bool shown;
+    if (int err = ListedEntry(fs, ctx, r, ent, &entry, &shown)) {
       dir->entries.clear();
       return err;
     }
-    policy::Decision seen =
-        ctx.Decide(OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
-    if (seen.outcome == OUTCOME_HIDE || seen.outcome == OUTCOME_DENY) continue;
-    dir->entries.push_back({ent->d_name, ent->d_ino, ent->d_type, child.st.st_dev});
+    if (!shown) continue;
+    entry.next = static_cast<off_t>(dir->entries.size() + 1);
+    dir->entries.push_back(std::move(entry));
   }
   dir->loaded = true;
   return 0;
@@ -158,6 +194,73 @@ void KeepKernelsEntry(Filesystem* fs, int64_t fresh_until_before, fuse_entry_par
   e->ino = 0;  // the dirent keeps attr.st_ino and the type
 }
 
+// Where a READDIR's entries come from: the open's snapshot (offsets are indexes), or, for an
+// open whose listing the kernel caches (caller-independent policies), the lower directory read
+// afresh from the offset the kernel names (offsets are the lower filesystem's own d_off cookies,
+// which ext4, f2fs and tmpfs keep stable while entries come and go, so no entry is listed twice or
+// skipped across chunks, as natively). Next() gives 0 and an entry, 0 and none at the end, or an
+// errno.
+class ListingSource {
+ public:
+  static int ForSnapshot(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, off_t off,
+                         OpenDir* dir, ListingSource* out) {
+    if (!dir->loaded || off == 0) {
+      dir->entries.clear();
+      if (int err = LoadDir(fs, ctx, ino, dir)) return err;
+    }
+    out->dir_ = dir;
+    out->index_ = static_cast<size_t>(off);
+    return 0;
+  }
+  static int ForLowerDirectory(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, off_t off,
+                               const OpenDir* dir, ListingSource* out) {
+    // Opened under a caller-independent policy that a reload has since replaced: a listing made
+    // for this caller would enter the kernel's shared cache. Reopening the directory serves it.
+    if (!CallerIndependent(ctx)) return ESTALE;
+    if (int err = Resolve(fs, ino, &out->r_)) return err;
+    if (int err = Verdict(ctx.Decide(OP_READ, out->r_.path, true, nullptr))) return err;
+    if (int err = out->stream_.Open(dir->fd.get())) return err;
+    if (off != 0) out->stream_.Seek(off);
+    if (off == 0) out->r_.node->kernel_lists.store(true, std::memory_order_relaxed);
+    out->fs_ = fs;
+    out->ctx_ = &ctx;
+    return 0;
+  }
+
+  int Next(DirEntry* entry, bool* end) {
+    *end = false;
+    if (dir_ != nullptr) {
+      if (index_ >= dir_->entries.size()) {
+        *end = true;
+        return 0;
+      }
+      *entry = dir_->entries[index_++];
+      return 0;
+    }
+    while (true) {
+      errno = 0;
+      dirent* ent = stream_.Next();
+      if (ent == nullptr) {
+        *end = true;
+        return errno;
+      }
+      bool shown;
+      if (int err = ListedEntry(fs_, *ctx_, r_, ent, entry, &shown)) return err;
+      if (!shown) continue;
+      entry->next = static_cast<off_t>(ent->d_off);
+      return 0;
+    }
+  }
+
+ private:
+  OpenDir* dir_ = nullptr;  // the snapshot, or null
+  size_t index_ = 0;
+  Filesystem* fs_ = nullptr;
+  const RequestContext* ctx_ = nullptr;
+  Resolved r_;
+  DirStream stream_;
+};
+
 // READDIR and READDIRPLUS share the filtered listing; PLUS also looks every entry up (through
 // the same policy check as LOOKUP), so the kernel learns attributes without a LOOKUP per name.
 void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi,
@@ -165,16 +268,24 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kReaddir);
   RequestContext ctx = fs->Context(req);
+  ListingSource source;
   OpenDir* dir = DirOf(fi);
-  if (!dir->loaded || off == 0) {
-    dir->entries.clear();
-    if (int err = LoadDir(fs, ctx, ino, dir)) return (void)fuse_reply_err(req, err);
-  }
+  int opened = dir->kernel_caches
+                   ? ListingSource::ForLowerDirectory(fs, ctx, ino, off, dir, &source)
+                   : ListingSource::ForSnapshot(fs, ctx, ino, off, dir, &source);
+  if (opened != 0) return (void)fuse_reply_err(req, opened);
   std::vector<char> buf(size);
   size_t used = 0;
-  for (size_t i = static_cast<size_t>(off); i < dir->entries.size(); ++i) {
-    const DirEntry& entry = dir->entries[i];
-    off_t next = static_cast<off_t>(i + 1);
+  while (true) {
+    DirEntry entry;
+    bool end;
+    if (int err = source.Next(&entry, &end)) {
+      // What is in the buffer is sent and the kernel asks again from its last entry on.
+      if (used == 0) return (void)fuse_reply_err(req, err);
+      break;
+    }
+    if (end) break;
+    off_t next = entry.next;
     size_t need;
     if (!plus) {
       struct stat st = {};

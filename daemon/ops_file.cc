@@ -186,6 +186,21 @@ int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct 
   return 0;
 }
 
+// An open makes the kernel mark the file's attributes stale (its reads change atime), and a
+// listing the kernel serves from its cache brings no fresh ones, so each stat after it (du, find)
+// would cost a GETATTR per file read. So the first open of a file in a directory whose listing the
+// kernel holds drops that listing, once (Node::kernel_lists): the next listing is a READDIRPLUS
+// that brings every stale name's attributes at once. Queued after the reply, to the notifier
+// thread (never sent from a worker: kernel_notifier.h).
+void ListingAfterOpen(Filesystem* fs, fuse_ino_t ino) {
+  if (fs->session() == nullptr) return;
+  NodeId parent = fs->nodes().ParentOf(ino);
+  std::shared_ptr<Node> dir = parent != 0 ? fs->nodes().Get(parent) : nullptr;
+  if (dir != nullptr && dir->kernel_lists.exchange(false, std::memory_order_relaxed)) {
+    fs->session()->notifier().InvalidateInode(parent);
+  }
+}
+
 void sfs_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kOpen);
@@ -198,6 +213,7 @@ void sfs_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   }
   if (backing_id >= 0) fs->stats().open_passthrough.fetch_add(1);
   ReplyOpened(req, fi, backing_id, nullptr);
+  ListingAfterOpen(fs, ino);
 }
 
 void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
@@ -286,10 +302,21 @@ void sfs_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t o
   AfterRedactedWrite(fs, redacted);
 }
 
+// FLUSH (every close of a descriptor) is needed only to release the closing owner's POSIX record
+// locks where the daemon serves them: the kernel leaves that to FLUSH (fuse_setlk ignores the
+// close-time unlock). Where the INIT reply did not claim POSIX locks the kernel keeps them itself
+// and drops them at close, so FLUSH is answered ENOSYS and the kernel stops sending it for the
+// mount (it still writes dirty pages back at close; flock() locks end at RELEASE either way). The
+// close(dup()) it does otherwise gives the lower filesystem a close as the app's would natively,
+// which reports errors only on network filesystems, not the ext4 or f2fs of Android's storage.
 void sfs_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  Filesystem* fs = Fs(req);
+  if (fs->session() != nullptr && !fs->session()->serves_posix_locks()) {
+    return (void)fuse_reply_err(req, ENOSYS);
+  }
   OpenFile* file = FileOf(fi);
   // A close releases the closing process's record locks on the file (POSIX).
-  Fs(req)->locks().ReleaseOwner(file->lock_key(), fi->lock_owner);
+  fs->locks().ReleaseOwner(file->lock_key(), fi->lock_owner);
   // close(dup()) makes the lower filesystem see a close, as the app's close would natively.
   base::UniqueFd fd(dup(file->fd.get()));
   fuse_reply_err(req, fd.valid() && fd.Close() == 0 ? 0 : errno);

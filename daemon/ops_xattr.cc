@@ -1,10 +1,10 @@
-// Extended attributes. The daemon's own trusted.scopedfs.* attributes are invisible through the
-// mount under either semantics. ANDROID: only user.* attributes exist in the view (ACLs and
-// labels are EOPNOTSUPP, so `ls -l` learns once per mount that there are none instead of asking
-// per file), and apps may change only those (the daemon acts as root: security.* or trusted.* set
-// through it would grant capabilities or forge daemon state). POSIX: every attribute as the lower
-// tree has it; the kernel has already applied its own rules for who may set which namespace
-// (CAP_SYS_ADMIN for trusted.*, capabilities for security.*, ownership for ACLs).
+// Extended attributes, answered as Filesystem::xattr_mode() says (filesystem.h). ANDROID: none
+// (ENOSYS, as MediaProvider, which implements no xattr op): the kernel stops asking for the whole
+// mount after the first answer, and every caller gets EOPNOTSUPP from the kernel itself, so `ls
+// -l` costs no xattr request per file. POSIX: every attribute as the lower tree has it by default
+// (the kernel has already applied its own rules for who may set which namespace: CAP_SYS_ADMIN
+// for trusted.*, capabilities for security.*, ownership for ACLs), or none (noattr, nosys). The
+// daemon's own trusted.scopedfs.* attributes are invisible through the mount in every mode.
 #include <sys/xattr.h>
 
 #include <cerrno>
@@ -19,15 +19,19 @@ namespace scopedfs::daemon {
 
 bool ReservedXattr(const char* name) { return absl::StartsWith(name, "trusted.scopedfs."); }
 
-// Apps may only change user.* attributes: the daemon acts as root, so letting an app set
-// security.* or trusted.* through it would grant capabilities or forge daemon state.
-bool MayModifyXattr(Filesystem* fs, const RequestContext& ctx, const char* name) {
-  return fs->posix() || ctx.uid() == 0 || absl::StartsWith(name, "user.");
-}
-
-// Whether the name exists in the mount's view at all (ANDROID: only user.*).
-bool InView(Filesystem* fs, const char* name) {
-  return fs->posix() || absl::StartsWith(name, "user.");
+// The answer every request of this kind gets without looking at the node, or 0: ENOSYS in nosys
+// mode (the kernel then stops sending it), `none` (what "no such attribute" is for this request)
+// in noattr mode.
+int NoXattrAnswer(Filesystem* fs, int none) {
+  switch (fs->xattr_mode()) {
+    case XattrMode::kNosys:
+      return ENOSYS;
+    case XattrMode::kNoattr:
+      return none;
+    case XattrMode::kPassthrough:
+      return 0;
+  }
+  return ENOSYS;
 }
 
 // The object an xattr request acts on, as a /proc path valid while `fd` is held.
@@ -44,10 +48,7 @@ struct XattrPath {
 int XattrTarget(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, const char* modify_name,
                 XattrPath* proc) {
   bool modify = modify_name != nullptr;
-  if (modify && (ReservedXattr(modify_name) || !MayModifyXattr(fs, ctx, modify_name))) {
-    return EPERM;
-  }
-  if (modify && !InView(fs, modify_name)) return EOPNOTSUPP;
+  if (modify && ReservedXattr(modify_name)) return EPERM;
   Visible v;
   if (int err = ResolveVisible(fs, ctx, ino, &v)) return err;
   if (S_ISLNK(v.st.st_mode)) return ENOTSUP;
@@ -64,6 +65,7 @@ void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* 
                   int flags) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kXattr);
+  if (int err = NoXattrAnswer(fs, EOPNOTSUPP)) return (void)fuse_reply_err(req, err);
   XattrPath proc;
   if (int err = XattrTarget(fs, fs->Context(req), ino, name, &proc)) {
     return (void)fuse_reply_err(req, err);
@@ -76,8 +78,8 @@ void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* 
 void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kXattr);
+  if (int err = NoXattrAnswer(fs, ENODATA)) return (void)fuse_reply_err(req, err);
   if (ReservedXattr(name)) return (void)fuse_reply_err(req, ENODATA);
-  if (!InView(fs, name)) return (void)fuse_reply_err(req, EOPNOTSUPP);
   XattrPath proc;
   if (int err = XattrTarget(fs, fs->Context(req), ino, nullptr, &proc)) {
     return (void)fuse_reply_err(req, err);
@@ -96,6 +98,10 @@ void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size)
 void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kXattr);
+  if (fs->xattr_mode() == XattrMode::kNosys) return (void)fuse_reply_err(req, ENOSYS);
+  if (fs->xattr_mode() == XattrMode::kNoattr) {
+    return (void)(size == 0 ? fuse_reply_xattr(req, 0) : fuse_reply_buf(req, nullptr, 0));
+  }
   XattrPath proc;
   if (int err = XattrTarget(fs, fs->Context(req), ino, nullptr, &proc)) {
     return (void)fuse_reply_err(req, err);
@@ -109,7 +115,7 @@ void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   for (size_t i = 0; i < static_cast<size_t>(n);) {
     const char* entry = all.data() + i;
     size_t len = strlen(entry);
-    if (!ReservedXattr(entry) && InView(fs, entry)) visible.append(entry, len + 1);
+    if (!ReservedXattr(entry)) visible.append(entry, len + 1);
     i += len + 1;
   }
   if (size == 0) return (void)fuse_reply_xattr(req, visible.size());
@@ -120,6 +126,7 @@ void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
 void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
   Filesystem* fs = Fs(req);
   OpTimer t(fs->stats(), OpKind::kXattr);
+  if (int err = NoXattrAnswer(fs, ENODATA)) return (void)fuse_reply_err(req, err);
   XattrPath proc;
   if (int err = XattrTarget(fs, fs->Context(req), ino, name, &proc)) {
     return (void)fuse_reply_err(req, err);

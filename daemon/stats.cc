@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/numeric/bits.h"
+#include "daemon/fuse_kernel_abi.h"
 
 namespace scopedfs::daemon {
 
@@ -26,6 +27,41 @@ void Stats::Record(OpKind kind, uint64_t nanos) {
   int bucket = nanos == 0 ? 0 : absl::bit_width(nanos) - 1;
   if (bucket >= kBuckets) bucket = kBuckets - 1;
   op.buckets[static_cast<size_t>(bucket)].fetch_add(1, std::memory_order_relaxed);
+}
+
+void Stats::CountRequest(uint32_t opcode) {
+  requests.fetch_add(1, std::memory_order_relaxed);
+  std::atomic<uint64_t>* of_kind = nullptr;
+  switch (opcode) {
+    case abi::kOpcodeLookup:
+      of_kind = &requests_lookup;
+      break;
+    case abi::kOpcodeGetattr:
+      of_kind = &requests_getattr;
+      break;
+    case abi::kOpcodeOpendir:
+      of_kind = &requests_opendir;
+      break;
+    case abi::kOpcodeReleasedir:
+      of_kind = &requests_releasedir;
+      break;
+    case abi::kOpcodeReaddir:
+    case abi::kOpcodeReaddirplus:
+      of_kind = &requests_readdir;
+      break;
+    case abi::kOpcodeSetxattr:
+    case abi::kOpcodeGetxattr:
+    case abi::kOpcodeListxattr:
+    case abi::kOpcodeRemovexattr:
+      of_kind = &requests_xattr;
+      break;
+    case abi::kOpcodeFlush:
+      of_kind = &requests_flush;
+      break;
+    default:
+      return;
+  }
+  of_kind->fetch_add(1, std::memory_order_relaxed);
 }
 
 uint64_t Stats::Count(OpKind kind) const {

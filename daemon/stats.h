@@ -51,7 +51,15 @@ absl::string_view OpKindName(OpKind kind);
   X(tree_checks_unlocked)          \
   X(tree_checks_locked)            \
   X(backing_files)                 \
-  X(reloads)
+  X(reloads)                       \
+  X(requests)                      \
+  X(requests_lookup)               \
+  X(requests_getattr)              \
+  X(requests_opendir)              \
+  X(requests_releasedir)           \
+  X(requests_readdir)              \
+  X(requests_xattr)                \
+  X(requests_flush)
 
 class Stats {
  public:
@@ -60,6 +68,8 @@ class Stats {
 #undef SCOPEDFS_DECLARE_COUNTER
 
   void Record(OpKind kind, uint64_t nanos);
+  // One request read from the kernel, by its FUSE opcode (those libfuse answers itself too).
+  void CountRequest(uint32_t opcode);
   uint64_t Count(OpKind kind) const;
   // Nearest-rank percentile of the recorded latencies of `kind`, `fraction` in [0, 1]: the upper
   // bound (ns) of the power-of-two bucket holding the ceil(fraction * n)-th smallest sample. 0

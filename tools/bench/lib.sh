@@ -60,11 +60,125 @@ bench_start_scopedfsd() {
   BENCH_MOUNTS+=("$3")
   # BENCH_WRAP (an array, e.g. perf record ... --) runs the daemon under a wrapper; the pid is
   # then the wrapper's.
+  # BENCH_TRANSPORT (else SCOPEDFSD_TRANSPORT), when set, is passed on as --transport=.
+  # BENCH_XATTR, when set, is passed on as --xattr=.
+  local transport=${BENCH_TRANSPORT:-${SCOPEDFSD_TRANSPORT:-}} extra=()
+  [[ -n "$transport" ]] && extra+=("--transport=$transport")
+  [[ -n "${BENCH_XATTR:-}" ]] && extra+=("--xattr=$BENCH_XATTR")
   ${BENCH_WRAP[@]+"${BENCH_WRAP[@]}"} "$1" --source="$2" --mountpoint="$3" --policy="$4" --apps="$BENCH_APPS" \
-    --passthrough="$5" --control_socket="$6" 2>>"$7" &
+    --passthrough="$5" --control_socket="$6" ${extra[@]+"${extra[@]}"} 2>>"$7" &
   BENCH_LAST_PID=$!
   BENCH_PIDS+=("$BENCH_LAST_PID")
   bench_wait_mount "$3" "$BENCH_LAST_PID" "$7"
+}
+
+# --- The ceiling: libfuse's passthrough_ll example at its most cached ---------------------------
+# bench_build_ceiling <binary> <log>: compiles the example Debian's libfuse3-dev ships into
+# <binary> (the work directory: never into the repository).
+bench_build_ceiling() {
+  local examples=/usr/share/doc/libfuse3-dev/examples src=${1}-src f
+  mkdir -p "$src"
+  for f in passthrough_ll.c passthrough_helpers.h; do
+    if [[ -f "$examples/$f" ]]; then cp "$examples/$f" "$src/"
+    elif [[ -f "$examples/$f.gz" ]]; then zcat "$examples/$f.gz" >"$src/$f"
+    else echo "libfuse3-dev's examples/$f is not installed" >"$2"; return 1; fi
+  done
+  # shellcheck disable=SC2046
+  gcc -O2 -w -I"$src" -o "$1" "$src/passthrough_ll.c" $(pkg-config --cflags --libs fuse3) >"$2" 2>&1
+}
+# bench_start_ceiling <binary> <lower> <mnt> <log>: cache=always (the page cache and the listing
+# cache kept across opens: FOPEN_KEEP_CACHE, FOPEN_CACHE_DIR), timeout=86400 (names and
+# attributes cached for a day), no xattr (the example then answers ENOSYS: the kernel stops
+# asking), READDIRPLUS (libfuse's default), multithreaded as scopedfsd.
+bench_start_ceiling() {
+  mkdir -p "$3"
+  BENCH_MOUNTS+=("$3")
+  "$1" -f -o "source=$2,cache=always,timeout=86400,allow_other" "$3" 2>>"$4" &
+  BENCH_LAST_PID=$!
+  BENCH_PIDS+=("$BENCH_LAST_PID")
+  bench_wait_mount "$3" "$BENCH_LAST_PID" "$4"
+}
+
+# --- FUSE over io_uring --------------------------------------------------------------------------
+BENCH_URING_PARAM=/sys/module/fuse/parameters/enable_uring
+BENCH_URING_RESTORE=""
+# bench_uring_usable <scopedfsd> <may_enable>: whether io_uring contenders can run; sets
+# BENCH_URING_REASON when not. With <may_enable> 1 it turns enable_uring on (and
+# bench_uring_restore puts the old value back).
+bench_uring_usable() {
+  BENCH_URING_REASON=""
+  if ! "$1" --help 2>&1 | grep -q -- '--transport'; then
+    BENCH_URING_REASON="n/a: this scopedfsd has no --transport flag (no io_uring transport)"
+    return 1
+  fi
+  [[ -r "$BENCH_URING_PARAM" ]] || { BENCH_URING_REASON="n/a: the kernel has no FUSE over io_uring"; return 1; }
+  if [[ "$(cat "$BENCH_URING_PARAM")" != Y ]]; then
+    if [[ "$2" != 1 ]]; then
+      BENCH_URING_REASON="n/a: $BENCH_URING_PARAM is N (run.sh --uring lets the bench turn it on)"
+      return 1
+    fi
+    [[ -n "$BENCH_URING_RESTORE" ]] || BENCH_URING_RESTORE=N
+    echo Y >"$BENCH_URING_PARAM" || { BENCH_URING_REASON="cannot set $BENCH_URING_PARAM"; return 1; }
+  fi
+}
+bench_uring_restore() {
+  [[ -n "$BENCH_URING_RESTORE" ]] && echo "$BENCH_URING_RESTORE" >"$BENCH_URING_PARAM" 2>/dev/null
+  BENCH_URING_RESTORE=""
+  return 0
+}
+
+# --- FUSE requests as the kernel counts them (the fuse_request_send tracepoint) ------------------
+# A tracefs instance of our own (its own buffer, so other tracing is left alone), under a tracefs
+# mounted in the work directory; bench_trace_stop removes both.
+BENCH_TRACE="" BENCH_TRACE_MNT="" BENCH_TRACE_REASON=""
+bench_trace_start() {
+  BENCH_TRACE_MNT=$1/tracefs
+  mkdir -p "$BENCH_TRACE_MNT"
+  if ! mount -t tracefs nodev "$BENCH_TRACE_MNT" 2>/dev/null; then
+    BENCH_TRACE_REASON="tracefs cannot be mounted" BENCH_TRACE_MNT=""
+    return 1
+  fi
+  if [[ ! -d "$BENCH_TRACE_MNT/events/fuse/fuse_request_send" ]]; then
+    BENCH_TRACE_REASON="the kernel has no fuse_request_send tracepoint"
+    bench_trace_stop
+    return 1
+  fi
+  BENCH_TRACE=$BENCH_TRACE_MNT/instances/scopedfs-bench-$$
+  mkdir "$BENCH_TRACE" || { BENCH_TRACE_REASON="cannot make a tracefs instance"; BENCH_TRACE=""; bench_trace_stop; return 1; }
+  echo 32768 >"$BENCH_TRACE/buffer_size_kb"
+}
+# bench_trace_begin <mnt>: counts from now the requests of <mnt>'s FUSE connection only (the
+# kernel's dev_t of the mount: major << 20 | minor).
+bench_trace_begin() {
+  [[ -n "$BENCH_TRACE" ]] || return 0
+  local conn
+  conn=$(python3 -c 'import os,sys; d=os.stat(sys.argv[1]).st_dev; print(os.major(d) << 20 | os.minor(d))' "$1")
+  echo "connection == $conn" >"$BENCH_TRACE/events/fuse/fuse_request_send/filter"
+  : >"$BENCH_TRACE/trace"
+  echo 1 >"$BENCH_TRACE/events/fuse/fuse_request_send/enable"
+}
+# bench_trace_end <contender> <step>: stops counting; prints "contender step opcode count" lines
+# (opcode "_lost" when the buffer overran, so a count is never silently short).
+bench_trace_end() {
+  [[ -n "$BENCH_TRACE" ]] || return 0
+  echo 0 >"$BENCH_TRACE/events/fuse/fuse_request_send/enable"
+  local lost
+  lost=$(cat "$BENCH_TRACE"/per_cpu/cpu*/stats 2>/dev/null | awk '/^overrun:/ {n += $2} END {print n + 0}')
+  sed -n 's/.*opcode [0-9]* (\([A-Z_0-9]*\)).*/\1/p' "$BENCH_TRACE/trace" | sort | uniq -c |
+    awk -v c="$1" -v s="$2" '{printf "%s\t%s\t%s\t%d\n", c, s, $2, $1}'
+  ((lost == 0)) || printf '%s\t%s\t_lost\t%d\n' "$1" "$2" "$lost"
+}
+bench_trace_stop() {
+  if [[ -n "$BENCH_TRACE" ]]; then
+    echo 0 >"$BENCH_TRACE/events/fuse/fuse_request_send/enable" 2>/dev/null || true
+    rmdir "$BENCH_TRACE" 2>/dev/null || true
+    BENCH_TRACE=""
+  fi
+  if [[ -n "$BENCH_TRACE_MNT" ]]; then
+    umount "$BENCH_TRACE_MNT" 2>/dev/null || umount -l "$BENCH_TRACE_MNT" 2>/dev/null || true
+    BENCH_TRACE_MNT=""
+  fi
+  return 0
 }
 
 # bench_start_bindfs <lower> <mnt> <log>. bindfs 1.14 defaults, plus:

@@ -3,6 +3,8 @@
 
 results.tsv: contender, workload, unit, OK|FAILED, then every run's figure (OK) or the reason.
 requests.tsv: contender, step, FUSE op, count (scopedfsd's counters, first run).
+kernel_requests.tsv: contender, step, FUSE opcode, count (the kernel's fuse_request_send
+tracepoint, first run; every FUSE contender; opcode _lost when the trace buffer overran).
 profile.txt: perf report excerpts of the daemon. The chart is drawn by gnuplot (Debian's
 gnuplot-nox); without it the markdown says so and no PNG is written.
 """
@@ -54,6 +56,7 @@ def parse_args():
                  "fio_mb", "fio_runtime", "seconds", "labels"):
         p.add_argument("--" + name, required=True)
     p.add_argument("--only", default="")
+    p.add_argument("--kernel-requests", default="")
     return p.parse_args()
 
 
@@ -173,6 +176,70 @@ def request_summary(reqs, c, step, files):
     top = sorted(ops.items(), key=lambda kv: -kv[1])[:3]
     return "%.1f FUSE requests per file (%s)" % (
         total / max(1, files), ", ".join("%s %.1f" % (k, v / max(1, files)) for k, v in top))
+
+
+# The request-count table's columns: the ceiling first, then scopedfs under each policy and
+# transport (a column whose contender did not run shows n/a with the reason below the table).
+CEILING_COLUMNS = ("ceiling", "permissive", "permissive_noattr", "permissive_nosys", "android_owner",
+                   "android_strict", "permissive_uring", "android_owner_uring", "bindfs", "mergerfs")
+
+
+def ceiling_section(cells, kreqs, labels, files):
+    """Each tree row and open+close as a multiple of native, with the kernel's FUSE requests per
+    file beside it, for the ceiling and every scopedfs contender."""
+    L = ["## Against the FUSE ceiling", ""]
+    L.append("Time as a multiple of native (rates: native over the contender, so higher is "
+             "slower everywhere), and beside it the FUSE requests per file the kernel sent "
+             "(`fuse_request_send` tracepoint, first run, %s files). The ceiling is libfuse's "
+             "passthrough_ll example with `cache=always,timeout=86400` (no xattr: ENOSYS), "
+             "built at run time: what a FUSE filesystem can reach on this machine." %
+             "{:,}".format(files))
+    L.append("")
+    cols = [c for c in CEILING_COLUMNS if any(k[0] == c for k in cells)]
+    L.append("| step | " + " | ".join(labels.get(c, c) for c in cols) + " |")
+    L.append("|---|" + "---|" * len(cols))
+    reasons = {}
+    for w in ("tar x", "ls -lR cold", "ls -lR warm", "find -size", "du -s", "grep -r", "rm -rf",
+              "open+close rate", "stat rate"):
+        row = []
+        for c in cols:
+            cell = cells.get((c, w))
+            if cell is None or not cell.ok:
+                if cell is not None:
+                    reasons[c] = cell.reason
+                row.append("n/a" if cell is None or cell.reason.startswith("n/a") else "FAILED")
+                continue
+            s = speed(cells, c, w)
+            text = "%.2f×" % (1.0 / s) if s else "?"
+            ops = kreqs.get((c, w), {})
+            if ops and w in TREE_STEPS:
+                lost = ops.get("_lost", 0)
+                total = sum(v for k, v in ops.items() if not k.startswith("_"))
+                text += " · %.2f req/file%s" % (total / max(1, files), " (trace lost %d)" % lost
+                                                 if lost else "")
+            row.append(text)
+        L.append("| %s | " % w + " | ".join(row) + " |")
+    L.append("")
+    for c, why in reasons.items():
+        L.append("- %s: %s" % (labels.get(c, c), why.replace("|", "/")))
+    if reasons:
+        L.append("")
+    if kreqs:
+        L.append("Requests by opcode per tree step (per file):")
+        L.append("")
+        L.append("| contender | step | per file | top opcodes (per file) |")
+        L.append("|---|---|---|---|")
+        for (c, step), ops in kreqs.items():
+            if step not in TREE_STEPS:
+                continue
+            real = {k: v for k, v in ops.items() if not k.startswith("_")}
+            total = sum(real.values())
+            top = sorted(real.items(), key=lambda kv: -kv[1])[:6]
+            L.append("| %s | %s | %.2f | %s |" % (
+                labels.get(c, c), step, total / max(1, files),
+                ", ".join("%s %.2f" % (k.replace("FUSE_", ""), v / max(1, files)) for k, v in top)))
+        L.append("")
+    return L
 
 
 def targets(cells):
@@ -388,6 +455,12 @@ def main():
             parts = line.rstrip("\n").split("\t")
             if len(parts) == 4:
                 reqs[(parts[0], parts[1])][parts[2]] += int(parts[3])
+    kreqs = defaultdict(lambda: defaultdict(int))
+    if a.kernel_requests and os.path.exists(a.kernel_requests):
+        for line in open(a.kernel_requests):
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) == 4:
+                kreqs[(parts[0], parts[1])][parts[2]] += int(parts[3])
     if a.only == "semantics":
         write_semantics_only(a, cells, workloads, reqs, labels, machine(a.rev, a.load))
         return
@@ -529,6 +602,8 @@ def main():
               "files seen"):
         L.append("| %s | " % w + " | ".join(cell_text(cells, c, w) for c in cols) + " |")
     L.append("")
+
+    L.extend(ceiling_section(cells, kreqs, labels, int(a.tree_files)))
 
     L.extend(ab_section(cells, workloads, reqs, int(a.tree_files), a.runs))
 

@@ -16,6 +16,15 @@
 # each other in every run and in alternating order (A B in odd runs, B A in even ones), so
 # drift on a shared machine hits both alike; BENCHMARKS.md's "Cost of POSIX semantics" compares
 # their medians and FUSE request counts against issue 11's 5% budget.
+#   --uring    let the bench set /sys/module/fuse/parameters/enable_uring to Y for the io_uring
+#              contenders (it is put back at exit); without it they are skipped while it is N
+# The ceiling: libfuse's own passthrough_ll example (Debian's libfuse3-dev ships it), built into
+# the work directory at run time and run with its most cached options, so every row shows how far
+# a contender is from what FUSE allows here. SCOPEDFSD_TRANSPORT, when set, is passed to every
+# scopedfsd as --transport=; the *_uring contenders pass --transport=uring (skipped with the
+# reason when the daemon has no --transport flag or FUSE over io_uring is off). Every tree step's
+# FUSE requests are counted by the kernel's fuse_request_send tracepoint (tracefs), for every
+# FUSE contender alike, into kernel_requests.tsv.
 #   --out=DIR  where BENCHMARKS.md, the chart and the raw data (results.tsv, requests.tsv,
 #              profile.txt) go; default for the full run: BENCHMARKS.md in the repository root,
 #              the rest in tools/bench/results/; otherwise everything in /tmp/scopedfs-bench-out
@@ -28,9 +37,10 @@ cd "$(dirname "$0")/../.."
 REPO=$PWD
 source tools/bench/lib.sh
 
-MODE=full RUNS="" OUT="" PROFILE=1 FORCE_PROFILE=0 ONLY=""
+MODE=full RUNS="" OUT="" PROFILE=1 FORCE_PROFILE=0 ONLY="" URING_OK=0
 for arg in "$@"; do
   case "$arg" in
+    --uring) URING_OK=1 ;;
     --quick) MODE=quick ;;
     --tiny) MODE=tiny ;;
     --only=semantics) ONLY=semantics ;;
@@ -38,7 +48,7 @@ for arg in "$@"; do
     --out=*) OUT=${arg#--out=} ;;
     --no-profile) PROFILE=0 ;;
     --profile) FORCE_PROFILE=1 ;;
-    *) echo "usage: $0 [--quick] [--tiny] [--only=semantics] [--runs=N] [--out=DIR] [--no-profile|--profile]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick] [--tiny] [--only=semantics] [--runs=N] [--out=DIR] [--no-profile|--profile] [--uring]" >&2; exit 2 ;;
   esac
 done
 # The targeted A/B run: more runs of fewer contenders, no profile.
@@ -94,6 +104,8 @@ chmod 755 "$work"
 mkdir -p "$work/stats"
 on_exit() {
   local rc=$?
+  bench_trace_stop
+  bench_uring_restore
   bench_cleanup
   rm -rf "$work"
   exit "$rc"
@@ -125,6 +137,14 @@ chmod 644 "$TREE_TAR"
 
 RESULTS=$DATA/results.tsv
 REQUESTS=$DATA/requests.tsv
+KREQUESTS=$DATA/kernel_requests.tsv
+: >"$KREQUESTS"
+bench_trace_start "$work" || echo "run.sh: no request counts from the kernel: $BENCH_TRACE_REASON" >&2
+# The ceiling contender, built here from the example's source, never into the repository.
+CEILING=$work/passthrough_ll CEILING_REASON=""
+bench_build_ceiling "$CEILING" "$work/ceiling-build.log" ||
+  CEILING_REASON="passthrough_ll could not be built: $(tail -1 "$work/ceiling-build.log")"
+ANDROID_STRICT=$REPO/policy/configs/android-strict.textproto
 PROFILE_TXT=$DATA/profile.txt
 : >"$RESULTS"
 : >"$REQUESTS"
@@ -181,11 +201,18 @@ AB_PAIRS=("permissive permissive_android" "permissive_app permissive_android_app
 if [[ "$ONLY" == semantics ]]; then
   CONTENDERS=(native permissive permissive_android permissive_app permissive_android_app)
 else
-  CONTENDERS=(native permissive permissive_android permissive_app permissive_android_app android_owner
-    redacted nopassthrough bindfs mergerfs)
+  CONTENDERS=(native ceiling permissive permissive_noattr permissive_nosys permissive_android permissive_app
+    permissive_android_app android_owner android_strict permissive_uring android_owner_uring redacted nopassthrough
+    bindfs mergerfs)
 fi
 declare -A LABEL=(
   [native]="native"
+  [ceiling]="FUSE ceiling (passthrough_ll, cached)"
+  [android_strict]="scopedfs android strict, owner app"
+  [permissive_noattr]="scopedfs permissive --xattr=noattr, root"
+  [permissive_nosys]="scopedfs permissive --xattr=nosys, root"
+  [permissive_uring]="scopedfs permissive, root, io_uring"
+  [android_owner_uring]="scopedfs android, owner app, io_uring"
   [permissive]="scopedfs permissive, root"
   [permissive_android]="permissive rules, ANDROID semantics, root"
   [permissive_app]="scopedfs permissive, app uid"
@@ -214,9 +241,34 @@ setup() {
       bench_start_scopedfsd "$SCOPEDFSD" "$lower" "$mnt" "$policy" "$pt" "$SOCK" \
         "$work/daemon-$c.log" || { REASON="scopedfsd did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
       ;;
-    android_owner | redacted)
+    permissive_noattr | permissive_nosys)
       SOCK=$work/ctl-$c
-      bench_start_scopedfsd "$SCOPEDFSD" "$lower" "$mnt" "$BENCH_ANDROID" true "$SOCK" \
+      BENCH_XATTR=${c#permissive_} bench_start_scopedfsd "$SCOPEDFSD" "$lower" "$mnt" "$BENCH_PERMISSIVE" true "$SOCK" \
+        "$work/daemon-$c.log" || { REASON="scopedfsd did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
+      ;;
+    permissive_uring)
+      bench_uring_usable "$SCOPEDFSD" "$URING_OK" || { REASON=$BENCH_URING_REASON; return 1; }
+      SOCK=$work/ctl-$c
+      BENCH_TRANSPORT=uring bench_start_scopedfsd "$SCOPEDFSD" "$lower" "$mnt" "$BENCH_PERMISSIVE" true "$SOCK" \
+        "$work/daemon-$c.log" || { REASON="scopedfsd did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
+      ;;
+    ceiling)
+      [[ -z "$CEILING_REASON" ]] || { REASON=$CEILING_REASON; return 1; }
+      bench_start_ceiling "$CEILING" "$lower" "$mnt" "$work/daemon-$c.log" ||
+        { REASON="passthrough_ll did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
+      ;;
+    android_owner | redacted | android_strict | android_owner_uring)
+      SOCK=$work/ctl-$c
+      local policy=$BENCH_ANDROID transport=${SCOPEDFSD_TRANSPORT:-}
+      if [[ "$c" == android_strict ]]; then
+        [[ -f "$ANDROID_STRICT" ]] || { REASON="n/a: $ANDROID_STRICT is missing (strict visibility has not landed)"; return 1; }
+        policy=$ANDROID_STRICT
+      fi
+      if [[ "$c" == *_uring ]]; then
+        bench_uring_usable "$SCOPEDFSD" "$URING_OK" || { REASON=$BENCH_URING_REASON; return 1; }
+        transport=uring
+      fi
+      BENCH_TRANSPORT=$transport bench_start_scopedfsd "$SCOPEDFSD" "$lower" "$mnt" "$policy" true "$SOCK" \
         "$work/daemon-$c.log" || { REASON="scopedfsd did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
       AS=$BENCH_OWNER_UID
       [[ "$c" == redacted ]] && AS=$BENCH_REDACTED_UID
@@ -364,9 +416,11 @@ timed() {
   shift 2
   progress "$c" "$step"
   stats_mark "$c" "$step" before
+  [[ "$RUN" == 1 && "$c" != native ]] && bench_trace_begin "$MNT"
   t0=$(bench_now)
   bench_as "$AS" "$@" >"$work/step.out" 2>"$work/step.err" || rc=$?
   t1=$(bench_now)
+  [[ "$RUN" == 1 && "$c" != native ]] && bench_trace_end "$c" "$step" >>"$KREQUESTS"
   stats_mark "$c" "$step" after
   if ((rc != 0)) && ! [[ "$step" == "grep -r" && $rc == 1 ]]; then
     fail "$c" "$step" "exit $rc: $(head -c 200 "$work/step.err" | head -1)"
@@ -536,5 +590,5 @@ done >"$RESULTS"
 python3 tools/bench/report.py --results="$RESULTS" --requests="$REQUESTS" --profile="$PROFILE_TXT" \
   --out="$OUT" --data="$DATA" --rev="$REV" --load="$LOAD" --mode="$MODE" --runs="$RUNS" --tree_files="$TREE_FILES" --tree="$(basename "$TREE_TAR")" \
   --fio_mb="$FIO_MB" --fio_runtime="$FIO_RT" --seconds="$(echo "$END - $START" | bc)" --only="$ONLY" \
-  --labels="$(for c in "${CONTENDERS[@]}"; do printf '%s=%s;' "$c" "${LABEL[$c]}"; done)"
+  --kernel-requests="$KREQUESTS" --labels="$(for c in "${CONTENDERS[@]}"; do printf '%s=%s;' "$c" "${LABEL[$c]}"; done)"
 echo "bench: wrote $OUT/BENCHMARKS.md and $DATA/benchmarks.png ($(printf '%.0f' "$(echo "$END - $START" | bc)") s)" >&2

@@ -31,8 +31,9 @@ if ((rc != 0)); then
 fi
 
 results=$out/results.tsv
-contenders=(native permissive permissive_android permissive_app permissive_android_app android_owner
-  redacted nopassthrough bindfs mergerfs)
+contenders=(native ceiling permissive permissive_noattr permissive_nosys permissive_android permissive_app
+  permissive_android_app android_owner android_strict permissive_uring android_owner_uring redacted nopassthrough
+  bindfs mergerfs)
 workloads=("fio read 4k" "fio randread 4k" "fio write 4k" "fio randwrite 4k" "fio read 1m"
   "fio randread 1m" "fio write 1m" "fio randwrite 1m" "photo read cold" "photo read warm"
   "open+close rate" "stat rate" "tar x" "files seen" "ls -lR cold" "ls -lR warm" "find -size"
@@ -73,6 +74,7 @@ for caller in "root" "app uid 10067"; do
   [[ $(grep -c "^| [a-z -]* | $caller | " "$out/BENCHMARKS.md") -ge 7 ]] ||
     { echo "FAIL: the A/B table lacks rows for $caller"; bad=1; }
 done
+grep -q '^## Against the FUSE ceiling' "$out/BENCHMARKS.md" || { echo "FAIL: no 'Against the FUSE ceiling' section"; bad=1; }
 if grep -q " /tmp/$BENCH_WORK_PREFIX\\." /proc/self/mounts; then
   echo "FAIL: run.sh left a mount behind:"
   grep " /tmp/$BENCH_WORK_PREFIX\\." /proc/self/mounts
