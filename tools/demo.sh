@@ -63,7 +63,9 @@ files=(DCIM/Camera/IMG_20240612_101500.jpg DCIM/Camera/IMG_20240613_183000.jpg
 printf '\nscopedfsd mounted %s (the image'"'"'s /data/media/0) at %s (policy "android").\n' "$lower" "$mnt"
 printf 'Each cell: what open(O_RDONLY)+read gives the app, acting as its own uid: "raw" (the\n'
 printf 'original bytes), "redacted" (location zero-filled, every other byte identical), "hidden"\n'
-printf '(ENOENT) or the error.\n\n'
+printf '(ENOENT: not even a stat finds the name) or the error the open failed with (EACCES: the\n'
+printf 'policy uses listing visibility, as a device does, so a stat finds the name, listings leave\n'
+printf 'it out and the open is refused).\n\n'
 printf '%-58s' "file (creator uid)"
 for a in "${apps[@]}"; do printf '%-12s' "${a#*:}"; done
 printf '\n'

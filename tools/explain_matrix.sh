@@ -12,7 +12,11 @@ APPS=${APPS:-policy/configs/apps.textproto}
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-printf '\xff\xd8\xff\xe0\x00\x10JFIF\x00' >"$work/jpeg"
+# A whole JPEG whose Exif holds a GPS IFD (one tag, GPSLatitudeRef "N"): location present, so the
+# matrix shows who gets it redacted. A cut-off segment would be malformed metadata instead, which
+# the policy refuses (uncertain_location) rather than redact.
+printf '\xff\xd8\xff\xe1\x00\x34Exif\x00\x00II*\x00\x08\x00\x00\x00\x01\x00\x25\x88\x04\x00\x01\x00\x00\x00\x1a\x00\x00\x00\x00\x00\x00\x00' >"$work/jpeg"
+printf '\x01\x00\x01\x00\x02\x00\x02\x00\x00\x00N\x00\x00\x00\x00\x00\x00\x00\xff\xd9' >>"$work/jpeg"
 printf '\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isommp41' >"$work/mp4"
 printf 'ID3\x04\x00\x00\x00\x00\x00\x00' >"$work/mp3"
 printf '%%PDF-1.7\n' >"$work/pdf"
@@ -44,6 +48,13 @@ for f in "${files[@]}"; do
     case "$d" in
       ALLOW) d=raw ;; ALLOW_REDACTED) d=redacted ;; HIDE) d=hidden ;; DENY*) d="denied${d#DENY}" ;;
     esac
+    # Under listing visibility a refused read of a name listings leave out is EACCES, not HIDE.
+    if [[ $d == "denied (EACCES)" ]] &&
+       [[ $("$CTL" explain --policy="$POLICY" --apps="$APPS" --package="$a" --op=lookup \
+              --path="$path" --content="$work/$sample" --owner_uid="$owner" |
+            sed -n 's/^decision: //p') == HIDE ]]; then
+      d=unlisted
+    fi
     printf '%-16s' "$d"
   done
   printf '\n'
@@ -52,6 +63,8 @@ cat <<'NOTE'
 
 raw: kernel passthrough, original bytes   redacted: location metadata zero-filled
 hidden: ENOENT, absent from listings      denied: the errno shown
+unlisted: absent from listings; a stat finds the name and an open fails EACCES (listing
+          visibility, as on a device; under strict visibility such a name is hidden)
 (Pictures/secret.jpg is a PDF named .jpg: content decides, so it is not an image.)
 
 Why a decision was taken:
