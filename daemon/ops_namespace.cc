@@ -405,7 +405,7 @@ void sfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode)
 
 void sfs_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
   Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kMkdir);
+  OpTimer t(fs->stats(), OpKind::kMknod);
   fuse_entry_param e;
   RequestContext ctx = fs->Context(req);
   std::optional<PosixCaller> as = PosixCallerOf(fs, req);
