@@ -76,6 +76,8 @@ class Filesystem {
   ~Filesystem();
 
   static const fuse_lowlevel_ops& Ops();
+  // Called once the session is mounted, which is after the control socket's and the
+  // configuration watch's threads have started: they may read session() (SetEngine) meanwhile.
   void Attach(FuseSession* session);
 
   // Replaces the policy. When the old or the new one let the kernel cache names and attributes
@@ -111,7 +113,7 @@ class Filesystem {
   FileLocks& locks() { return locks_; }
   PlanTable& plans() { return plans_; }
   AppBudget& budget() { return budget_; }
-  FuseSession* session() { return session_; }
+  FuseSession* session() { return session_.load(std::memory_order_acquire); }
   const FilesystemOptions& options() const { return options_; }
   // The namespace lock. A decision about a name and the lower operation it allows must see the
   // same tree: renames, links and removals (which change what a path names, and which the node
@@ -162,7 +164,7 @@ class Filesystem {
   AppBudget budget_;
   FileLocks locks_;
   PlanTable plans_;
-  FuseSession* session_ = nullptr;
+  std::atomic<FuseSession*> session_{nullptr};  // see Attach
   struct timespec started_ = {};
   bool posix_ = false;
   dev_t root_dev_ = 0;
