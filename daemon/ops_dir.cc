@@ -167,6 +167,9 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   RequestContext ctx = fs->Context(req);
   OpenDir* dir = DirOf(fi);
   if (!dir->loaded || off == 0) {
+    // Not loaded until this load succeeds: a rewound listing that fails to load is loaded again
+    // at the next READDIR, whatever its offset, rather than read as empty.
+    dir->loaded = false;
     dir->entries.clear();
     if (int err = LoadDir(fs, ctx, ino, dir)) return (void)fuse_reply_err(req, err);
   }
