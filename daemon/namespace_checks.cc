@@ -318,8 +318,11 @@ int CheckLayoutMove(const RequestContext& ctx, const std::string& from, const st
   return EPERM;
 }
 
-// Checks whether the caller may put the object described by `info` (from `from_path`) at
-// `parent/name`, replacing what is there if `replace`.
+// Checks whether the caller may put an object (`moving`: its facts; `directory`: its kind) at
+// `parent/name` by a rename or link: a name there that is hidden from the caller is refused as if
+// the move were forbidden (EACCES), RENAME_NOREPLACE in `flags` refuses any existing name
+// (EEXIST), a replaced name must be one the caller may delete, an `exchange` needs a name there,
+// a new name must have no case twin, and the caller must be allowed to create the object there.
 int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent, const char* name,
                bool directory, const FileInfo& moving, bool exchange, unsigned int flags) {
   Child target;

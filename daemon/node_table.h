@@ -22,8 +22,8 @@
 // kernel may forget that directory while it still reaches the file through the other name, and
 // the node's path goes through the forgotten one.
 //
-// Lock order: NodeTable::mu_ first, then a node's backing_mu. Never call into FUSE or the policy
-// engine while holding mu_.
+// Lock order: NodeTable::mu_ first, then a node's backing_mu (the whole order: filesystem.h).
+// Never call into FUSE or the policy engine while holding mu_.
 #ifndef SCOPEDFS_DAEMON_NODE_TABLE_H_
 #define SCOPEDFS_DAEMON_NODE_TABLE_H_
 

@@ -143,8 +143,6 @@ void FillAttr(const struct stat& st, fuse_attr* a) {
   a->blksize = static_cast<uint32_t>(st.st_blksize);
 }
 
-// Replies to OPEN or CREATE. libfuse 3.14 cannot express a backing id, so passthrough replies are
-// built by hand: [fuse_entry_out for CREATE] + fuse_open_out with FOPEN_PASSTHROUGH.
 void ReplyEntry(fuse_req_t req, int err, const fuse_entry_param& e) {
   if (err != 0) {
     fuse_reply_err(req, err);
@@ -153,6 +151,8 @@ void ReplyEntry(fuse_req_t req, int err, const fuse_entry_param& e) {
   }
 }
 
+// libfuse 3.14 cannot express a backing id, so passthrough replies are built by hand:
+// [fuse_entry_out for CREATE] + fuse_open_out with FOPEN_PASSTHROUGH.
 void ReplyOpened(fuse_req_t req, fuse_file_info* fi, int backing_id,
                  const fuse_entry_param* entry) {
   if (backing_id < 0) {

@@ -112,8 +112,10 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, f
     return err;
   }
   fs->NamespaceChanged();
-  // ANDROID: the process umask is 0 in the daemon, but the lower filesystem may still drop bits
-  // (or an ACL default may add them): the clamped mode is set exactly, and the creator recorded.
+  // ANDROID: made with whatever umask the daemon was started with (nothing sets it: a umask of 0
+  // for the whole process would also apply to the daemon's own files), and the lower filesystem
+  // may drop bits or an ACL default add them; so the clamped mode is set exactly here, from a mode
+  // that was at most as open until then, and the creator recorded.
   // POSIX: the lower filesystem made it as the caller's own, with the caller's umask.
   int err = 0;
   if (as == nullptr) err = fchmod(fd.get(), clamped) == 0 ? 0 : errno;
