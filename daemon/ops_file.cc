@@ -61,7 +61,7 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
     // mediated and judged again each time (WriteAllowed).
     if (int err = Verdict(ctx.Decide(OP_WRITE, r.path, false, &info))) return err;
     // A read-modify-write of filled ranges would make the fills permanent in the owner's file.
-    if (redacted && reads && policy::FormatMayCarryLocation(info.facts.format)) return EACCES;
+    if (redacted && reads && media::FormatMayCarryLocation(info.facts.format)) return EACCES;
   }
   int flags = (fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC;
   std::optional<uid_t> slot;

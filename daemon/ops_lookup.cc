@@ -102,9 +102,9 @@ ViewMask ViewOf(const policy::Decision& d) {
 // the owner writes later must reach such a caller filled, also through an fd or a mapping it
 // already holds. Only files of a known non-carrier format (PDF, MP3, ...) are read raw.
 bool CouldCarryLocation(const FileInfo& info) {
-  policy::MediaFormat format = info.facts.format;
-  return !info.content_read || format == policy::MediaFormat::kUnknown ||
-         policy::FormatMayCarryLocation(format);
+  media::MediaFormat format = info.facts.format;
+  return !info.content_read || format == media::MediaFormat::kUnknown ||
+         media::FormatMayCarryLocation(format);
 }
 
 ReadJudgement JudgeRead(const RequestContext& ctx, const std::string& path, const FileInfo& info) {
@@ -114,7 +114,7 @@ ReadJudgement JudgeRead(const RequestContext& ctx, const std::string& path, cons
   if (j.decision.outcome != OUTCOME_ALLOW) return j;
   if (!CouldCarryLocation(info)) return j;
   FileInfo located = info;
-  located.facts.location = policy::LocationPresence::kPresent;
+  located.facts.location = media::LocationPresence::kPresent;
   if (ctx.Decide(OP_READ, path, false, &located).outcome == OUTCOME_ALLOW_REDACTED) {
     j.view = kRedactedView;
   }
@@ -273,8 +273,8 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   if (int err = OpenChild(fs, p, name, &child, NeedsOf(ctx.engine()))) return err;
   bool regular = S_ISREG(child.st.st_mode);
   bool judge_view = regular && ctx.engine() != nullptr && ctx.engine()->may_redact();
-  policy::ContentFacts located = child.info.facts;
-  located.location = policy::LocationPresence::kPresent;
+  media::ContentFacts located = child.info.facts;
+  located.location = media::LocationPresence::kPresent;
   bool could_carry = judge_view && CouldCarryLocation(child.info);
   policy::LookupDecisions d = ctx.DecideLookup(child.path, S_ISDIR(child.st.st_mode), &child.info,
                                                could_carry ? &located : nullptr);

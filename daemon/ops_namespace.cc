@@ -89,7 +89,7 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, f
   bool exists;
   if (int err = ResolveNewName(fs, ctx, parent, name, &p, &exists)) return err;
   std::string path = ChildPath(p.path, name);
-  FileInfo info{policy::FactsFromName(name), std::nullopt, nullptr};
+  FileInfo info{media::FactsFromName(name), std::nullopt, nullptr};
   if (exists) {
     if (fi->flags & O_EXCL) return EEXIST;
     // O_CREAT on an existing visible file is an open of it.
@@ -148,7 +148,7 @@ int DoTmpfile(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, 
   if (int err = Resolve(fs, parent, &p)) return err;
   Child child;
   child.path = ChildPath(p.path, kTmpfileName);
-  FileInfo info{policy::FactsFromName(kTmpfileName), std::nullopt, nullptr};
+  FileInfo info{media::FactsFromName(kTmpfileName), std::nullopt, nullptr};
   if (int err = Verdict(ctx.Decide(OP_CREATE, child.path, false, &info))) return err;
   int flags = (fi->flags & ~(O_CREAT | O_NOCTTY)) | O_TMPFILE | O_CLOEXEC;
   std::optional<uid_t> slot;
@@ -318,7 +318,7 @@ int DoLink(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_ino_t
   bool exists;
   if (int err = CheckFreeName(fs, ctx, np, newname, &exists)) return err;
   if (exists) return EEXIST;
-  FileInfo placed{policy::FactsFromFormat(newname, info.facts.format), std::nullopt, nullptr};
+  FileInfo placed{media::FactsFromFormat(newname, info.facts.format), std::nullopt, nullptr};
   if (int err = Verdict(ctx.Decide(OP_CREATE, to, false, &placed))) {
     return err;
   }
@@ -343,7 +343,7 @@ int ResolveNewNonDirectory(Filesystem* fs, const RequestContext& ctx, fuse_ino_t
   bool exists;
   if (int err = ResolveNewName(fs, ctx, parent, name, p, &exists)) return err;
   if (exists) return EEXIST;
-  FileInfo info{policy::FactsFromName(name), std::nullopt, nullptr};
+  FileInfo info{media::FactsFromName(name), std::nullopt, nullptr};
   return Verdict(ctx.Decide(OP_CREATE, ChildPath(p->path, name), false, &info));
 }
 
