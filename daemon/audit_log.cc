@@ -16,15 +16,15 @@
 namespace scopedfs::daemon {
 namespace {
 
-absl::string_view LocationName(policy::LocationPresence location) {
+absl::string_view LocationName(media::LocationPresence location) {
   switch (location) {
-    case policy::LocationPresence::kAbsent:
+    case media::LocationPresence::kAbsent:
       return "absent";
-    case policy::LocationPresence::kPresent:
+    case media::LocationPresence::kPresent:
       return "present";
-    case policy::LocationPresence::kMalformed:
+    case media::LocationPresence::kMalformed:
       return "malformed";
-    case policy::LocationPresence::kUnknown:
+    case media::LocationPresence::kUnknown:
       break;
   }
   return "unknown";

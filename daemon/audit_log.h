@@ -42,7 +42,7 @@ struct AuditEvent {
   absl::string_view package;  // empty: not an app in the registry ("-")
   absl::string_view path;     // relative to the storage root; "" is the root
   bool directory = false;
-  const policy::ContentFacts* content = nullptr;  // null: not judged on content
+  const media::ContentFacts* content = nullptr;  // null: not judged on content
   std::optional<uint32_t> owner;
   absl::string_view rule;  // empty: the policy's default action
   int err = 0;             // denied: the errno the caller got

@@ -27,9 +27,9 @@ AuditEvent Denied(absl::string_view path) {
 }
 
 TEST(AuditLine, DenialHasTheSelinuxLikeShape) {
-  policy::ContentFacts facts;
+  media::ContentFacts facts;
   facts.media_class = MEDIA_CLASS_IMAGE;
-  facts.location = policy::LocationPresence::kPresent;
+  facts.location = media::LocationPresence::kPresent;
   AuditEvent e = Denied("DCIM/a.jpg");
   e.content = &facts;
   e.owner = 10065;

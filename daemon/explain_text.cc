@@ -12,11 +12,11 @@
 namespace scopedfs::daemon {
 namespace {
 
+using media::LocationPresence;
 using policy::Caller;
 using policy::Decision;
 using policy::Engine;
 using policy::EnumMask;
-using policy::LocationPresence;
 using policy::PathInfo;
 
 std::string DescribeCaller(const Engine& engine, uint32_t uid, absl::string_view domain) {
@@ -120,7 +120,7 @@ std::string ExplainText(const ExplainInput& in) {
   } else {
     out << "path:     invalid: " << info.status().message() << "\n";
   }
-  const policy::ContentFacts* facts = request.content;
+  const media::ContentFacts* facts = request.content;
   if (file && facts != nullptr) {
     std::string location;
     switch (facts->location) {
@@ -147,14 +147,14 @@ std::string ExplainText(const ExplainInput& in) {
     if (!in.sniffed_format.has_value()) {
       out << "fill:     decided when the file is read (no --content given)\n";
     } else if (in.scan == nullptr) {
-      out << "fill:     none (format " << policy::FormatName(*in.sniffed_format)
+      out << "fill:     none (format " << media::FormatName(*in.sniffed_format)
           << " carries no location)\n";
     } else {
       // What the daemon would serve: the one RedactedFills both call.
-      std::vector<policy::FillRange> plan =
-          policy::RedactedFills(in.scan, /*content_read=*/true, in.content_size);
+      std::vector<media::FillRange> plan =
+          media::RedactedFills(in.scan, /*content_read=*/true, in.content_size);
       if (plan.empty()) out << "fill:     none (no location found)\n";
-      for (const policy::FillRange& f : plan) {
+      for (const media::FillRange& f : plan) {
         out << "fill:     " << DescribeRange(f.begin, f.end) << " with "
             << absl::StrFormat("0x%02x", f.fill) << "\n";
       }

@@ -21,9 +21,9 @@ struct ExplainInput {
   // request.content points at the facts the decision was made on (null for a directory).
   policy::Request request;
   // What was read of the content: nullopt when the facts come from the name alone.
-  std::optional<policy::MediaFormat> sniffed_format;
+  std::optional<media::MediaFormat> sniffed_format;
   // The location scan, for a format that may carry location (null otherwise).
-  const policy::LocationScan* scan = nullptr;
+  const media::LocationScan* scan = nullptr;
   uint64_t content_size = 0;
   // Where the content facts came from, e.g. "sniffed from /tmp/a.jpg: format jpeg".
   std::string content_note;

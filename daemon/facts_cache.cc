@@ -100,7 +100,7 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
   // its creator.
   if (!S_ISREG(st.st_mode)) needs.content = false;
   FileInfo info;
-  info.facts = policy::FactsFromFormat(name, policy::MediaFormat::kUnknown);
+  info.facts = media::FactsFromFormat(name, media::MediaFormat::kUnknown);
   info.content_read = !S_ISREG(st.st_mode);
   if (needs.owner && needs.owner_is_uid) {
     info.owner = st.st_uid;
@@ -131,24 +131,24 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
       // Not cached: the next request tries again. Until then nothing about it can be vouched for.
       info.content_read = false;
       if (needs.owner) info.owner = entry.owner_read ? entry.owner : RecordedOwner(fd);
-      info.facts.location = policy::LocationPresence::kMalformed;
+      info.facts.location = media::LocationPresence::kMalformed;
       return info;
     }
-    uint8_t head[policy::kSniffBytes];
+    uint8_t head[media::kSniffBytes];
     ssize_t n = pread(rfd.get(), head, sizeof(head), 0);
     if (n > 0) {
-      entry.format = policy::SniffFormat(absl::MakeConstSpan(head, static_cast<size_t>(n)));
+      entry.format = media::SniffFormat(absl::MakeConstSpan(head, static_cast<size_t>(n)));
     }
     // Every file gets a location verdict, carriers by their parsers and all else by a bounded
     // signature sweep: no format is served unexamined to a caller owed a redacted copy.
     {
-      std::shared_ptr<const policy::LocationScan> scan;
+      std::shared_ptr<const media::LocationScan> scan;
       if (!ScanFor(st, std::move(rfd), entry.format, cacheable, &scan)) {
         // Not scanned in time: uncertain, and not cached (the queued scan fills the cache).
         info.content_read = false;
         if (needs.owner) info.owner = entry.owner_read ? entry.owner : RecordedOwner(fd);
-        info.facts = policy::FactsFromFormat(name, entry.format);
-        info.facts.location = policy::LocationPresence::kMalformed;
+        info.facts = media::FactsFromFormat(name, entry.format);
+        info.facts.location = media::LocationPresence::kMalformed;
         return info;
       }
       entry.scan = std::move(scan);
@@ -179,15 +179,15 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
   if (needs.content) {
     info.content_read = true;
     info.scan = entry.scan;
-    info.facts = policy::FactsOfContent(name, entry.format, entry.scan.get());
+    info.facts = media::FactsOfContent(name, entry.format, entry.scan.get());
   }
   return info;
 }
 
-std::shared_ptr<const policy::LocationScan> FactsCache::Scan(int fd, uint64_t size,
-                                                             policy::MediaFormat format) {
-  policy::FdSource source(fd, size);
-  auto scan = std::make_shared<policy::LocationScan>(policy::ScanLocation(format, source));
+std::shared_ptr<const media::LocationScan> FactsCache::Scan(int fd, uint64_t size,
+                                                            media::MediaFormat format) {
+  media::FdSource source(fd, size);
+  auto scan = std::make_shared<media::LocationScan>(media::ScanLocation(format, source));
   BoundScan(scan.get());
   if (stats_ != nullptr) {
     stats_->location_scans.fetch_add(1);
@@ -200,8 +200,8 @@ std::shared_ptr<const policy::LocationScan> FactsCache::Scan(int fd, uint64_t si
   return scan;
 }
 
-bool FactsCache::ScanFor(const struct stat& st, base::UniqueFd rfd, policy::MediaFormat format,
-                         bool cacheable, std::shared_ptr<const policy::LocationScan>* out) {
+bool FactsCache::ScanFor(const struct stat& st, base::UniqueFd rfd, media::MediaFormat format,
+                         bool cacheable, std::shared_ptr<const media::LocationScan>* out) {
   ScanWait* wait = ScanWait::Current();
   uint64_t size = static_cast<uint64_t>(st.st_size);
   if (wait == nullptr) {
@@ -213,7 +213,7 @@ bool FactsCache::ScanFor(const struct stat& st, base::UniqueFd rfd, policy::Medi
   auto fd = std::make_shared<base::UniqueFd>(std::move(rfd));
   std::shared_ptr<ScanQueue::Job> job =
       scans_.Submit(wait->app(), key, [this, fd, size, format, key, cacheable] {
-        std::shared_ptr<const policy::LocationScan> scan = Scan(fd->get(), size, format);
+        std::shared_ptr<const media::LocationScan> scan = Scan(fd->get(), size, format);
         // Filed under the version stat'ed before the scan, and only if it was settled then and is
         // unchanged now: a change meanwhile is a new version.
         FileVersion version{key.size, key.mtime_ns, key.ctime_ns};
@@ -230,8 +230,8 @@ bool FactsCache::ScanFor(const struct stat& st, base::UniqueFd rfd, policy::Medi
   return false;
 }
 
-void FactsCache::Store(Key key, FileVersion version, policy::MediaFormat format,
-                       std::shared_ptr<const policy::LocationScan> scan) {
+void FactsCache::Store(Key key, FileVersion version, media::MediaFormat format,
+                       std::shared_ptr<const media::LocationScan> scan) {
   uint64_t bytes = scan != nullptr ? ScanBytes(*scan) : 0;
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(key);

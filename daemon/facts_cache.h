@@ -103,24 +103,23 @@ class FactsCache {
     FileVersion version;
     bool owner_read = false;
     bool content_read = false;
-    policy::MediaFormat format = policy::MediaFormat::kUnknown;
+    media::MediaFormat format = media::MediaFormat::kUnknown;
     std::optional<uint32_t> owner;
-    std::shared_ptr<const policy::LocationScan> scan;
+    std::shared_ptr<const media::LocationScan> scan;
   };
 
   // Scans `fd` (readable) of `size` bytes, sniffed as `format`, and counts it in the stats.
-  std::shared_ptr<const policy::LocationScan> Scan(int fd, uint64_t size,
-                                                   policy::MediaFormat format);
+  std::shared_ptr<const media::LocationScan> Scan(int fd, uint64_t size, media::MediaFormat format);
   // The scan of one file version: inline without a ScanWait scope, else queued and waited for.
   // False: not done in time (the scope notes the miss).
   // `cacheable`: the version was settled before the bytes were read (a queued scan is then cached
   // if the version is unchanged after it).
-  bool ScanFor(const struct stat& st, base::UniqueFd rfd, policy::MediaFormat format,
-               bool cacheable, std::shared_ptr<const policy::LocationScan>* out);
+  bool ScanFor(const struct stat& st, base::UniqueFd rfd, media::MediaFormat format, bool cacheable,
+               std::shared_ptr<const media::LocationScan>* out);
   // Files `scan` under `key` at `version` unless the entry there is of another version or has
   // its content already.
-  void Store(Key key, FileVersion version, policy::MediaFormat format,
-             std::shared_ptr<const policy::LocationScan> scan) ABSL_LOCKS_EXCLUDED(mu_);
+  void Store(Key key, FileVersion version, media::MediaFormat format,
+             std::shared_ptr<const media::LocationScan> scan) ABSL_LOCKS_EXCLUDED(mu_);
 
   Stats* stats_;
   // A leaf lock: nothing else is taken while it is held.

@@ -17,10 +17,10 @@ namespace scopedfs::daemon {
 inline constexpr char kOwnerXattr[] = "trusted.scopedfs.owner";
 
 struct FileInfo {
-  policy::ContentFacts facts;
+  media::ContentFacts facts;
   std::optional<uint32_t> owner;
   // Where location metadata sits; null: not a location carrier, or its bytes could not be read.
-  std::shared_ptr<const policy::LocationScan> scan;
+  std::shared_ptr<const media::LocationScan> scan;
   // False when a regular file's bytes could not be read (no format, no scan): nothing about its
   // location can be vouched for.
   bool content_read = true;

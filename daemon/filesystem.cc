@@ -94,8 +94,8 @@ absl::StatusOr<std::unique_ptr<Filesystem>> Filesystem::Create(
 }
 
 void Filesystem::Attach(FuseSession* session) {
-  session_ = session;
   backing_.set_source(session);
+  session_.store(session, std::memory_order_release);
 }
 
 absl::Status Filesystem::SetEngine(std::shared_ptr<const policy::Engine> engine) {
@@ -122,8 +122,9 @@ absl::Status Filesystem::SetEngine(std::shared_ptr<const policy::Engine> engine)
     engine_ = std::move(engine);
   }
   // Any policy may have let the kernel cache names (directories it showed to everyone).
-  if (session_ == nullptr || session_->session() == nullptr) return absl::OkStatus();
-  fuse_session* se = session_->session();
+  FuseSession* session = session_.load(std::memory_order_acquire);
+  if (session == nullptr || session->session() == nullptr) return absl::OkStatus();
+  fuse_session* se = session->session();
   for (const auto& [parent, name] : nodes_.Names()) {
     fuse_lowlevel_notify_inval_entry(se, parent, name.c_str(), name.size());
   }

@@ -79,12 +79,20 @@ struct FilesystemOptions {
   XattrMode xattr = XattrMode::kPassthrough;
 };
 
-// Lock order, outermost first: namespace_mu_; then NodeTable's lock; then a node's backing_mu.
-// engine_mu_, label_mu_, handles_mu_, the facts cache's lock and the scan queue's lock are
-// leaves. A handle's RedactionPlan lock comes before the plan table's; the app budget's lock is a
-// leaf taken under the file locks' and never with the plan table's. Nothing calls into FUSE while
-// holding any of them, and no location scan runs or is waited for under any of them
-// (namespace_mu_ holders use NoScanWait, scan_queue.h).
+// Lock order, outermost first (a lock may be taken while holding only locks listed before it):
+//  1. ConfigReloader::reload_mu_ (a reload installs its engine under it: SetEngine below);
+//  2. namespace_mu_;
+//  3. NodeTable's lock;
+//  4. a node's backing_mu.
+// Beside that chain: a handle's RedactionPlan lock, then the plan table's (released before the
+// budget is charged); FileLocks' mu_ or its wait_mu_ (never both).
+// Leaves, under any of the above and taking nothing themselves: engine_mu_, label_mu_,
+// handles_mu_, the facts cache's, the scan queue's, the kernel notifier's and the audit log's
+// locks, and the app budget's (AppBudget::mu_, the per-app handle quota): it is taken under
+// namespace_mu_ (a create's handle), under a RedactionPlan lock (its plan's bytes) and under
+// FileLocks' locks, and never while the plan table's is held.
+// Nothing calls into FUSE while holding any of them, and no location scan runs or is waited for
+// under any of them (namespace_mu_ holders use NoScanWait, scan_queue.h).
 class Filesystem {
  public:
   // Opens the lower root (must be a directory). The engine may be replaced later (SetEngine).
@@ -93,6 +101,8 @@ class Filesystem {
   ~Filesystem();
 
   static const fuse_lowlevel_ops& Ops();
+  // Called once the session is mounted, which is after the control socket's and the
+  // configuration watch's threads have started: they may read session() (SetEngine) meanwhile.
   void Attach(FuseSession* session);
 
   // Replaces the policy. When the old or the new one let the kernel cache names and attributes
@@ -132,7 +142,7 @@ class Filesystem {
   FileLocks& locks() { return locks_; }
   PlanTable& plans() { return plans_; }
   AppBudget& budget() { return budget_; }
-  FuseSession* session() { return session_; }
+  FuseSession* session() { return session_.load(std::memory_order_acquire); }
   const FilesystemOptions& options() const { return options_; }
   // The namespace lock. A decision about a name and the lower operation it allows must see the
   // same tree: renames, links and removals (which change what a path names, and which the node
@@ -184,7 +194,7 @@ class Filesystem {
   AppBudget budget_;
   FileLocks locks_;
   PlanTable plans_;
-  FuseSession* session_ = nullptr;
+  std::atomic<FuseSession*> session_{nullptr};  // see Attach
   struct timespec started_ = {};
   bool posix_ = false;
   dev_t root_dev_ = 0;

@@ -304,7 +304,8 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
              fuse_entry_param* e, int64_t* fresh_until_before = nullptr);
 int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi,
            int* backing_id);
-// Replies to an op that makes or finds a name (LOOKUP, MKDIR, SYMLINK, LINK): `err` or the entry.
+// Replies to an op that makes or finds a name (LOOKUP, MKDIR, MKNOD, SYMLINK, LINK): `err` or the
+// entry.
 void ReplyEntry(fuse_req_t req, int err, const fuse_entry_param& e);
 // Replies to OPEN or CREATE, with the backing id when the open is passthrough.
 void ReplyOpened(fuse_req_t req, fuse_file_info* fi, int backing_id, const fuse_entry_param* entry);

@@ -79,7 +79,7 @@ ControlResponse LiveExplain(const ExplainRequest& req, Filesystem* fs) {
 
   base::UniqueFd fd;
   bool missing = false;
-  policy::ContentFacts facts;
+  media::ContentFacts facts;
   FileInfo info;
   std::string name =
       req.path().substr(req.path().rfind('/') == std::string::npos ? 0 : req.path().rfind('/') + 1);
@@ -92,7 +92,7 @@ ControlResponse LiveExplain(const ExplainRequest& req, Filesystem* fs) {
     request.node_type =
         (request.op == OP_MKDIR || request.op == OP_RMDIR) ? NODE_TYPE_DIRECTORY : NODE_TYPE_FILE;
     if (request.node_type == NODE_TYPE_FILE) {
-      facts = policy::FactsFromName(name);
+      facts = media::FactsFromName(name);
       request.content = &facts;
       in.content_note = "live: not in the lower tree, judged from the name alone";
     }
@@ -120,7 +120,7 @@ ControlResponse LiveExplain(const ExplainRequest& req, Filesystem* fs) {
               ? (info.content_read
                      ? absl::StrCat(
                            "live: the daemon's facts for this version of the file (format ",
-                           policy::FormatName(info.facts.format), ", ", st.st_size, " bytes)")
+                           media::FormatName(info.facts.format), ", ", st.st_size, " bytes)")
                      : "live: the file's bytes could not be read")
               : "live: not a regular file";
     }

@@ -10,7 +10,7 @@
 namespace scopedfs::daemon {
 namespace {
 
-using policy::LocationRange;
+using media::LocationRange;
 
 // Sorts by begin and merges ranges of one kind that overlap or lie at most `gap` bytes apart.
 void Merge(std::vector<LocationRange>* ranges, uint64_t gap) {
@@ -50,7 +50,7 @@ void Hull(std::vector<LocationRange>* ranges) {
 
 }  // namespace
 
-void BoundScan(policy::LocationScan* scan) {
+void BoundScan(media::LocationScan* scan) {
   if (scan->ranges.size() + scan->fallback.size() <= kMaxLocationRanges) return;
   Merge(&scan->ranges, kLocationMergeGap);
   Merge(&scan->fallback, kLocationMergeGap);
@@ -71,7 +71,7 @@ void BoundScan(policy::LocationScan* scan) {
   scan->fallback.shrink_to_fit();
 }
 
-uint64_t ScanBytes(const policy::LocationScan& scan) {
+uint64_t ScanBytes(const media::LocationScan& scan) {
   return sizeof(scan) + scan.error.capacity() +
          (scan.ranges.capacity() + scan.fallback.capacity()) * sizeof(LocationRange);
 }

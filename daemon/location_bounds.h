@@ -22,10 +22,10 @@ inline constexpr uint64_t kLocationMergeGap = 64;
 // merging near ranges, the file is uncertain (malformed, as for the policy's uncertain_location):
 // each kind's ranges, and each kind's fallback, become one range from its first byte to its last,
 // so a REDACT_ALL reader still gets every location byte filled.
-void BoundScan(policy::LocationScan* scan);
+void BoundScan(media::LocationScan* scan);
 
 // The bytes a scan keeps (what the facts cache counts).
-uint64_t ScanBytes(const policy::LocationScan& scan);
+uint64_t ScanBytes(const media::LocationScan& scan);
 
 }  // namespace scopedfs::daemon
 

@@ -9,17 +9,17 @@
 namespace scopedfs::daemon {
 namespace {
 
-using policy::LocationRange;
+using media::LocationRange;
 
-policy::LocationScan Spaced(size_t n, uint64_t stride, uint64_t width) {
-  policy::LocationScan scan;
+media::LocationScan Spaced(size_t n, uint64_t stride, uint64_t width) {
+  media::LocationScan scan;
   for (size_t i = 0; i < n; ++i) {
     scan.ranges.push_back({i * stride, i * stride + width, REDACTION_XMP_GPS});
   }
   return scan;
 }
 
-bool Covered(const policy::LocationScan& scan, const LocationRange& r) {
+bool Covered(const media::LocationScan& scan, const LocationRange& r) {
   for (const std::vector<LocationRange>* list : {&scan.ranges, &scan.fallback}) {
     for (const LocationRange& c : *list) {
       if (c.kind == r.kind && c.begin <= r.begin && r.end <= c.end) return true;
@@ -29,16 +29,16 @@ bool Covered(const policy::LocationScan& scan, const LocationRange& r) {
 }
 
 TEST(BoundScanTest, ScansUnderTheCapStayExact) {
-  policy::LocationScan scan = Spaced(kMaxLocationRanges, 100, 10);
-  policy::LocationScan before = scan;
+  media::LocationScan scan = Spaced(kMaxLocationRanges, 100, 10);
+  media::LocationScan before = scan;
   BoundScan(&scan);
   EXPECT_EQ(scan.ranges, before.ranges);
   EXPECT_FALSE(scan.malformed);
 }
 
 TEST(BoundScanTest, NearRangesPastTheCapAreMerged) {
-  policy::LocationScan scan = Spaced(100000, 30, 15);  // gaps of 15 bytes
-  policy::LocationScan before = scan;
+  media::LocationScan scan = Spaced(100000, 30, 15);  // gaps of 15 bytes
+  media::LocationScan before = scan;
   BoundScan(&scan);
   EXPECT_FALSE(scan.malformed);
   EXPECT_EQ(scan.ranges.size(), 1u);
@@ -46,10 +46,10 @@ TEST(BoundScanTest, NearRangesPastTheCapAreMerged) {
 }
 
 TEST(BoundScanTest, FarRangesPastTheCapMakeTheFileUncertainAndStayCovered) {
-  policy::LocationScan scan = Spaced(100000, 1000, 15);
+  media::LocationScan scan = Spaced(100000, 1000, 15);
   scan.ranges.push_back({7, 9, REDACTION_EXIF_GPS});
   scan.fallback.push_back({0, 50, REDACTION_EXIF_GPS});
-  policy::LocationScan before = scan;
+  media::LocationScan before = scan;
   BoundScan(&scan);
   EXPECT_TRUE(scan.malformed);
   EXPECT_FALSE(scan.error.empty());

@@ -114,7 +114,7 @@ int CheckObjectNoGain(const std::vector<RequestContext>& apps, const std::string
                       bool dir) {
   FileInfo after = info;
   if (!dir) {
-    after.facts = policy::FactsOfContent(to_name, info.facts.format, info.scan.get());
+    after.facts = media::FactsOfContent(to_name, info.facts.format, info.scan.get());
     if (!info.content_read) after.facts.location = info.facts.location;
   }
   for (const RequestContext& app : apps) {
@@ -127,18 +127,18 @@ int CheckObjectNoGain(const std::vector<RequestContext>& apps, const std::string
 // location absent, present and unreadable. A tree is judged for all of them, so its verdict
 // depends on names, kinds and creators alone, never on bytes a writer may change meanwhile (and no
 // file needs scanning for it).
-std::vector<policy::ContentFacts> AnyContent() {
-  std::vector<policy::ContentFacts> all;
-  const std::pair<MediaClass, policy::MediaFormat> kinds[] = {
-      {MEDIA_CLASS_IMAGE, policy::MediaFormat::kJpeg},
-      {MEDIA_CLASS_VIDEO, policy::MediaFormat::kMp4},
-      {MEDIA_CLASS_AUDIO, policy::MediaFormat::kMp3},
-      {MEDIA_CLASS_NONE, policy::MediaFormat::kPdf}};
+std::vector<media::ContentFacts> AnyContent() {
+  std::vector<media::ContentFacts> all;
+  const std::pair<MediaClass, media::MediaFormat> kinds[] = {
+      {MEDIA_CLASS_IMAGE, media::MediaFormat::kJpeg},
+      {MEDIA_CLASS_VIDEO, media::MediaFormat::kMp4},
+      {MEDIA_CLASS_AUDIO, media::MediaFormat::kMp3},
+      {MEDIA_CLASS_NONE, media::MediaFormat::kPdf}};
   for (const auto& [media_class, format] : kinds) {
-    for (policy::LocationPresence location :
-         {policy::LocationPresence::kAbsent, policy::LocationPresence::kPresent,
-          policy::LocationPresence::kMalformed}) {
-      policy::ContentFacts facts;
+    for (media::LocationPresence location :
+         {media::LocationPresence::kAbsent, media::LocationPresence::kPresent,
+          media::LocationPresence::kMalformed}) {
+      media::ContentFacts facts;
       facts.format = format;
       facts.content_known = true;
       facts.media_class = media_class;
@@ -163,7 +163,7 @@ int CheckTreeNoGain(Filesystem* fs, const RequestContext& ctx,
   int budget = kMaxRenameCheckEntries;
   FactNeeds owner_only = NeedsOf(ctx.engine());
   owner_only.content = false;
-  const std::vector<policy::ContentFacts> contents = AnyContent();
+  const std::vector<media::ContentFacts> contents = AnyContent();
   // Files whose old and new paths classify alike and that have one creator get one verdict: when
   // no rule looks at names, that is all a decision sees of them (a directory of 2,000 files of
   // one app is judged once, not 2,000 times).
@@ -194,7 +194,7 @@ int CheckTreeNoGain(Filesystem* fs, const RequestContext& ctx,
           if (auto it = verdicts.find(key); it != verdicts.end()) return it->second;
         }
         int verdict = 0;
-        for (const policy::ContentFacts& facts : contents) {
+        for (const media::ContentFacts& facts : contents) {
           FileInfo as = info;
           as.facts = facts;
           as.scan = nullptr;
@@ -278,8 +278,11 @@ int CheckLayoutMove(const RequestContext& ctx, const std::string& from, const st
   return EPERM;
 }
 
-// Checks whether the caller may put the object described by `info` (from `from_path`) at
-// `parent/name`, replacing what is there if `replace`. `name` is the lower spelling (LowerName).
+// Checks whether the caller may put an object (`moving`: its facts; `directory`: its kind) at
+// `parent/name` by a rename or link, `name` being the lower spelling (LowerName): a name there that
+// the caller cannot find is refused as if the move were forbidden (EACCES), RENAME_NOREPLACE in
+// `flags` refuses any existing name (EEXIST), a replaced name must be one the caller may delete, an
+// `exchange` needs a name there, and the caller must be allowed to create the object there.
 int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent, const char* name,
                bool directory, const FileInfo& moving, bool exchange, unsigned int flags) {
   Child target;
@@ -302,7 +305,7 @@ int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent
   }
   std::string path = ChildPath(parent.path, name);
   FileInfo placed = moving;
-  if (!directory) placed.facts = policy::FactsFromFormat(name, moving.facts.format);
+  if (!directory) placed.facts = media::FactsFromFormat(name, moving.facts.format);
   placed.owner.reset();
   return Verdict(
       ctx.Decide(directory ? OP_MKDIR : OP_CREATE, path, directory, directory ? nullptr : &placed));

@@ -72,6 +72,7 @@ std::shared_ptr<Node> NodeTable::Upsert(NodeId parent, const std::string& name, 
   int mount_id = -1;
   FileHandle handle = HandleOf(fd.get(), &mount_id);
   if (mount_id != root_mount_id_) handle = {};
+  std::vector<std::shared_ptr<Node>> doomed;  // released after the lock: closing an fd may block
   absl::MutexLock lock(&mu_);
   Key key{dev, ino, view};
   auto it = by_key_.find(key);
@@ -79,7 +80,7 @@ std::shared_ptr<Node> NodeTable::Upsert(NodeId parent, const std::string& name, 
     Entry& e = entries_[it->second];
     ++e.lookups;
     if (it->second != kRootNodeId) {
-      e.parent = parent;
+      Reparent(e, parent, &doomed);
       e.name = name;
       e.unlinked = false;
     }
@@ -96,7 +97,7 @@ std::shared_ptr<Node> NodeTable::Upsert(NodeId parent, const std::string& name, 
   Entry& e = entries_[node->id];
   e.node = node;
   e.lookups = 1;
-  e.parent = parent;
+  Reparent(e, parent, &doomed);
   e.name = name;
   by_key_[key] = node->id;
   return node;
@@ -117,17 +118,58 @@ std::shared_ptr<Node> NodeTable::Find(dev_t dev, ino_t ino, ViewMask view) const
 }
 
 void NodeTable::Forget(NodeId id, uint64_t n) {
-  std::shared_ptr<Node> doomed;  // released after the lock: closing an fd may block
+  std::vector<std::shared_ptr<Node>> doomed;  // released after the lock: closing an fd may block
   absl::MutexLock lock(&mu_);
   if (id == kRootNodeId) return;
   auto it = entries_.find(id);
   if (it == entries_.end()) return;
   Entry& e = it->second;
   e.lookups = n >= e.lookups ? 0 : e.lookups - n;
-  if (e.lookups > 0) return;
-  doomed = std::move(e.node);
-  by_key_.erase(Key{doomed->dev, doomed->ino, doomed->view});
-  entries_.erase(it);
+  DropIfUnused(id, &doomed);
+}
+
+void NodeTable::Reparent(Entry& e, NodeId parent, std::vector<std::shared_ptr<Node>>* doomed) {
+  if (e.parent == parent && e.pins_parent) return;
+  NodeId old = e.pins_parent ? e.parent : 0;
+  e.parent = parent;
+  e.pins_parent = false;
+  // A parent recorded below the node itself (the lower tree was rearranged behind the daemon's
+  // back, so an ancestor's record is stale) would make a cycle of pins that nothing releases: it
+  // is recorded but not pinned.
+  bool cycle = false;
+  NodeId at = parent;
+  for (size_t steps = 0; at != kRootNodeId && !cycle; ++steps) {
+    auto it = entries_.find(at);
+    if (it == entries_.end()) break;
+    // A chain longer than the table holds is a cycle among other (stale) records.
+    cycle = it->second.node.get() == e.node.get() || steps > entries_.size();
+    at = it->second.parent;
+  }
+  if (auto p = entries_.find(parent); p != entries_.end() && !cycle) {
+    ++p->second.children;
+    e.pins_parent = true;
+  }
+  if (auto p = entries_.find(old); p != entries_.end()) {
+    --p->second.children;
+    DropIfUnused(old, doomed);
+  }
+}
+
+void NodeTable::DropIfUnused(NodeId id, std::vector<std::shared_ptr<Node>>* doomed) {
+  // Each node dropped unpins its parent, which may then go too: up the chain, at most its depth.
+  while (id != kRootNodeId) {
+    auto it = entries_.find(id);
+    if (it == entries_.end() || it->second.lookups > 0 || it->second.children > 0) return;
+    Entry& e = it->second;
+    NodeId parent = e.pins_parent ? e.parent : 0;
+    by_key_.erase(Key{e.node->dev, e.node->ino, e.node->view});
+    doomed->push_back(std::move(e.node));
+    entries_.erase(it);
+    auto p = entries_.find(parent);
+    if (p == entries_.end()) return;
+    --p->second.children;
+    id = parent;
+  }
 }
 
 bool NodeTable::PathOf(NodeId id, std::string* path) const { return Path(id, false, path); }
@@ -163,13 +205,14 @@ bool NodeTable::Path(NodeId id, bool last_known, std::string* path) const {
 
 void NodeTable::Moved(dev_t dev, ino_t ino, NodeId old_parent, const std::string& old_name,
                       NodeId new_parent, const std::string& new_name) {
+  std::vector<std::shared_ptr<Node>> doomed;  // released after the lock
   absl::MutexLock lock(&mu_);
   for (ViewMask view : {kRawView, kRedactedView}) {
     auto key = by_key_.find(Key{dev, ino, view});
     if (key == by_key_.end() || key->second == kRootNodeId) continue;
     Entry& e = entries_[key->second];
     if (e.parent != old_parent || e.name != old_name) continue;
-    e.parent = new_parent;
+    Reparent(e, new_parent, &doomed);
     e.name = new_name;
     e.unlinked = false;
   }

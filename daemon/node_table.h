@@ -9,11 +9,21 @@
 // root, and objects on a filesystem that cannot export handles (or another filesystem than the
 // root's), keep an O_PATH fd.
 //
-// Paths are kept current: the filesystem reports every rename and unlink it makes (Moved,
-// Unlinked), under its namespace lock, so a decision about a node always uses its present name.
+// Paths follow the names the mount gives: the filesystem reports every rename and unlink it makes
+// (Moved, Unlinked) under its namespace lock, and a lookup records the name it found. A decision
+// made under the namespace lock (creates, links, renames, removals) therefore sees a node's present
+// name; one made without it (Resolve: open, getattr, setattr, reads of a listing) may see the name
+// a node had just before a concurrent rename, as a native open racing a rename reaches the file
+// by either name. Changes made in the lower tree behind the daemon are seen at the next lookup.
 //
-// Lock order: NodeTable::mu_ first, then a node's backing_mu. Never call into FUSE or the policy
-// engine while holding mu_.
+// A node pins its parent, as MediaProvider's nodes do: the parent stays in the table (with its
+// handle) while any node records it as parent, even after the kernel forgot it. A file with hard
+// links in two directories is one node, recorded under the name it was last looked up by; the
+// kernel may forget that directory while it still reaches the file through the other name, and
+// the node's path goes through the forgotten one.
+//
+// Lock order: NodeTable::mu_ first, then a node's backing_mu (the whole order: filesystem.h).
+// Never call into FUSE or the policy engine while holding mu_.
 #ifndef SCOPEDFS_DAEMON_NODE_TABLE_H_
 #define SCOPEDFS_DAEMON_NODE_TABLE_H_
 
@@ -44,7 +54,9 @@ inline constexpr ViewMask kRawView = 0;
 // fallback ranges when the file cannot be vouched for), so one redacted view suffices.
 inline constexpr ViewMask kRedactedView = 1;
 
-// A version of a lower file's content: any write or truncate changes at least one field.
+// A version of a lower file's content: its size, mtime and ctime. A write or truncate changes at
+// least one of them, except a same-size rewrite within one timestamp tick, which leaves all three
+// as they were (facts_cache.h: such a version must settle before its bytes are vouched for).
 struct FileVersion {
   off_t size = -1;  // -1: no version (matches no file)
   int64_t mtime_ns = 0;
@@ -148,6 +160,8 @@ class NodeTable {
     NodeId parent = 0;
     std::string name;
     bool unlinked = false;
+    uint64_t children = 0;     // entries that pin this one as their parent
+    bool pins_parent = false;  // counted in its parent's children (Reparent)
   };
   struct Key {
     dev_t dev;
@@ -160,10 +174,19 @@ class NodeTable {
     }
   };
 
+  // PathOf, and with `last_known` LastPathOf.
+  bool Path(NodeId id, bool last_known, std::string* path) const;
+  // Makes `parent` the parent of `e`, pinning it and unpinning the old one (which goes to
+  // `doomed` if nothing else keeps it).
+  void Reparent(Entry& e, NodeId parent, std::vector<std::shared_ptr<Node>>* doomed)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes `id` if the kernel holds no lookup of it and no entry names it as parent, then its
+  // parent on the same terms, and so on up. Nodes go to `doomed`, to be freed after the lock.
+  void DropIfUnused(NodeId id, std::vector<std::shared_ptr<Node>>* doomed)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   // open_by_handle_at's mount fd for every handle of the root's filesystem: a real open of the
   // root directory (the kernel does not take an O_PATH fd there).
-  bool Path(NodeId id, bool last_known, std::string* path) const;
-
   base::UniqueFd mount_fd_;
   int root_mount_id_ = -1;
   mutable absl::Mutex mu_;

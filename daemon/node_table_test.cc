@@ -133,6 +133,55 @@ TEST_F(NodeTableTest, ForgottenNodesLeave) {
   EXPECT_NE(table_.Get(kRootNodeId), nullptr);
 }
 
+// A node pins its parent: a directory the kernel forgot stays while a node it holds still
+// records it as parent (a file reached through a hard link elsewhere), and goes with that node.
+TEST_F(NodeTableTest, AForgottenParentStaysWhileAChildNamesIt) {
+  size_t empty = table_.size();
+  NodeId a = Add(kRootNodeId, "a", 10);
+  NodeId b = Add(kRootNodeId, "b", 11);
+  NodeId f = Add(a, "f", 12, S_IFREG);
+  EXPECT_EQ(Add(b, "f", 12, S_IFREG), f);  // the other hard link: the node is now b/f
+  table_.Forget(f, 1);                     // the kernel's dentry b/f goes, a/f stays
+  table_.Forget(b, 1);                     // and then b
+  EXPECT_EQ(Path(f), "b/f");
+  EXPECT_NE(table_.Get(b), nullptr);
+  table_.Forget(f, 1);  // the last lookup of f: f and the b it pinned go; a stays (a lookup)
+  EXPECT_EQ(table_.Get(f), nullptr);
+  EXPECT_EQ(table_.Get(b), nullptr);
+  EXPECT_EQ(Path(a), "a");
+  table_.Forget(a, 1);
+  EXPECT_EQ(table_.size(), empty);
+}
+
+// A move unpins the old parent, which goes if the kernel had forgotten it.
+TEST_F(NodeTableTest, AMoveReleasesTheOldParent) {
+  size_t empty = table_.size();
+  NodeId a = Add(kRootNodeId, "a", 10);
+  NodeId b = Add(kRootNodeId, "b", 11);
+  NodeId f = Add(a, "f", 12, S_IFREG);
+  table_.Forget(a, 1);
+  EXPECT_NE(table_.Get(a), nullptr);
+  table_.Moved(1, 12, a, "f", b, "f");
+  EXPECT_EQ(table_.Get(a), nullptr);
+  EXPECT_EQ(Path(f), "b/f");
+  table_.Forget(f, 1);
+  table_.Forget(b, 1);
+  EXPECT_EQ(table_.size(), empty);
+}
+
+// Records made stale behind the daemon's back cannot make a cycle of pins that nothing releases:
+// x/y is looked up, then y is found as the parent of x (the lower tree was rearranged).
+TEST_F(NodeTableTest, StaleRecordsMakeNoCycleOfPins) {
+  size_t empty = table_.size();
+  NodeId x = Add(kRootNodeId, "x", 10);
+  NodeId y = Add(x, "y", 11);
+  EXPECT_EQ(Add(y, "x", 10), x);
+  EXPECT_EQ(Path(x), "<none>");  // a cycle names nothing
+  table_.Forget(x, 2);
+  table_.Forget(y, 1);
+  EXPECT_EQ(table_.size(), empty);
+}
+
 }  // namespace
 }  // namespace scopedfs::daemon
 

@@ -205,6 +205,9 @@ class ListingSource {
   static int ForSnapshot(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, off_t off,
                          OpenDir* dir, ListingSource* out) {
     if (!dir->loaded || off == 0) {
+      // Not loaded until this load succeeds: a rewound listing that fails to load is loaded again
+      // at the next READDIR, whatever its offset, rather than read as empty.
+      dir->loaded = false;
       dir->entries.clear();
       if (int err = LoadDir(fs, ctx, ino, dir)) return err;
     }

@@ -61,18 +61,17 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
     // mediated and judged again each time (WriteAllowed).
     if (int err = Verdict(ctx.Decide(OP_WRITE, r.path, false, &info))) return err;
     // A read-modify-write of filled ranges would make the fills permanent in the owner's file.
-    if (redacted && reads && policy::FormatMayCarryLocation(info.facts.format)) return EACCES;
-  }
-  // Cleared at the open rather than at the first write: passthrough writes never reach the daemon.
-  if (writes && fs->posix() && ctx.uid() != 0) {
-    if (int err = KillSetId(ctx, r, st)) return err;
+    if (redacted && reads && media::FormatMayCarryLocation(info.facts.format)) return EACCES;
   }
   int flags = (fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC;
   std::optional<uid_t> slot;
   if (int err = fs->TakeHandleSlot(ctx, &slot)) return err;
   base::UniqueFd fd(open(ProcPath(r.fd.get()).c_str(), flags));
-  if (!fd.valid()) {
-    int err = errno;
+  // Cleared at the open rather than at the first write, as passthrough writes never reach the
+  // daemon; and only once the open has succeeded, so an open that fails changes nothing.
+  int err = fd.valid() ? 0 : errno;
+  if (err == 0 && writes && fs->posix() && ctx.uid() != 0) err = KillSetId(ctx, r, st);
+  if (err != 0) {
     fs->ReleaseHandleSlot(slot);
     return err;
   }

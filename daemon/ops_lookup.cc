@@ -121,9 +121,9 @@ ViewMask ViewOf(const policy::Decision& d) {
 // the owner writes later must reach such a caller filled, also through an fd or a mapping it
 // already holds. Only files of a known non-carrier format (PDF, MP3, ...) are read raw.
 bool CouldCarryLocation(const FileInfo& info) {
-  policy::MediaFormat format = info.facts.format;
-  return !info.content_read || format == policy::MediaFormat::kUnknown ||
-         policy::FormatMayCarryLocation(format);
+  media::MediaFormat format = info.facts.format;
+  return !info.content_read || format == media::MediaFormat::kUnknown ||
+         media::FormatMayCarryLocation(format);
 }
 
 ReadJudgement JudgeRead(const RequestContext& ctx, const std::string& path, const FileInfo& info) {
@@ -133,7 +133,7 @@ ReadJudgement JudgeRead(const RequestContext& ctx, const std::string& path, cons
   if (j.decision.outcome != OUTCOME_ALLOW) return j;
   if (!CouldCarryLocation(info)) return j;
   FileInfo located = info;
-  located.facts.location = policy::LocationPresence::kPresent;
+  located.facts.location = media::LocationPresence::kPresent;
   if (ctx.Decide(OP_READ, path, false, &located).outcome == OUTCOME_ALLOW_REDACTED) {
     j.view = kRedactedView;
   }
@@ -162,8 +162,6 @@ void FillAttr(const struct stat& st, fuse_attr* a) {
   a->blksize = static_cast<uint32_t>(st.st_blksize);
 }
 
-// Replies to OPEN or CREATE. libfuse 3.14 cannot express a backing id, so passthrough replies are
-// built by hand: [fuse_entry_out for CREATE] + fuse_open_out with FOPEN_PASSTHROUGH.
 void ReplyEntry(fuse_req_t req, int err, const fuse_entry_param& e) {
   if (err != 0) {
     fuse_reply_err(req, err);
@@ -172,6 +170,8 @@ void ReplyEntry(fuse_req_t req, int err, const fuse_entry_param& e) {
   }
 }
 
+// libfuse 3.14 cannot express a backing id, so passthrough replies are built by hand:
+// [fuse_entry_out for CREATE] + fuse_open_out with FOPEN_PASSTHROUGH.
 void ReplyOpened(fuse_req_t req, fuse_file_info* fi, int backing_id,
                  const fuse_entry_param* entry) {
   if (backing_id < 0) {
@@ -322,8 +322,8 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   if (int err = OpenLowerChild(fs, p, name, &child, &real, NeedsOf(ctx.engine()))) return err;
   bool regular = S_ISREG(child.st.st_mode);
   bool judge_view = regular && ctx.engine() != nullptr && ctx.engine()->may_redact();
-  policy::ContentFacts located = child.info.facts;
-  located.location = policy::LocationPresence::kPresent;
+  media::ContentFacts located = child.info.facts;
+  located.location = media::LocationPresence::kPresent;
   bool could_carry = judge_view && CouldCarryLocation(child.info);
   policy::LookupDecisions d = ctx.DecideLookup(child.path, S_ISDIR(child.st.st_mode), &child.info,
                                                could_carry ? &located : nullptr);

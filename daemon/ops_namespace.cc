@@ -89,7 +89,7 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, f
   bool exists;
   if (int err = ResolveNewName(fs, ctx, parent, name, &p, &exists)) return err;
   std::string path = ChildPath(p.path, name);
-  FileInfo info{policy::FactsFromName(name), std::nullopt, nullptr};
+  FileInfo info{media::FactsFromName(name), std::nullopt, nullptr};
   if (exists) {
     if (fi->flags & O_EXCL) return EEXIST;
     // O_CREAT on an existing visible file is an open of it.
@@ -114,8 +114,10 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, f
   }
   fs->NamespaceChanged();
   fs->case_index().Added(p.fd.get(), before, name);
-  // ANDROID: the process umask is 0 in the daemon, but the lower filesystem may still drop bits
-  // (or an ACL default may add them): the clamped mode is set exactly, and the creator recorded.
+  // ANDROID: made with whatever umask the daemon was started with (nothing sets it: a umask of 0
+  // for the whole process would also apply to the daemon's own files), and the lower filesystem
+  // may drop bits or an ACL default add them; so the clamped mode is set exactly here, from a mode
+  // that was at most as open until then, and the creator recorded.
   // POSIX: the lower filesystem made it as the caller's own, with the caller's umask.
   int err = 0;
   if (as == nullptr) err = fchmod(fd.get(), clamped) == 0 ? 0 : errno;
@@ -148,7 +150,7 @@ int DoTmpfile(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, 
   if (int err = Resolve(fs, parent, &p)) return err;
   Child child;
   child.path = ChildPath(p.path, kTmpfileName);
-  FileInfo info{policy::FactsFromName(kTmpfileName), std::nullopt, nullptr};
+  FileInfo info{media::FactsFromName(kTmpfileName), std::nullopt, nullptr};
   if (int err = Verdict(ctx.Decide(OP_CREATE, child.path, false, &info))) return err;
   int flags = (fi->flags & ~(O_CREAT | O_NOCTTY)) | O_TMPFILE | O_CLOEXEC;
   std::optional<uid_t> slot;
@@ -353,7 +355,7 @@ int DoLink(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_ino_t
   bool exists;
   if (int err = CheckFreeName(fs, ctx, np, newname, &exists)) return err;
   if (exists) return EEXIST;
-  FileInfo placed{policy::FactsFromFormat(newname, info.facts.format), std::nullopt, nullptr};
+  FileInfo placed{media::FactsFromFormat(newname, info.facts.format), std::nullopt, nullptr};
   if (int err = Verdict(ctx.Decide(OP_CREATE, to, false, &placed))) {
     return err;
   }
@@ -378,7 +380,7 @@ int ResolveNewNonDirectory(Filesystem* fs, const RequestContext& ctx, fuse_ino_t
   bool exists;
   if (int err = ResolveNewName(fs, ctx, parent, name, p, &exists)) return err;
   if (exists) return EEXIST;
-  FileInfo info{policy::FactsFromName(name), std::nullopt, nullptr};
+  FileInfo info{media::FactsFromName(name), std::nullopt, nullptr};
   return Verdict(ctx.Decide(OP_CREATE, ChildPath(p->path, name), false, &info));
 }
 
@@ -442,7 +444,7 @@ void sfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode)
 
 void sfs_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
   Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kMkdir);
+  OpTimer t(fs->stats(), OpKind::kMknod);
   fuse_entry_param e;
   RequestContext ctx = fs->Context(req);
   std::optional<PosixCaller> as = PosixCallerOf(fs, req);

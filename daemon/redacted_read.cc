@@ -49,8 +49,8 @@ int PlanTable::For(int fd, std::optional<uid_t> app, struct stat* st, FillPlan* 
     // answered as a file that cannot be vouched for (zeros), the next one tries again.
     if (!info.content_read) return EAGAIN;
     auto made = std::make_unique<Plan>();
-    made->fills = policy::RedactedFills(info.scan.get(), info.content_read,
-                                        static_cast<uint64_t>(st->st_size));
+    made->fills = media::RedactedFills(info.scan.get(), info.content_read,
+                                       static_cast<uint64_t>(st->st_size));
     made->fills.shrink_to_fit();
     struct stat after;
     if (fstat(fd, &after) != 0) return errno;
@@ -58,7 +58,7 @@ int PlanTable::For(int fd, std::optional<uid_t> app, struct stat* st, FillPlan* 
       *st = after;
       continue;
     }
-    made->bytes = sizeof(Plan) + made->fills.capacity() * sizeof(policy::FillRange);
+    made->bytes = sizeof(Plan) + made->fills.capacity() * sizeof(media::FillRange);
     if (app.has_value() && budget_ != nullptr) {
       if (!budget_->TakeBytes(*app, made->bytes)) return ENOMEM;
       made->charged = app;
@@ -128,8 +128,8 @@ int ReadRedacted(PlanTable& plans, int fd, std::optional<uid_t> app, RedactionPl
       err = plan->For(plans, fd, app, &st, &fills);
       continue;
     }
-    policy::ApplyFills(*fills, static_cast<uint64_t>(off),
-                       absl::MakeSpan(reinterpret_cast<uint8_t*>(buf), static_cast<size_t>(n)));
+    media::ApplyFills(*fills, static_cast<uint64_t>(off),
+                      absl::MakeSpan(reinterpret_cast<uint8_t*>(buf), static_cast<size_t>(n)));
     *got = static_cast<size_t>(n);
     return 0;
   }

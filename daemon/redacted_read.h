@@ -1,7 +1,7 @@
 // The redacted read path: what a reader of a redacted view gets for a byte range of the lower
 // file. Every location range any parser finds in the file's current version is filled (zero, or
 // space inside XMP); a file that cannot be vouched for gets the scan's fallback filled too, and a
-// file whose bytes cannot be read at all is filled whole (policy::RedactedFills, in
+// file whose bytes cannot be read at all is filled whole (media::RedactedFills, in
 // media/location, decides which bytes; scopedfsctl explain/scan show the same). The fills and the
 // bytes always come from one version of the file.
 //
@@ -30,7 +30,7 @@
 
 namespace scopedfs::daemon {
 
-using FillPlan = std::shared_ptr<const std::vector<policy::FillRange>>;
+using FillPlan = std::shared_ptr<const std::vector<media::FillRange>>;
 
 // The shared plans of every file version some handle is reading.
 class PlanTable {
@@ -67,7 +67,7 @@ class PlanTable {
     }
   };
   struct Plan {
-    std::vector<policy::FillRange> fills;
+    std::vector<media::FillRange> fills;
     std::optional<uid_t> charged;  // who pays for it
     uint64_t bytes = 0;
   };

@@ -36,14 +36,14 @@ std::string ReadSample(const std::string& name) {
 // The original with every location range the parsers find filled.
 std::string Expected(const std::string& bytes) {
   absl::Span<const uint8_t> span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  policy::MediaFormat format = policy::SniffFormat(span.subspan(0, policy::kSniffBytes));
-  policy::MemorySource source(span);
-  policy::LocationScan scan = policy::ScanLocation(format, source);
+  media::MediaFormat format = media::SniffFormat(span.subspan(0, media::kSniffBytes));
+  media::MemorySource source(span);
+  media::LocationScan scan = media::ScanLocation(format, source);
   uint32_t all =
       (1u << REDACTION_EXIF_GPS) | (1u << REDACTION_XMP_GPS) | (1u << REDACTION_ISOBMFF_LOCATION);
   std::string out = bytes;
-  policy::ApplyFills(policy::PlanFills(scan.ranges, all), 0,
-                     absl::MakeSpan(reinterpret_cast<uint8_t*>(out.data()), out.size()));
+  media::ApplyFills(media::PlanFills(scan.ranges, all), 0,
+                    absl::MakeSpan(reinterpret_cast<uint8_t*>(out.data()), out.size()));
   return out;
 }
 
@@ -202,7 +202,7 @@ TEST(FactsCacheTest, ScansOncePerVersionAndForgetsOnInvalidation) {
   EXPECT_EQ(stats.location_found.load(), 1u);
   EXPECT_EQ(a.facts.media_class, MEDIA_CLASS_IMAGE);
   EXPECT_EQ(b.facts.media_class, MEDIA_CLASS_NONE) << "the class is judged under each name";
-  EXPECT_EQ(b.facts.location, policy::LocationPresence::kPresent) << "the bytes' location stays";
+  EXPECT_EQ(b.facts.location, media::LocationPresence::kPresent) << "the bytes' location stays";
   cache.Invalidate(st.st_dev, st.st_ino);
   cache.Lookup(fd, st, "a.jpg");
   EXPECT_EQ(stats.location_scans.load(), 2u);
@@ -237,7 +237,7 @@ TEST(FactsCacheTest, ReadsOnlyWhatIsNeeded) {
   EXPECT_FALSE(none.owner.has_value());
   EXPECT_FALSE(none.content_read);
   EXPECT_EQ(none.facts.media_class,
-            policy::FactsFromFormat("a.jpg", policy::MediaFormat::kUnknown).media_class)
+            media::FactsFromFormat("a.jpg", media::MediaFormat::kUnknown).media_class)
       << "what the name alone vouches for, as for content that was not read";
   FileInfo posix = cache.Lookup(fd, st, "a.jpg", FactNeeds{true, false, true});
   EXPECT_EQ(posix.owner, std::optional<uint32_t>(st.st_uid));
@@ -248,7 +248,7 @@ TEST(FactsCacheTest, ReadsOnlyWhatIsNeeded) {
   FileInfo all = cache.Lookup(fd, st, "a.jpg");
   EXPECT_EQ(stats.location_scans.load(), 1u);
   EXPECT_TRUE(all.content_read);
-  EXPECT_EQ(all.facts.location, policy::LocationPresence::kPresent);
+  EXPECT_EQ(all.facts.location, media::LocationPresence::kPresent);
   EXPECT_EQ(all.owner, std::optional<uint32_t>(10065)) << "kept from the owner-only lookup";
   close(fd);
   unlink(path.c_str());

@@ -41,7 +41,7 @@ policy::Decision RequestContext::Decide(scopedfs::Op op, absl::string_view path,
 
 policy::LookupDecisions RequestContext::DecideLookup(absl::string_view path, bool directory,
                                                      const FileInfo* info,
-                                                     const policy::ContentFacts* located) const {
+                                                     const media::ContentFacts* located) const {
   policy::LookupDecisions out;
   policy::Request request;
   if (!BuildRequest(OP_LOOKUP, path, directory, info, &request, &out.lookup)) {

@@ -48,7 +48,7 @@ class RequestContext {
   // A LOOKUP's decisions from one engine call (Engine::DecideLookup), remembered for the audit
   // log as the lookup decision. `located`: the file's facts as if it carried location.
   policy::LookupDecisions DecideLookup(absl::string_view path, bool directory, const FileInfo* info,
-                                       const policy::ContentFacts* located) const;
+                                       const media::ContentFacts* located) const;
   // One "redacted" line: the caller opened `path` and reads it with location filled.
   void AuditRedacted(scopedfs::Op op, absl::string_view path, const FileInfo& info,
                      const policy::Decision& decision) const;
@@ -84,7 +84,7 @@ class RequestContext {
     std::string path;
     bool directory = false;
     bool has_content = false;
-    policy::ContentFacts content;
+    media::ContentFacts content;
     std::optional<uint32_t> owner;
     std::string rule;
   };

@@ -69,7 +69,7 @@ class NoScanWait {
 
 class ScanQueue {
  public:
-  using Scan = std::shared_ptr<const policy::LocationScan>;
+  using Scan = std::shared_ptr<const media::LocationScan>;
   // One file version's scan: its identity and, once done, its result.
   struct Key {
     dev_t dev;

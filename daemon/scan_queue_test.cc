@@ -27,7 +27,7 @@ struct Recorder {
       if (gated) gate.WaitForNotification();
       absl::MutexLock lock(&mu);
       order.push_back(name);
-      return std::make_shared<const policy::LocationScan>();
+      return std::make_shared<const media::LocationScan>();
     };
   }
 };

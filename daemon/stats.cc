@@ -12,8 +12,8 @@ namespace scopedfs::daemon {
 
 absl::string_view OpKindName(OpKind kind) {
   static constexpr absl::string_view kNames[] = {
-      "lookup", "getattr", "setattr", "readdir", "open", "create",  "read",  "write",
-      "mkdir",  "unlink",  "rmdir",   "rename",  "link", "symlink", "xattr", "other"};
+      "lookup", "getattr", "setattr", "readdir", "open", "create",  "read",  "write", "mkdir",
+      "mknod",  "unlink",  "rmdir",   "rename",  "link", "symlink", "xattr", "other"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(OpKind::kCount),
                 "one name per OpKind");
   size_t i = static_cast<size_t>(kind);

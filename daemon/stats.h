@@ -23,6 +23,7 @@ enum class OpKind : uint8_t {
   kRead,
   kWrite,
   kMkdir,
+  kMknod,
   kUnlink,
   kRmdir,
   kRename,

@@ -9,7 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 namespace {
 
 using Bytes = absl::Span<const uint8_t>;
@@ -462,4 +462,4 @@ ContentFacts FactsFromContent(absl::string_view name, Bytes head) {
   return FactsFromFormat(name, SniffFormat(head));
 }
 
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media

@@ -10,7 +10,7 @@
 #include "absl/types/span.h"
 #include "proto/policy.pb.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 
 // Container / codec family recognised from magic bytes.
 enum class MediaFormat : uint8_t {
@@ -105,6 +105,6 @@ ContentFacts FactsFromFormat(absl::string_view name, MediaFormat format);
 // x.txt is not an image either). Images and video get location kUnknown, everything else kAbsent.
 ContentFacts FactsFromContent(absl::string_view name, absl::Span<const uint8_t> head);
 
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media
 
 #endif  // SCOPEDFS_MEDIA_CONTENT_FACTS_H_

@@ -17,7 +17,7 @@
 #include "absl/types/span.h"
 #include "gtest/gtest.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 
 // Readable failure messages for the enum class (found by ADL, so outside the anonymous namespace).
 void PrintTo(MediaFormat format, std::ostream* os) { *os << FormatName(format); }
@@ -684,4 +684,4 @@ TEST(FactsFromContentTest, MatchingDocumentIsStillNone) {
 }
 
 }  // namespace
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media

@@ -19,7 +19,7 @@ constexpr absl::string_view kInvalidRequestRuleName = "<invalid-request>";
 constexpr absl::string_view kInvalidRequestReason = "the request names no operation";
 
 // Directories and unread files: nothing is known, so nothing media-specific may be granted.
-const ContentFacts kUnknownContent{};
+const media::ContentFacts kUnknownContent{};
 constexpr absl::string_view kUncertainDenyReason =
     "the rule grants a redacted copy, but this file's location metadata could not be parsed, so "
     "no redacted copy can be vouched for (uncertain_location: DENY)";
@@ -230,7 +230,8 @@ bool Engine::SubdirectoriesVisibleToEveryCaller(absl::string_view path) const {
   return true;
 }
 
-LookupDecisions Engine::DecideLookup(const Request& request, const ContentFacts* located) const {
+LookupDecisions Engine::DecideLookup(const Request& request,
+                                     const media::ContentFacts* located) const {
   LookupDecisions out;
   Request lookup = request;
   lookup.op = OP_LOOKUP;
@@ -291,7 +292,7 @@ Decision Engine::GuardLocation(Decision decision, const MatchInput& in) const {
       in.caller_owns) {
     return decision;
   }
-  const ContentFacts& content = *in.content;
+  const media::ContentFacts& content = *in.content;
   if (in.op == OP_READ) {
     if (!content.MayHaveLocation() || EntitledToLocation(in)) return decision;
     decision.outcome = OUTCOME_ALLOW_REDACTED;
@@ -302,7 +303,7 @@ Decision Engine::GuardLocation(Decision decision, const MatchInput& in) const {
     return decision;
   }
   if (in.op == OP_WRITE) {
-    bool carrier = content.MayHaveLocation() || FormatMayCarryLocation(content.format);
+    bool carrier = content.MayHaveLocation() || media::FormatMayCarryLocation(content.format);
     if (!carrier || EntitledToLocation(in)) return decision;
     decision.outcome = OUTCOME_DENY;
     decision.error = ERRNO_EACCES;
@@ -314,7 +315,7 @@ Decision Engine::GuardLocation(Decision decision, const MatchInput& in) const {
   return decision;
 }
 
-Decision Engine::Uncertain(Decision decision, const ContentFacts& content) const {
+Decision Engine::Uncertain(Decision decision, const media::ContentFacts& content) const {
   if (decision.outcome != OUTCOME_ALLOW_REDACTED || !content.LocationUncertain()) return decision;
   if (uncertain_location_ == UNCERTAIN_LOCATION_REDACT_ALL) {
     decision.redact_fallback = true;

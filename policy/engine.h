@@ -30,7 +30,7 @@ struct Request {
   absl::string_view path;
   NodeType node_type = NODE_TYPE_FILE;
   // Null: content unknown, treated as non-media that may not be inspected.
-  const ContentFacts* content = nullptr;
+  const media::ContentFacts* content = nullptr;
   // uid recorded as the file's creator; nullopt if none is recorded.
   std::optional<uint32_t> owner_uid;
   // User whose storage is mounted (the daemon's --user_id).
@@ -75,7 +75,7 @@ class Engine {
   // A LOOKUP's decisions (`request.op` is ignored): the path is classified and the caller
   // identified once, then the rules are walked for each question. `located`: the content as it
   // would be with location present (null: not asked). Each equals the matching Decide.
-  LookupDecisions DecideLookup(const Request& request, const ContentFacts* located) const;
+  LookupDecisions DecideLookup(const Request& request, const media::ContentFacts* located) const;
 
   const AppRegistry& apps() const { return apps_; }
   const StorageLayout& layout() const { return layout_; }
@@ -134,7 +134,7 @@ class Engine {
   void Prepare(const Request& request, Prepared* p) const;
   Decision Evaluate(const MatchInput& in) const;
   // Applies uncertain_location to an ALLOW_REDACTED decision about uncertain content.
-  Decision Uncertain(Decision decision, const ContentFacts& content) const;
+  Decision Uncertain(Decision decision, const media::ContentFacts& content) const;
   // Applies Policy.location_guard to a decision about a file (see policy.proto): every redacted
   // read fills every location kind; reads by callers not entitled become redacted, their writes
   // are refused.

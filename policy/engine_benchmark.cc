@@ -129,7 +129,7 @@ struct Fixture {
   std::vector<std::string> packages;  // index i -> package of app i
   std::vector<uint32_t> uids;         // index i -> uid of app i
   std::vector<std::string> paths;     // storage for Request::path views; never resized after fill
-  std::vector<ContentFacts> facts;    // storage for Request::content; never resized after fill
+  std::vector<media::ContentFacts> facts;  // storage for Request::content; never resized after fill
   std::vector<Request> mix;
   std::string worst_path;
   std::string first_path;
@@ -220,8 +220,8 @@ std::string MakeAppsText(std::vector<std::string>* packages, std::vector<uint32_
 }
 
 // Facts from real magic bytes, so they are what the daemon would compute.
-ContentFacts Sniffed(absl::string_view name, absl::string_view head) {
-  return FactsFromContent(
+media::ContentFacts Sniffed(absl::string_view name, absl::string_view head) {
+  return media::FactsFromContent(
       name, absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(head.data()), head.size()));
 }
 
@@ -239,7 +239,7 @@ enum FactsKind : size_t {
   kFactsKinds
 };
 
-void MakeFacts(std::vector<ContentFacts>* facts) {
+void MakeFacts(std::vector<media::ContentFacts>* facts) {
   facts->resize(kFactsKinds);
   (*facts)[kJpeg] = Sniffed("a.jpg", absl::string_view("\xFF\xD8\xFF\xE0\x00\x10JFIF\x00", 11));
   (*facts)[kPng] = Sniffed("a.png", absl::string_view("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR", 16));
@@ -249,10 +249,10 @@ void MakeFacts(std::vector<ContentFacts>* facts) {
   (*facts)[kMp3] = Sniffed("a.mp3", absl::string_view("ID3\x04\x00\x00\x00\x00\x00\x00", 10));
   (*facts)[kPdf] = Sniffed("a.pdf", "%PDF-1.7\n%\xE2\xE3\xCF\xD3\n");
   (*facts)[kTxt] = Sniffed("a.txt", "shopping list\nmilk\n");
-  (*facts)[kNameImage] = FactsFromName("a.jpg");
-  (*facts)[kNameVideo] = FactsFromName("a.mp4");
-  (*facts)[kNameAudio] = FactsFromName("a.mp3");
-  (*facts)[kNameOther] = FactsFromName("a.pdf");
+  (*facts)[kNameImage] = media::FactsFromName("a.jpg");
+  (*facts)[kNameVideo] = media::FactsFromName("a.mp4");
+  (*facts)[kNameAudio] = media::FactsFromName("a.mp3");
+  (*facts)[kNameOther] = media::FactsFromName("a.pdf");
 }
 
 // A deterministic, realistic mix: mostly registered apps doing lookups and reads of shared media,
@@ -413,7 +413,7 @@ void MakeMix(Fixture* f) {
 }
 
 size_t CountDistinct(const std::vector<Request>& mix) {
-  std::set<std::tuple<uint32_t, int, std::string, int, const ContentFacts*, int64_t>> seen;
+  std::set<std::tuple<uint32_t, int, std::string, int, const media::ContentFacts*, int64_t>> seen;
   for (const Request& r : mix) {
     seen.emplace(r.uid, r.op, std::string(r.path), r.node_type, r.content,
                  r.owner_uid.has_value() ? int64_t{*r.owner_uid} : int64_t{-1});

@@ -96,20 +96,20 @@ class EngineTest : public testing::Test {
     r.node_type = c.node;
     r.owner_uid = c.owner;
     r.storage_user_id = c.storage_user;
-    ContentFacts facts;
+    media::ContentFacts facts;
     absl::string_view path(c.path);
     absl::string_view name =
         path.substr(path.rfind('/') == absl::string_view::npos ? 0 : path.rfind('/') + 1);
     if (c.node == NODE_TYPE_FILE) {
       if (c.bytes == Bytes::kNone) {
-        facts = FactsFromName(name);
+        facts = media::FactsFromName(name);
       } else {
         std::vector<uint8_t> head = Sample(c.bytes);
-        facts = FactsFromContent(name, head);
+        facts = media::FactsFromContent(name, head);
       }
-      if (c.location == Loc::kNone) facts.location = LocationPresence::kAbsent;
-      if (c.location == Loc::kPresent) facts.location = LocationPresence::kPresent;
-      if (c.location == Loc::kMalformed) facts.location = LocationPresence::kMalformed;
+      if (c.location == Loc::kNone) facts.location = media::LocationPresence::kAbsent;
+      if (c.location == Loc::kPresent) facts.location = media::LocationPresence::kPresent;
+      if (c.location == Loc::kMalformed) facts.location = media::LocationPresence::kMalformed;
       r.content = &facts;
     }
     return engine_->Decide(r);
@@ -230,8 +230,8 @@ TEST(EngineUncertainLocationTest, RedactAllGrantsFallbackRedaction) {
   absl::StatusOr<std::unique_ptr<const Engine>> engine = Engine::Create(*config);
   ASSERT_TRUE(engine.ok()) << engine.status();
   std::vector<uint8_t> head = Sample(Bytes::kJpeg);
-  ContentFacts facts = FactsFromContent("a.jpg", head);
-  facts.location = LocationPresence::kMalformed;
+  media::ContentFacts facts = media::FactsFromContent("a.jpg", head);
+  facts.location = media::LocationPresence::kMalformed;
   Request r;
   r.uid = kSocial;
   r.op = OP_READ;
@@ -241,7 +241,7 @@ TEST(EngineUncertainLocationTest, RedactAllGrantsFallbackRedaction) {
   Decision d = (*engine)->Decide(r);
   EXPECT_EQ(OutcomeName(d.outcome), "ALLOW_REDACTED");
   EXPECT_TRUE(d.redact_fallback);
-  facts.location = LocationPresence::kPresent;
+  facts.location = media::LocationPresence::kPresent;
   d = (*engine)->Decide(r);
   EXPECT_EQ(OutcomeName(d.outcome), "ALLOW_REDACTED");
   EXPECT_FALSE(d.redact_fallback);
@@ -629,16 +629,16 @@ TEST(DecideLookupTest, EqualsTheSeparateDecisions) {
   for (const auto& record : android->apps().records())
     uids.push_back(10000 + record.app_id % 10000);
   for (const auto& record : android->apps().records()) uids.push_back(record.app_id);
-  ContentFacts photo = FactsFromFormat("a.jpg", MediaFormat::kJpeg);
-  ContentFacts song = FactsFromFormat("a.mp3", MediaFormat::kMp3);
-  ContentFacts text = FactsFromFormat("a.txt", MediaFormat::kUnknown);
-  ContentFacts located = photo;
-  located.location = LocationPresence::kPresent;
+  media::ContentFacts photo = media::FactsFromFormat("a.jpg", media::MediaFormat::kJpeg);
+  media::ContentFacts song = media::FactsFromFormat("a.mp3", media::MediaFormat::kMp3);
+  media::ContentFacts text = media::FactsFromFormat("a.txt", media::MediaFormat::kUnknown);
+  media::ContentFacts located = photo;
+  located.location = media::LocationPresence::kPresent;
   int compared = 0;
   for (uint32_t uid : uids) {
     for (const char* path : {"DCIM/Camera/a.jpg", "Music/a.mp3", "Documents/a.txt",
                              "Android/data/com.example.notes/a.txt", "a.txt", "bad/../x"}) {
-      for (const ContentFacts* content : {&photo, &song, &text}) {
+      for (const media::ContentFacts* content : {&photo, &song, &text}) {
         for (std::optional<uint32_t> owner : {std::optional<uint32_t>(), std::optional(uid)}) {
           Request r;
           r.uid = uid;

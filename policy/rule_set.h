@@ -28,7 +28,7 @@ struct MatchInput {
   Op op = OP_UNSPECIFIED;
   const PathInfo* path = nullptr;
   NodeType node_type = NODE_TYPE_FILE;
-  const ContentFacts* content = nullptr;  // never null
+  const media::ContentFacts* content = nullptr;  // never null
   bool caller_owns = false;
   bool cross_user = false;
 };

@@ -81,16 +81,20 @@ std::string R(absl::string_view body) {
   return absl::StrCat("name: \"r\" action { outcome: OUTCOME_ALLOW } ", body);
 }
 
-ContentFacts Facts(MediaClass media_class, LocationPresence location) {
-  ContentFacts facts;
+media::ContentFacts Facts(MediaClass media_class, media::LocationPresence location) {
+  media::ContentFacts facts;
   facts.content_known = true;
   facts.media_class = media_class;
   facts.location = location;
   return facts;
 }
 
-ContentFacts Image(LocationPresence location) { return Facts(MEDIA_CLASS_IMAGE, location); }
-ContentFacts Video(LocationPresence location) { return Facts(MEDIA_CLASS_VIDEO, location); }
+media::ContentFacts Image(media::LocationPresence location) {
+  return Facts(MEDIA_CLASS_IMAGE, location);
+}
+media::ContentFacts Video(media::LocationPresence location) {
+  return Facts(MEDIA_CLASS_VIDEO, location);
+}
 
 // One request as the engine would present it; defaults to the gallery reading a plain file.
 struct Request {
@@ -98,7 +102,7 @@ struct Request {
   Op op = OP_READ;
   std::string path = "DCIM/a.txt";
   NodeType node_type = NODE_TYPE_FILE;
-  ContentFacts content;
+  media::ContentFacts content;
   std::string selinux_domain = "untrusted_app";
   bool caller_owns = false;
   bool cross_user = false;
@@ -119,7 +123,7 @@ struct Request {
     node_type = NODE_TYPE_DIRECTORY;
     return *this;
   }
-  Request& Content(ContentFacts v) {
+  Request& Content(media::ContentFacts v) {
     content = v;
     return *this;
   }
@@ -741,12 +745,12 @@ TEST_F(MatchesTest, NodeType) {
 
 TEST_F(MatchesTest, MediaClass) {
   CompiledRule rule = Compile(R("content { media_class: MEDIA_CLASS_IMAGE }"));
-  EXPECT_TRUE(Matches(rule, Request().Content(Image(LocationPresence::kUnknown))));
-  EXPECT_FALSE(Matches(rule, Request().Content(Video(LocationPresence::kUnknown))));
+  EXPECT_TRUE(Matches(rule, Request().Content(Image(media::LocationPresence::kUnknown))));
+  EXPECT_FALSE(Matches(rule, Request().Content(Video(media::LocationPresence::kUnknown))));
 }
 
 TEST_F(MatchesTest, DirectoriesAreMediaClassNone) {
-  ContentFacts image = Image(LocationPresence::kUnknown);
+  media::ContentFacts image = Image(media::LocationPresence::kUnknown);
   EXPECT_TRUE(RuleMatches("content { media_class: MEDIA_CLASS_NONE }",
                           Request().Path("DCIM/x.jpg").Dir().Content(image)));
   EXPECT_FALSE(RuleMatches("content { media_class: MEDIA_CLASS_IMAGE }",
@@ -755,19 +759,19 @@ TEST_F(MatchesTest, DirectoriesAreMediaClassNone) {
 
 TEST_F(MatchesTest, HasLocationTrueCountsUnknownAsPresent) {
   CompiledRule rule = Compile(R("content { has_location: TRISTATE_TRUE }"));
-  EXPECT_TRUE(Matches(rule, Request().Content(Image(LocationPresence::kUnknown))));
-  EXPECT_TRUE(Matches(rule, Request().Content(Image(LocationPresence::kPresent))));
-  EXPECT_FALSE(Matches(rule, Request().Content(Image(LocationPresence::kAbsent))));
+  EXPECT_TRUE(Matches(rule, Request().Content(Image(media::LocationPresence::kUnknown))));
+  EXPECT_TRUE(Matches(rule, Request().Content(Image(media::LocationPresence::kPresent))));
+  EXPECT_FALSE(Matches(rule, Request().Content(Image(media::LocationPresence::kAbsent))));
 }
 
 TEST_F(MatchesTest, HasLocationFalse) {
   CompiledRule rule = Compile(R("content { has_location: TRISTATE_FALSE }"));
-  EXPECT_TRUE(Matches(rule, Request().Content(Image(LocationPresence::kAbsent))));
-  EXPECT_FALSE(Matches(rule, Request().Content(Image(LocationPresence::kUnknown))));
+  EXPECT_TRUE(Matches(rule, Request().Content(Image(media::LocationPresence::kAbsent))));
+  EXPECT_FALSE(Matches(rule, Request().Content(Image(media::LocationPresence::kUnknown))));
 }
 
 TEST_F(MatchesTest, DirectoriesNeverHaveLocation) {
-  ContentFacts unknown = Image(LocationPresence::kUnknown);
+  media::ContentFacts unknown = Image(media::LocationPresence::kUnknown);
   EXPECT_FALSE(RuleMatches("content { has_location: TRISTATE_TRUE }",
                            Request().Path("DCIM/x.jpg").Dir().Content(unknown)));
   EXPECT_TRUE(RuleMatches("content { has_location: TRISTATE_FALSE }",
@@ -1133,8 +1137,8 @@ TEST_P(WhyNeverMatchesContradictionTest, TrulyNeverMatchesAnExample) {
             continue;
           }
           for (bool owns : {false, true}) {
-            Request r =
-                Request().Uid(uid).WithOp(op).Path(path).Content(Image(LocationPresence::kUnknown));
+            Request r = Request().Uid(uid).WithOp(op).Path(path).Content(
+                Image(media::LocationPresence::kUnknown));
             if (dir) r.Dir();
             if (owns && op != OP_CREATE && op != OP_MKDIR) r.Owns();
             EXPECT_FALSE(Matches(rule, r)) << uid << " " << op << " " << path << " " << dir;

@@ -22,12 +22,6 @@
 namespace scopedfs::tests {
 namespace {
 
-std::string ReadFileOrDie(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 // The daemon's log lines that start with `prefix`.
 std::vector<std::string> LinesStartingWith(const std::string& log, absl::string_view prefix) {
   std::vector<std::string> out;

@@ -405,5 +405,66 @@ TEST_F(BudgetMountTest, HandlesLocksAndWaitsOfOneAppShareOneBudget) {
   EXPECT_EQ(p.cp_err, 0) << ErrnoName(p.cp_err);
 }
 
+// Under POSIX semantics a write open clears set-id bits (passthrough writes never reach the
+// daemon to do it at the first write), but an open the app's handle budget refuses changes
+// nothing: an app (uid 10123; system uids have no budget) holds handles until EMFILE, then opens
+// its set-uid, set-gid file for writing.
+TEST(BudgetPosixMountTest, WriteOpenRefusedByTheBudgetKeepsSetIdBits) {
+  SCOPEDFS_SKIP_UNLESS_MOUNTABLE();
+  constexpr uid_t kUser = 10123;
+  constexpr mode_t kSetId = S_ISUID | S_ISGID | 0775;
+  ScopedStorage storage;
+  SCOPEDFS_ASSERT_OK(storage.Prepare());
+  for (const char* name : {"plain", "setid"}) {
+    std::string path = storage.Lower(name);
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0) << path;
+    close(fd);
+    ASSERT_EQ(chown(path.c_str(), kUser, kUser), 0);
+  }
+  ASSERT_EQ(chmod(storage.Lower("setid").c_str(), kSetId), 0);
+  DaemonOptions options;
+  options.policy = "policy/configs/permissive.textproto";
+  options.fd_limit = 256;
+  SCOPEDFS_ASSERT_OK(storage.StartDaemon(options));
+  int result = RunAs(
+      kUser,
+      [] {
+        std::vector<int> held;
+        for (int i = 0; i < 1000; ++i) {
+          int fd = open("plain", O_RDONLY | O_CLOEXEC);
+          if (fd < 0) {
+            if (errno != EMFILE || held.empty()) return 2;
+            break;
+          }
+          held.push_back(fd);
+        }
+        if (held.size() > 64) return 3;  // more than the app's share (a quarter of 128)
+        if (open("setid", O_WRONLY | O_CLOEXEC) >= 0) return 4;
+        if (errno != EMFILE) return 5;
+        return 0;
+      },
+      storage.mountpoint());
+  EXPECT_EQ(result, 0) << "2: the first open failed, 3: no budget, 4: the write open was not "
+                          "refused, 5: it was refused with another errno";
+  struct stat st;
+  ASSERT_EQ(stat(storage.Lower("setid").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, kSetId) << "a refused write open changed the mode";
+  // With handles to spare, the same open clears them, as a write natively would.
+  EXPECT_EQ(RunAs(
+                kUser,
+                [] {
+                  int fd = open("setid", O_WRONLY | O_CLOEXEC);
+                  return fd >= 0 ? (close(fd), 0) : 1;
+                },
+                storage.mountpoint()),
+            0);
+  ASSERT_EQ(stat(storage.Lower("setid").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0775u);
+  DaemonExit exit = storage.StopDaemon();
+  EXPECT_TRUE(exit.clean()) << exit.ToString();
+  if (::testing::Test::HasFailure()) std::cerr << "--- scopedfsd log ---\n" << storage.DaemonLog();
+}
+
 }  // namespace
 }  // namespace scopedfs::tests

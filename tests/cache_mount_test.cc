@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -16,6 +17,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "tests/mount_harness.h"
 
@@ -51,6 +54,61 @@ class CacheMountTest : public MountTest {
   }
   std::string policy_ = "policy/configs/permissive.textproto";
 };
+
+// A node keeps its parent known while the kernel may still reach it through an older name. A
+// file with two hard links, a/f and b/f, is one node, recorded under the name it was last looked
+// up by (b/f). The app holds it open through a/f; dropping the kernel's caches then forgets b/f
+// and b, but not a/f, and a new open of a/f (a dentry the kernel still has, so the daemon sees
+// OPEN of the node) must work as natively.
+TEST_F(CacheMountTest, ANodeOutlivesTheParentOfItsLastName) {
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Documents/a/f", "data", kNotes));
+  SCOPEDFS_ASSERT_OK(storage_.MkdirLower("Documents/b", kNotes));
+  ASSERT_EQ(link(storage_.Lower("Documents/a/f").c_str(), storage_.Lower("Documents/b/f").c_str()),
+            0);
+  int ready[2], go[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(go), 0);
+  pid_t app = StartAs(
+      kNotes,
+      [&] {
+        close(ready[0]);
+        close(go[1]);
+        struct stat st;
+        if (stat("Documents/a/f", &st) != 0) return 2;
+        int held = open("Documents/a/f", O_RDONLY);
+        if (held < 0) return 3;
+        if (stat("Documents/b/f", &st) != 0) return 4;
+        char c = 0;
+        if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1) return 5;
+        int again = open("Documents/a/f", O_RDONLY);
+        if (again < 0) return errno == ENOENT ? 6 : 7;
+        char buf[8];
+        if (read(again, buf, sizeof(buf)) != 4) return 8;
+        close(again);
+        close(held);
+        return 0;
+      },
+      storage_.mountpoint());
+  close(ready[1]);
+  close(go[0]);
+  char c = 0;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  for (int i = 0; i < 2; ++i) {
+    FILE* drop = fopen("/proc/sys/vm/drop_caches", "w");
+    ASSERT_NE(drop, nullptr) << "cannot write /proc/sys/vm/drop_caches: " << strerror(errno);
+    fputs("2\n", drop);
+    fclose(drop);
+  }
+  absl::SleepFor(absl::Milliseconds(300));  // FORGETs reach the daemon asynchronously
+  ASSERT_EQ(write(go[1], &c, 1), 1);
+  EXPECT_EQ(WaitChild(app), 0) << "6: the open of a/f failed with ENOENT";
+  close(ready[0]);
+  close(go[1]);
+  // The kernel had forgotten b: its next walk asks again (its names are otherwise cached).
+  int64_t before = Lookups();
+  EXPECT_TRUE(Succeeds(As(kNotes).Stat("Documents/b")));
+  EXPECT_GT(Lookups(), before) << "b was still in the kernel's cache";
+}
 
 TEST_F(CacheMountTest, PermissiveNamesAreCachedForEveryone) {
   SCOPEDFS_ASSERT_OK(storage_.WriteLower("Documents/a/b/c.txt", "x", kNotes));

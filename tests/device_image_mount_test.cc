@@ -35,31 +35,6 @@ constexpr char kPhoto[] = "DCIM/Camera/IMG_20240612_101500.jpg";  // camera's, w
 constexpr char kVideo[] = "Movies/Paris_trip.mov";                // gallery's, with location
 constexpr char kChatText[] = "Download/packing_list.txt";         // chat's own, not media
 
-// Runs argv (stdout and stderr captured); returns the exit status (128 + signal if killed).
-int RunCommand(const std::vector<std::string>& argv, std::string* output) {
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) return -1;
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    dup2(out[1], STDERR_FILENO);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    fprintf(stderr, "exec %s: %s\n", args[0], strerror(errno));
-    _exit(127);
-  }
-  close(out[1]);
-  output->clear();
-  char buf[4096];
-  for (ssize_t n; (n = read(out[0], buf, sizeof(buf))) > 0;) output->append(buf, n);
-  close(out[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 // Empty if a loop device can be had, else why not.
 std::string WhyNoLoopDevice() {
   int control = open("/dev/loop-control", O_RDWR | O_CLOEXEC);

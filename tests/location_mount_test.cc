@@ -33,13 +33,6 @@ constexpr uid_t kRedacted = kSocial;   // READ_MEDIA_*, no ACCESS_MEDIA_LOCATION
 constexpr uid_t kOwner = kCamera;
 constexpr char kSocialDir[] = "Android/data/com.example.social";
 
-std::string ReadFileOrDie(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // A sample with what a leak would look like in it, found independently of the parsers.
 struct Sample {
   std::string name;                  // file name in tests/media
@@ -82,17 +75,17 @@ const std::vector<Sample>& Samples() {
 std::string ExpectedRedacted(const std::string& original, absl::string_view name) {
   absl::Span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(original.data()),
                                   original.size());
-  policy::MediaFormat format = policy::SniffFormat(bytes.subspan(0, policy::kSniffBytes));
-  policy::MemorySource source(bytes);
-  policy::LocationScan scan = policy::ScanLocation(format, source);
+  media::MediaFormat format = media::SniffFormat(bytes.subspan(0, media::kSniffBytes));
+  media::MemorySource source(bytes);
+  media::LocationScan scan = media::ScanLocation(format, source);
   EXPECT_FALSE(scan.malformed) << name << ": " << scan.error;
   (void)name;
   // Every kind the parsers find, whatever the media class (security issue, finding 4).
   uint32_t kinds =
       (1u << REDACTION_ISOBMFF_LOCATION) | (1u << REDACTION_XMP_GPS) | (1u << REDACTION_EXIF_GPS);
-  std::vector<policy::FillRange> plan = policy::PlanFills(scan.ranges, kinds);
+  std::vector<media::FillRange> plan = media::PlanFills(scan.ranges, kinds);
   std::string out = original;
-  policy::ApplyFills(plan, 0, absl::MakeSpan(reinterpret_cast<uint8_t*>(out.data()), out.size()));
+  media::ApplyFills(plan, 0, absl::MakeSpan(reinterpret_cast<uint8_t*>(out.data()), out.size()));
   return out;
 }
 

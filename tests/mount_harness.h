@@ -1,5 +1,7 @@
 // Mount harness for scopedfs integration tests: a private tmpfs lower tree, one scopedfsd started
-// from runfiles, and forked "apps" that act on the mount under real app uids.
+// from runfiles, and forked "apps" that act on the mount under real app uids. The API is this
+// header; it is implemented by process control (harness_process.cc), apps (app_actions.cc), the
+// storage and its daemon (scoped_storage.cc) and test content (test_content.cc).
 #ifndef SCOPEDFS_TESTS_MOUNT_HARNESS_H_
 #define SCOPEDFS_TESTS_MOUNT_HARNESS_H_
 
@@ -100,6 +102,13 @@ pid_t StartAs(uid_t uid, const std::function<int()>& body, const std::string& cw
               absl::Duration timeout = absl::Seconds(120));
 // Exit code (or 128 + signal) of a child started by StartAs.
 int WaitChild(pid_t pid);
+
+// Runs `argv` (argv[0] found on PATH) to completion as this process; *output gets what it wrote
+// to stdout and stderr. Returns its exit code, 128 + signal, or -1 if it could not be started.
+int RunCommand(const std::vector<std::string>& argv, std::string* output);
+// The bytes of the file at `path` (a runfiles path or any other); fails the test if it cannot be
+// read.
+std::string ReadFileOrDie(const std::string& path);
 
 // One app acting on the mount. Paths are relative to the mount root (the child's cwd), so apps
 // never need to traverse the test's private temp directory.

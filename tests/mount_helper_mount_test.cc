@@ -38,31 +38,6 @@ using ::testing::HasSubstr;
 constexpr char kHelper[] = "tools/service/scopedfs";
 constexpr char kInstallDir[] = "/usr/local/sbin";  // first in sh's default PATH
 
-// Runs argv (stdout and stderr captured); returns the exit status (128 + signal if killed).
-int RunCommand(const std::vector<std::string>& argv, std::string* output) {
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) return -1;
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    dup2(out[1], STDERR_FILENO);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    fprintf(stderr, "exec %s: %s\n", args[0], strerror(errno));
-    _exit(127);
-  }
-  close(out[1]);
-  output->clear();
-  char buf[4096];
-  for (ssize_t n; (n = read(out[0], buf, sizeof(buf))) > 0;) output->append(buf, n);
-  close(out[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 std::string Absolute(const std::string& path) {
   char real[PATH_MAX];
   return realpath(path.c_str(), real) == nullptr ? path : real;

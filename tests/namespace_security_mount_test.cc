@@ -27,14 +27,6 @@ constexpr char kGalleryMedia[] = "Android/media/com.example.gallery";
 constexpr char kMusicData[] = "Android/data/com.example.music";
 constexpr char kMusicMedia[] = "Android/media/com.example.music";
 
-std::string ReadFileOrDie(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  EXPECT_FALSE(ss.str().empty()) << path;
-  return ss.str();
-}
-
 // As `app`: a hard link from `from` to `to`, then every change the new name might allow: a write,
 // a truncate and a user.* xattr. err: the link's errno (0 if made); what: each change that went
 // through, which is what the attack was after.

@@ -40,12 +40,6 @@ constexpr char kSocialEntry[] =
 // How long a reload may take to show: the watch debounces for 200 ms.
 constexpr absl::Duration kReloadWait = absl::Seconds(10);
 
-std::string ReadFileOrDie(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 int CountOf(const std::string& haystack, const std::string& needle) {
   int n = 0;
   for (size_t at = haystack.find(needle); at != std::string::npos;

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -164,6 +165,82 @@ TEST_F(ScaleMountTest, ListingAtTheFdLimitIsWholeOrAnError) {
   std::cerr << "holder kept " << static_cast<int>(held) << " files open; listing during: "
             << (during.ok() ? absl::StrCat(during.names.size(), " names") : ErrnoName(during.err))
             << "\n";
+}
+
+// Entries getdents64 returns from an open directory at offset `off`, or -errno.
+int ListFrom(int fd, off_t off) {
+  if (lseek(fd, off, SEEK_SET) != off) return -errno;
+  int entries = 0;
+  alignas(8) char buf[4096];
+  for (;;) {
+    long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+    if (n < 0) return -errno;
+    if (n == 0) return entries;
+    for (long at = 0; at < n;) {
+      auto* d = reinterpret_cast<struct dirent64*>(buf + at);
+      ++entries;
+      at += d->d_reclen;
+    }
+  }
+}
+
+// A rewound listing that cannot be read again (the daemon is out of fds) is an error, and stays
+// one at every offset until it is read again: a READDIR at an offset into the listing that failed
+// to load never answers "end of directory". The app lists, rewinds while the daemon's fd limit is
+// 0, then reads from offset 3 (past ., .. and one name) with the limit still 0 and once restored.
+TEST_F(ScaleMountTest, FailedRelistingIsAnErrorAtEveryOffset) {
+  constexpr int kFiles = 40;
+  SCOPEDFS_ASSERT_OK(Populate(storage_, 1, kFiles));
+  SCOPEDFS_ASSERT_OK(storage_.StartDaemon());
+  int ready[2], go[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(go), 0);
+  // Each step's result goes back through `ready`; `go` lets the app take the next step.
+  pid_t app = StartAs(
+      kNotes,
+      [&] {
+        close(ready[0]);
+        close(go[1]);
+        int fd = open("Download/scale/d000", O_RDONLY | O_DIRECTORY);
+        if (fd < 0) return 2;
+        char c;
+        for (int step = 0; step < 4; ++step) {
+          int result = step == 0 ? ListFrom(fd, 0) : step == 1 ? ListFrom(fd, 0) : ListFrom(fd, 3);
+          if (write(ready[1], &result, sizeof(result)) != sizeof(result)) return 3;
+          if (step < 3 && read(go[0], &c, 1) != 1) return 4;
+        }
+        return 0;
+      },
+      storage_.mountpoint());
+  close(ready[1]);
+  close(go[0]);
+  auto next_result = [&] {
+    int result = 0;
+    EXPECT_EQ(read(ready[0], &result, sizeof(result)), static_cast<ssize_t>(sizeof(result)));
+    return result;
+  };
+  auto step = [&] {
+    char c = 0;
+    ASSERT_EQ(write(go[1], &c, 1), 1);
+  };
+  EXPECT_EQ(next_result(), kFiles + 2) << "first listing";
+  struct rlimit none = {0, 0}, old;
+  ASSERT_EQ(prlimit(storage_.daemon_pid(), RLIMIT_NOFILE, nullptr, &old), 0);
+  none.rlim_max = old.rlim_max;
+  ASSERT_EQ(prlimit(storage_.daemon_pid(), RLIMIT_NOFILE, &none, nullptr), 0);
+  step();
+  int rewound = next_result();
+  step();
+  int from_three = next_result();
+  ASSERT_EQ(prlimit(storage_.daemon_pid(), RLIMIT_NOFILE, &old, nullptr), 0);
+  step();
+  int restored = next_result();
+  EXPECT_EQ(WaitChild(app), 0);
+  close(ready[0]);
+  close(go[1]);
+  EXPECT_EQ(rewound, -EMFILE) << "rewound listing without fds";
+  EXPECT_EQ(from_three, -EMFILE) << "offset 3 of the listing that failed (0: end of directory)";
+  EXPECT_EQ(restored, kFiles + 2 - 3) << "offset 3 once the daemon has fds again";
 }
 
 // One app cannot take every fd the daemon has: it holds at most a quarter of the daemon's fd

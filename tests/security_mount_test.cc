@@ -29,14 +29,6 @@ namespace {
 // separate mount on a device, so moves into it fail EXDEV before any rule is asked).
 constexpr char kSocialDir[] = "Android/media/com.example.social";
 
-std::string ReadFileOrDie(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  EXPECT_FALSE(ss.str().empty()) << path;
-  return ss.str();
-}
-
 // The GPS rationals exiftool wrote into tests/media/gps.jpg (37°46'29.64", 122°25'9.84"), big
 // endian: found independently of the parsers.
 std::string BigEndian(std::vector<uint32_t> values) {

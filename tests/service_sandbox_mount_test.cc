@@ -30,14 +30,6 @@ namespace {
 constexpr char kUnit[] = "tools/service/scopedfsd@.service";
 constexpr char kSandbox[] = "tests/service_sandbox";
 
-std::string ReadFileOrDie(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  EXPECT_FALSE(ss.str().empty()) << path;
-  return ss.str();
-}
-
 class SandboxedDaemonTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -166,6 +166,25 @@ TEST_F(StatsMountTest, OpenCloseCyclesLeakNoFdsOrBackingFiles) { ExpectNoLeakAft
 
 TEST_F(UserspaceStatsMountTest, OpenCloseCyclesLeakNoFds) { ExpectNoLeakAfterCycles(); }
 
+// Each op family is counted as itself: a MKNOD (here a FIFO, refused under ANDROID semantics) is
+// a mknod, not a mkdir.
+TEST_F(StatsMountTest, MknodIsCountedAsMknod) {
+  absl::StatusOr<int64_t> mkdirs_before = storage_.OpCount("mkdir");
+  ASSERT_TRUE(mkdirs_before.ok()) << mkdirs_before.status();
+  AppResult made = As(kNotes).Run("mkfifo Download/pipe", [] {
+    AppResult r;
+    if (mkfifo("Download/pipe", 0600) != 0) r.err = errno;
+    return r;
+  });
+  EXPECT_TRUE(FailsWith(made, EPERM));
+  absl::StatusOr<int64_t> mknods = storage_.OpCount("mknod");
+  ASSERT_TRUE(mknods.ok()) << mknods.status();
+  EXPECT_EQ(*mknods, 1);
+  absl::StatusOr<int64_t> mkdirs_after = storage_.OpCount("mkdir");
+  ASSERT_TRUE(mkdirs_after.ok()) << mkdirs_after.status();
+  EXPECT_EQ(*mkdirs_after, *mkdirs_before);
+}
+
 // The inode table follows the kernel: once the kernel forgets names (here: because it drops its
 // dentry cache), their nodes go. Growth is bounded by what the kernel itself holds.
 TEST_F(StatsMountTest, ForgottenNodesLeaveTheTable) {

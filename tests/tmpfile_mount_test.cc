@@ -21,14 +21,6 @@
 namespace scopedfs::tests {
 namespace {
 
-std::string ReadFileOrDie(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  EXPECT_FALSE(ss.str().empty()) << path;
-  return ss.str();
-}
-
 // exiftool's GPS rationals in tests/media/gps.jpg (latitude 37°46'29.64"), big endian.
 bool HasGps(const std::string& data) {
   const unsigned char lat[] = {0, 0, 0, 37, 0, 0, 0, 1, 0, 0, 0, 46, 0, 0, 0, 1, 0, 0, 2, 0xe5};

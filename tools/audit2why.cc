@@ -99,7 +99,7 @@ absl::StatusOr<AuditRecord> ParseAuditLine(absl::string_view line) {
 
   bool have_uid = false, have_path = false;
   std::optional<MediaClass> media;
-  std::optional<policy::LocationPresence> location;
+  std::optional<media::LocationPresence> location;
   while (!rest.empty()) {
     rest = absl::StripLeadingAsciiWhitespace(rest);
     if (rest.empty()) break;
@@ -139,10 +139,10 @@ absl::StatusOr<AuditRecord> ParseAuditLine(absl::string_view line) {
       }
       media = c;
     } else if (key == "location") {
-      if (*value == "absent") location = policy::LocationPresence::kAbsent;
-      if (*value == "present") location = policy::LocationPresence::kPresent;
-      if (*value == "malformed") location = policy::LocationPresence::kMalformed;
-      if (*value == "unknown") location = policy::LocationPresence::kUnknown;
+      if (*value == "absent") location = media::LocationPresence::kAbsent;
+      if (*value == "present") location = media::LocationPresence::kPresent;
+      if (*value == "malformed") location = media::LocationPresence::kMalformed;
+      if (*value == "unknown") location = media::LocationPresence::kUnknown;
     } else if (key == "owner") {
       uint32_t owner;
       if (*value != "none" && absl::SimpleAtoi(*value, &owner)) r.owner = owner;
@@ -159,9 +159,9 @@ absl::StatusOr<AuditRecord> ParseAuditLine(absl::string_view line) {
   }
   if (!have_uid || !have_path) return absl::InvalidArgumentError("the line has no uid= or path=");
   if (!r.directory && media.has_value()) {
-    policy::ContentFacts facts;
+    media::ContentFacts facts;
     facts.media_class = *media;
-    facts.location = location.value_or(policy::LocationPresence::kUnknown);
+    facts.location = location.value_or(media::LocationPresence::kUnknown);
     // Existing files were judged on their sniffed content; a new name only on its extension.
     facts.content_known = r.op != OP_CREATE && r.op != OP_MKDIR;
     r.content = facts;

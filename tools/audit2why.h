@@ -26,7 +26,7 @@ struct AuditRecord {
   std::string package;  // "" for pkg=-
   std::string path;     // unescaped
   bool directory = false;
-  std::optional<policy::ContentFacts> content;
+  std::optional<media::ContentFacts> content;
   std::optional<uint32_t> owner;
   std::string rule;
   std::string errno_name;  // denied lines

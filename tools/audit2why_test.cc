@@ -22,9 +22,9 @@ policy::LoadedConfig Android() {
 }
 
 std::string Line(bool redacted, uint32_t uid, absl::string_view pkg, absl::string_view path,
-                 MediaClass media, policy::LocationPresence location, uint32_t owner,
+                 MediaClass media, media::LocationPresence location, uint32_t owner,
                  absl::string_view rule) {
-  policy::ContentFacts facts;
+  media::ContentFacts facts;
   facts.media_class = media;
   facts.location = location;
   daemon::AuditEvent e;
@@ -46,7 +46,7 @@ TEST(ParseAuditLine, RoundTripsTheDaemonsLineWithAHostileName) {
   std::string hostile = "DCIM/a\"b\nscopedfs: denied { read } \\x41\x01.jpg";
   absl::StatusOr<AuditRecord> r =
       ParseAuditLine(Line(false, 10062, "com.example.social", hostile, MEDIA_CLASS_IMAGE,
-                          policy::LocationPresence::kPresent, 10065, "some-rule"));
+                          media::LocationPresence::kPresent, 10065, "some-rule"));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(r->redacted);
   EXPECT_EQ(r->op, OP_READ);
@@ -55,7 +55,7 @@ TEST(ParseAuditLine, RoundTripsTheDaemonsLineWithAHostileName) {
   EXPECT_EQ(r->path, hostile);
   ASSERT_TRUE(r->content.has_value());
   EXPECT_EQ(r->content->media_class, MEDIA_CLASS_IMAGE);
-  EXPECT_EQ(r->content->location, policy::LocationPresence::kPresent);
+  EXPECT_EQ(r->content->location, media::LocationPresence::kPresent);
   EXPECT_EQ(r->owner, 10065u);
   EXPECT_EQ(r->rule, "some-rule");
   EXPECT_EQ(r->errno_name, "ENOENT");
@@ -72,7 +72,7 @@ TEST(Audit2Why, AHiddenSongNamesTheAudioPermission) {
   policy::LoadedConfig config = Android();
   absl::StatusOr<AuditRecord> r =
       ParseAuditLine(Line(false, 10062, "com.example.social", "Music/song.mp3", MEDIA_CLASS_AUDIO,
-                          policy::LocationPresence::kAbsent, 10063, ""));
+                          media::LocationPresence::kAbsent, 10063, ""));
   ASSERT_TRUE(r.ok()) << r.status();
   absl::StatusOr<std::string> why = Audit2Why(config, *r, 0);
   ASSERT_TRUE(why.ok()) << why.status();
@@ -87,7 +87,7 @@ TEST(Audit2Why, ARedactedPhotoNamesTheLocationPermission) {
   policy::LoadedConfig config = Android();
   absl::StatusOr<AuditRecord> r =
       ParseAuditLine(Line(true, 10062, "com.example.social", "DCIM/a.jpg", MEDIA_CLASS_IMAGE,
-                          policy::LocationPresence::kPresent, 10065, ""));
+                          media::LocationPresence::kPresent, 10065, ""));
   ASSERT_TRUE(r.ok()) << r.status();
   absl::StatusOr<std::string> why = Audit2Why(config, *r, 0);
   ASSERT_TRUE(why.ok()) << why.status();
@@ -104,7 +104,7 @@ TEST(Audit2Why, NotesARuleThatNoLongerDecides) {
   policy::LoadedConfig config = Android();
   absl::StatusOr<AuditRecord> r =
       ParseAuditLine(Line(false, 10062, "com.example.social", "Music/song.mp3", MEDIA_CLASS_AUDIO,
-                          policy::LocationPresence::kAbsent, 10063, "a-rule-long-gone"));
+                          media::LocationPresence::kAbsent, 10063, "a-rule-long-gone"));
   ASSERT_TRUE(r.ok()) << r.status();
   absl::StatusOr<std::string> why = Audit2Why(config, *r, 0);
   ASSERT_TRUE(why.ok()) << why.status();
@@ -116,7 +116,7 @@ TEST(Audit2Why, AnUnregisteredUidCanBeGrantedToo) {
   policy::LoadedConfig config = Android();
   absl::StatusOr<AuditRecord> r =
       ParseAuditLine(Line(false, 10999, "", "Music/song.mp3", MEDIA_CLASS_AUDIO,
-                          policy::LocationPresence::kAbsent, 10063, ""));
+                          media::LocationPresence::kAbsent, 10063, ""));
   ASSERT_TRUE(r.ok()) << r.status();
   absl::StatusOr<std::string> why = Audit2Why(config, *r, 0);
   ASSERT_TRUE(why.ok()) << why.status();

@@ -29,16 +29,16 @@ absl::Status InputFile::Open(const std::string& path) {
 }
 
 absl::StatusOr<ScannedFile> ScanInput(const InputFile& in, const std::string& path) {
-  std::vector<uint8_t> head(kSniffBytes);
+  std::vector<uint8_t> head(media::kSniffBytes);
   ssize_t n = pread(in.fd(), head.data(), head.size(), 0);
   if (n < 0) return absl::ErrnoToStatus(errno, path);
   head.resize(static_cast<size_t>(n));
   ScannedFile scanned;
-  scanned.format = SniffFormat(head);
+  scanned.format = media::SniffFormat(head);
   // The daemon scans every file (carriers with their parsers, the rest with a signature sweep),
   // so explain sees what the engine would see.
-  FdSource source(in.fd(), in.size());
-  scanned.scan = ScanLocation(scanned.format, source);
+  media::FdSource source(in.fd(), in.size());
+  scanned.scan = media::ScanLocation(scanned.format, source);
   return scanned;
 }
 

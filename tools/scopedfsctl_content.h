@@ -35,9 +35,9 @@ class InputFile {
 
 // What scopedfsd learns about a file's content when it first opens it.
 struct ScannedFile {
-  MediaFormat format = MediaFormat::kUnknown;
+  media::MediaFormat format = media::MediaFormat::kUnknown;
   // The location scan, as the daemon makes one of every file.
-  std::optional<LocationScan> scan;
+  std::optional<media::LocationScan> scan;
 };
 
 // Sniffs and scans `in` (named `path` in errors), as the daemon does.

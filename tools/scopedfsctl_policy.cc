@@ -151,7 +151,7 @@ int Explain() {
   if (node != "file" && node != "dir") return Usage("--node must be file or dir");
   request.node_type = node == "dir" ? NODE_TYPE_DIRECTORY : NODE_TYPE_FILE;
 
-  ContentFacts facts;
+  media::ContentFacts facts;
   std::string content_note;
   std::optional<ScannedFile> scanned;
   uint64_t content_size = 0;
@@ -169,11 +169,12 @@ int Explain() {
       }
       scanned = *std::move(result);
       content_size = in.size();
-      facts = FactsOfContent(name, scanned->format,
-                             scanned->scan.has_value() ? &*scanned->scan : nullptr);
-      content_note = absl::StrCat("sniffed from ", content, ": format ", FormatName(facts.format));
+      facts = media::FactsOfContent(name, scanned->format,
+                                    scanned->scan.has_value() ? &*scanned->scan : nullptr);
+      content_note =
+          absl::StrCat("sniffed from ", content, ": format ", media::FormatName(facts.format));
     } else {
-      facts = FactsFromName(name);
+      facts = media::FactsFromName(name);
       content_note = "no --content given: judged from the name alone";
     }
     request.content = &facts;

@@ -49,9 +49,9 @@ std::string DescribeRange(uint64_t begin, uint64_t end) {
 
 std::string FillByte(uint8_t fill) { return absl::StrFormat("0x%02x", fill); }
 
-uint64_t FilledBytes(absl::Span<const FillRange> plan) {
+uint64_t FilledBytes(absl::Span<const media::FillRange> plan) {
   uint64_t total = 0;
-  for (const FillRange& f : plan) total += f.end - f.begin;
+  for (const media::FillRange& f : plan) total += f.end - f.begin;
   return total;
 }
 
@@ -79,7 +79,7 @@ absl::StatusOr<EnumMask> ParseKinds(absl::string_view text) {
 // Copies `in` to `out_path` with `plan` applied, through a temporary file renamed into place, so
 // that a reader never sees a half-written copy and a read-only earlier copy is replaced.
 absl::Status WriteRedacted(const InputFile& in, const std::string& in_path,
-                           absl::Span<const FillRange> plan, const std::string& dir,
+                           absl::Span<const media::FillRange> plan, const std::string& dir,
                            const std::string& out_path) {
   std::string tmp_path = absl::StrCat(dir, "/.scopedfsctl-scan.XXXXXX");
   base::UniqueFd out(mkstemp(tmp_path.data()));
@@ -99,7 +99,7 @@ absl::Status WriteRedacted(const InputFile& in, const std::string& in_path,
       break;
     }
     absl::Span<uint8_t> chunk(buf.data(), static_cast<size_t>(got));
-    ApplyFills(plan, offset, chunk);
+    media::ApplyFills(plan, offset, chunk);
     for (size_t done = 0; done < chunk.size();) {
       ssize_t put = write(out.get(), chunk.data() + done, chunk.size() - done);
       if (put < 0 && errno == EINTR) continue;
@@ -121,10 +121,11 @@ absl::Status WriteRedacted(const InputFile& in, const std::string& in_path,
   return status;
 }
 
-void PrintRanges(absl::string_view label, absl::Span<const LocationRange> ranges, EnumMask kinds) {
-  for (const LocationRange& r : ranges) {
+void PrintRanges(absl::string_view label, absl::Span<const media::LocationRange> ranges,
+                 EnumMask kinds) {
+  for (const media::LocationRange& r : ranges) {
     std::cout << "  " << label << DescribeRange(r.begin, r.end) << " " << KindName(r.kind)
-              << " fill " << FillByte(FillFor(r.kind));
+              << " fill " << FillByte(media::FillFor(r.kind));
     if (!(kinds & Bit(r.kind))) std::cout << " (not in --kinds)";
     std::cout << "\n";
   }
@@ -167,10 +168,10 @@ int ScanCommand(absl::Span<char* const> files) {
       ++failed;
       continue;
     }
-    std::cout << path << ": format " << FormatName(scanned->format) << ", " << in.size()
+    std::cout << path << ": format " << media::FormatName(scanned->format) << ", " << in.size()
               << " bytes\n";
-    LocationScan none;
-    const LocationScan& scan = scanned->scan.has_value() ? *scanned->scan : none;
+    media::LocationScan none;
+    const media::LocationScan& scan = scanned->scan.has_value() ? *scanned->scan : none;
     if (!scanned->scan.has_value()) {
       std::cout << "  location:  absent (format carries none; not scanned)\n";
     } else {
@@ -211,7 +212,8 @@ int ScanCommand(absl::Span<char* const> files) {
     // The daemon's fills (RedactedFills) narrowed to --kinds: malformed files get their fallback
     // filled too, as a redacted reader would under uncertain_location REDACT_ALL (under DENY it
     // gets nothing at all).
-    std::vector<FillRange> plan = RedactedFills(&scan, /*content_read=*/true, in.size(), *kinds);
+    std::vector<media::FillRange> plan =
+        media::RedactedFills(&scan, /*content_read=*/true, in.size(), *kinds);
     absl::Status status = WriteRedacted(in, path, plan, out_dir, out_path);
     if (!status.ok()) {
       std::cerr << "scopedfsctl: " << status.message() << "\n";

@@ -185,7 +185,7 @@ else
   check "policy name survives JSON" test "$(jq -r .policy "$TMP/out")" = "$NAME"
   check "counters are numbers" jq -e '.open_passthrough == 17 and .read_requests == 1099511627776' "$TMP/out"
   check "zero counters are printed" jq -e '.open_denied == 0 and .passthrough_enabled == true' "$TMP/out"
-  check "every op is listed with its percentiles" jq -e '(.ops | length) == 16 and .ops[0].op == "lookup" and .ops[0].count == 1 and .ops[0].p50_ns == 1024' "$TMP/out"
+  check "every op is listed with its percentiles" jq -e '(.ops | length) == 17 and .ops[0].op == "lookup" and .ops[0].count == 1 and .ops[0].p50_ns == 1024' "$TMP/out"
   run --socket="$SOCK" stats
   check "stats exits 0" test "$RC" -eq 0
   check "stats names the policy" grep -qF "policy:              $NAME" "$TMP/out"

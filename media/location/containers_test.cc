@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "media/location/location.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 namespace {
 
 constexpr Redaction kExif = REDACTION_EXIF_GPS;
@@ -299,4 +299,4 @@ TEST(IsobmffContainersTest, UserDataAtomsAndVendorBoxesWithSignaturesAreFilled) 
 }
 
 }  // namespace
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media

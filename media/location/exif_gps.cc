@@ -15,7 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "media/location/xmp_gps.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 namespace {
 
 constexpr uint16_t kTagSubIfds = 0x014A;
@@ -331,4 +331,4 @@ bool FindTiffGps(ScanReader& r, uint64_t tiff_begin, uint64_t tiff_end,
   return TiffWalker(r, tiff_begin, tiff_end, out).Run();
 }
 
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media

@@ -10,7 +10,7 @@
 #include "media/location/location.h"
 #include "media/location/scan_reader.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 
 // Scans the TIFF structure occupying [tiff_begin, tiff_end) of the reader's source ("II*\0" or
 // "MM\0*" at tiff_begin; IFD offsets are relative to tiff_begin and must stay below tiff_end).
@@ -32,6 +32,6 @@ namespace scopedfs::policy {
 bool FindTiffGps(ScanReader& r, uint64_t tiff_begin, uint64_t tiff_end,
                  std::vector<LocationRange>* out);
 
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media
 
 #endif  // SCOPEDFS_MEDIA_LOCATION_EXIF_GPS_H_

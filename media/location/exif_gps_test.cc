@@ -14,7 +14,7 @@
 #include "media/location/location.h"
 #include "media/location/scan_reader.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 namespace {
 
 constexpr Redaction kExif = REDACTION_EXIF_GPS;
@@ -620,4 +620,4 @@ TEST(FindTiffGpsTest, LongIfdChainIsBoundedByTheStructureBudget) {
 }
 
 }  // namespace
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media

@@ -31,7 +31,7 @@
 #include "media/location/trailer.h"
 #include "media/location/xmp_gps.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 namespace {
 
 constexpr Redaction kExif = REDACTION_EXIF_GPS;
@@ -580,4 +580,4 @@ LocationScan ScanWebp(ByteSource& source, const ScanLimits& limits) {
   return Done(r, std::move(scan));
 }
 
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media

@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "media/location/location.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 namespace {
 
 constexpr Redaction kExif = REDACTION_EXIF_GPS;
@@ -740,4 +740,4 @@ TEST(ScanWebpTest, StructuralErrors) {
 }
 
 }  // namespace
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media

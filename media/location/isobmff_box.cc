@@ -10,7 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "media/location/scan_reader.h"
 
-namespace scopedfs::policy::isobmff {
+namespace scopedfs::media::isobmff {
 
 bool BoxWalker::ForEachBox(uint64_t begin, uint64_t end, bool top_level, BoxVisitor visit) {
   for (uint64_t at = begin; at < end;) {
@@ -93,4 +93,4 @@ bool Cursor::String(bool to_end_ok, std::string* s) {
   return true;
 }
 
-}  // namespace scopedfs::policy::isobmff
+}  // namespace scopedfs::media::isobmff

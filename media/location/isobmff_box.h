@@ -13,7 +13,7 @@
 #include "media/location/location.h"
 #include "media/location/scan_reader.h"
 
-namespace scopedfs::policy::isobmff {
+namespace scopedfs::media::isobmff {
 
 constexpr uint32_t FourCc(const char (&s)[5]) {
   return (uint32_t{static_cast<uint8_t>(s[0])} << 24) |
@@ -100,6 +100,6 @@ class Cursor {
   size_t pos_ = 0;
 };
 
-}  // namespace scopedfs::policy::isobmff
+}  // namespace scopedfs::media::isobmff
 
 #endif  // SCOPEDFS_MEDIA_LOCATION_ISOBMFF_BOX_H_

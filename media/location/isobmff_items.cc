@@ -21,7 +21,7 @@
 #include "media/location/scan_reader.h"
 #include "media/location/xmp_gps.h"
 
-namespace scopedfs::policy::isobmff {
+namespace scopedfs::media::isobmff {
 namespace {
 
 constexpr uint32_t kInfe = FourCc("infe");
@@ -449,4 +449,4 @@ bool MetaItems::XmpItem(const std::vector<Extent>& extents) {
   for (const LocationRange& range : found) item.MapRange(range, &ranges_);
   return true;
 }
-}  // namespace scopedfs::policy::isobmff
+}  // namespace scopedfs::media::isobmff

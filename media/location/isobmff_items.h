@@ -11,7 +11,7 @@
 #include "media/location/location.h"
 #include "media/location/scan_reader.h"
 
-namespace scopedfs::policy::isobmff {
+namespace scopedfs::media::isobmff {
 
 // One contiguous piece of an item's data, in file offsets.
 struct Extent {
@@ -103,6 +103,6 @@ class MetaItems {
   std::vector<Box> other_top_level_;       // HEIF: the others
 };
 
-}  // namespace scopedfs::policy::isobmff
+}  // namespace scopedfs::media::isobmff
 
 #endif  // SCOPEDFS_MEDIA_LOCATION_ISOBMFF_ITEMS_H_

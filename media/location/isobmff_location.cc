@@ -25,7 +25,7 @@
 #include "media/location/signature_sweep.h"
 #include "media/location/xmp_gps.h"
 
-namespace scopedfs::policy::isobmff {
+namespace scopedfs::media::isobmff {
 namespace {
 
 constexpr uint32_t kMoov = FourCc("moov");
@@ -413,9 +413,9 @@ class Scanner {
 };
 
 }  // namespace
-}  // namespace scopedfs::policy::isobmff
+}  // namespace scopedfs::media::isobmff
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 
 LocationScan ScanHeif(ByteSource& source, const ScanLimits& limits) {
   return isobmff::Scanner(source, limits, /*image_format=*/true).Run();
@@ -425,4 +425,4 @@ LocationScan ScanMp4(ByteSource& source, const ScanLimits& limits) {
   return isobmff::Scanner(source, limits, /*image_format=*/false).Run();
 }
 
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media

@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "media/location/location.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 namespace {
 
 constexpr Redaction kExif = REDACTION_EXIF_GPS;
@@ -1157,4 +1157,4 @@ TEST(LiberalTest, XmpInMetaXmlAndUdtaAtoms) {
 }
 
 }  // namespace
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media

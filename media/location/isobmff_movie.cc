@@ -14,7 +14,7 @@
 #include "media/location/isobmff_box.h"
 #include "media/location/scan_reader.h"
 
-namespace scopedfs::policy::isobmff {
+namespace scopedfs::media::isobmff {
 namespace {
 
 constexpr uint32_t kData = FourCc("data");
@@ -98,4 +98,4 @@ bool FindIlstLocation(BoxWalker& walker, const Box& box, const std::vector<uint3
   });
 }
 
-}  // namespace scopedfs::policy::isobmff
+}  // namespace scopedfs::media::isobmff

@@ -10,7 +10,7 @@
 #include "media/location/isobmff_box.h"
 #include "media/location/location.h"
 
-namespace scopedfs::policy::isobmff {
+namespace scopedfs::media::isobmff {
 
 // keys (FullBox): entry_count, then entries of key_size (counting itself and the namespace),
 // namespace and name. Collects the 1-based indices of keys that name a location.
@@ -23,6 +23,6 @@ bool FindLocationKeys(BoxWalker& walker, const Box& box, std::vector<uint32_t>* 
 bool FindIlstLocation(BoxWalker& walker, const Box& box, const std::vector<uint32_t>& location_keys,
                       std::vector<LocationRange>* ranges);
 
-}  // namespace scopedfs::policy::isobmff
+}  // namespace scopedfs::media::isobmff
 
 #endif  // SCOPEDFS_MEDIA_LOCATION_ISOBMFF_MOVIE_H_

@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 
 bool MemorySource::Read(uint64_t offset, size_t n, uint8_t* out) {
   if (offset > bytes_.size() || n > bytes_.size() - offset) return false;
@@ -187,4 +187,4 @@ std::vector<FillRange> RedactedFills(const LocationScan* scan, bool content_read
   return fills;
 }
 
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media

@@ -17,7 +17,7 @@
 #include "media/content_facts.h"
 #include "proto/policy.pb.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 
 // Random-access bytes of one file version. Read fails (false) rather than return short data.
 class ByteSource {
@@ -177,6 +177,6 @@ std::vector<FillRange> RedactedFills(const LocationScan* scan, bool content_read
 // Sorts `ranges` by (begin, kind) and merges overlapping or touching ranges of the same kind.
 void NormalizeRanges(std::vector<LocationRange>* ranges);
 
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media
 
 #endif  // SCOPEDFS_MEDIA_LOCATION_LOCATION_H_

@@ -10,7 +10,7 @@
 #include "media/content_facts.h"
 #include "media/location/location.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 namespace {
 
 constexpr uint32_t kAllKinds =
@@ -108,4 +108,4 @@ TEST(CleanSamplesTest, NoLocationNoRanges) {
 }
 
 }  // namespace
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media

@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "media/location/scan_reader.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 namespace {
 
 constexpr Redaction kExif = REDACTION_EXIF_GPS;
@@ -202,4 +202,4 @@ TEST(ScanLocationTest, UnparsedLocationCarriersFailClosed) {
 }
 
 }  // namespace
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media

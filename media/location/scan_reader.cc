@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 
 bool ScanReader::Read(uint64_t offset, size_t n, uint8_t* out) {
   if (!ok()) return false;
@@ -145,4 +145,4 @@ void ScanReader::Finish(LocationScan* scan) const {
   NormalizeRanges(&scan->fallback);
 }
 
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media

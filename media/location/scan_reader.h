@@ -12,7 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "media/location/location.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 
 class ScanReader {
  public:
@@ -114,6 +114,6 @@ inline void AddRange(std::vector<LocationRange>* out, uint64_t begin, uint64_t e
   if (end > begin) out->push_back({begin, end, kind});
 }
 
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media
 
 #endif  // SCOPEDFS_MEDIA_LOCATION_SCAN_READER_H_

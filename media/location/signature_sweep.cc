@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 namespace {
 
 // The name a box hit is reported under; its offset is moved back to the box's size field.
@@ -168,4 +168,4 @@ bool SweepForMetadata(ScanReader& r, uint64_t begin, uint64_t end,
   }
 }
 
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media

@@ -11,7 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "media/location/scan_reader.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 
 struct SignatureHit {
   uint64_t offset = 0;     // where the signature starts (for a box: its size field)
@@ -27,6 +27,6 @@ std::optional<SignatureHit> FindMetadataSignature(absl::string_view bytes);
 bool SweepForMetadata(ScanReader& r, uint64_t begin, uint64_t end,
                       std::optional<SignatureHit>* hit);
 
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media
 
 #endif  // SCOPEDFS_MEDIA_LOCATION_SIGNATURE_SWEEP_H_

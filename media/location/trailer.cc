@@ -10,7 +10,7 @@
 #include "absl/types/span.h"
 #include "media/content_facts.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 namespace {
 
 // Filled trailer bytes are zero-filled: they are dropped whatever they held.
@@ -135,4 +135,4 @@ bool WalkTrailer(ScanReader& r, uint64_t pos, int depth, LocationScan* scan) {
 
 }  // namespace
 
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media

@@ -9,7 +9,7 @@
 #include "media/location/location.h"
 #include "media/location/scan_reader.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 
 // How many files a trailer chain may hold (a JPEG after a JPEG after ...); the rest is filled.
 inline constexpr int kMaxTrailerDepth = 4;
@@ -28,6 +28,6 @@ bool SkipJpegEntropyData(ScanReader& r, uint64_t* pos);
 // ScanJpeg for a JPEG that is itself `depth` trailers deep.
 LocationScan ScanJpegAtDepth(ByteSource& source, const ScanLimits& limits, int depth);
 
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media
 
 #endif  // SCOPEDFS_MEDIA_LOCATION_TRAILER_H_

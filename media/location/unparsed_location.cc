@@ -14,7 +14,7 @@
 #include "media/location/scan_reader.h"
 #include "media/location/signature_sweep.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 namespace {
 
 // Filled containers are zero-filled: their bytes are dropped whatever they held.
@@ -108,4 +108,4 @@ LocationScan ScanUnparsed(ByteSource& source, const ScanLimits& limits) {
   return scan;
 }
 
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media

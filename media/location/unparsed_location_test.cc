@@ -13,7 +13,7 @@
 #include "media/content_facts.h"
 #include "media/location/location.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 namespace {
 
 constexpr Redaction kExif = REDACTION_EXIF_GPS;
@@ -224,4 +224,4 @@ TEST(FormatMayCarryLocationTest, RecordingsAreCarriers) {
 }
 
 }  // namespace
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media

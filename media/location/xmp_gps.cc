@@ -9,7 +9,7 @@
 #include "absl/strings/match.h"
 #include "media/location/scan_reader.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 namespace {
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
@@ -184,4 +184,4 @@ bool FindXmpGps(absl::string_view packet, uint64_t packet_offset, int max_depth,
   return true;
 }
 
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media

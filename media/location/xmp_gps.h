@@ -9,7 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "media/location/location.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 
 // Appends REDACTION_XMP_GPS ranges (file offsets: `packet_offset` is where packet[0] sits) to
 // `out`, each covering a whole GPS attribute (name="value") or a whole GPS element
@@ -22,6 +22,6 @@ namespace scopedfs::policy {
 bool FindXmpGps(absl::string_view packet, uint64_t packet_offset, int max_depth,
                 std::vector<LocationRange>* out);
 
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media
 
 #endif  // SCOPEDFS_MEDIA_LOCATION_XMP_GPS_H_

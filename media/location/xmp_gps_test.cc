@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "media/location/location.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::media {
 namespace {
 
 constexpr Redaction kXmp = REDACTION_XMP_GPS;
@@ -242,4 +242,4 @@ TEST(FindXmpGpsTest, EveryPrefixEitherParsesOrIsRedactedWhole) {
 }
 
 }  // namespace
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::media

@@ -10,19 +10,19 @@
 
 namespace {
 
-using scopedfs::policy::ByteSource;
-using scopedfs::policy::LocationScan;
-using scopedfs::policy::MediaFormat;
-using scopedfs::policy::ScanLimits;
+using scopedfs::media::ByteSource;
+using scopedfs::media::LocationScan;
+using scopedfs::media::MediaFormat;
+using scopedfs::media::ScanLimits;
 
 LocationScan ScanAsHeif(ByteSource& source, const ScanLimits& limits) {
-  return scopedfs::policy::ScanLocation(MediaFormat::kHeif, source, limits);
+  return scopedfs::media::ScanLocation(MediaFormat::kHeif, source, limits);
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  scopedfs::policy::fuzz::CheckScan(data, size, &ScanAsHeif);
-  scopedfs::policy::fuzz::CheckMemoryCap(data, size, &ScanAsHeif);
+  scopedfs::media::fuzz::CheckScan(data, size, &ScanAsHeif);
+  scopedfs::media::fuzz::CheckMemoryCap(data, size, &ScanAsHeif);
   return 0;
 }

@@ -9,19 +9,19 @@
 
 namespace {
 
-using scopedfs::policy::ByteSource;
-using scopedfs::policy::LocationScan;
-using scopedfs::policy::MediaFormat;
-using scopedfs::policy::ScanLimits;
+using scopedfs::media::ByteSource;
+using scopedfs::media::LocationScan;
+using scopedfs::media::MediaFormat;
+using scopedfs::media::ScanLimits;
 
 LocationScan ScanAsMp4(ByteSource& source, const ScanLimits& limits) {
-  return scopedfs::policy::ScanLocation(MediaFormat::kMp4, source, limits);
+  return scopedfs::media::ScanLocation(MediaFormat::kMp4, source, limits);
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  scopedfs::policy::fuzz::CheckScan(data, size, &ScanAsMp4);
-  scopedfs::policy::fuzz::CheckMemoryCap(data, size, &ScanAsMp4);
+  scopedfs::media::fuzz::CheckScan(data, size, &ScanAsMp4);
+  scopedfs::media::fuzz::CheckMemoryCap(data, size, &ScanAsMp4);
   return 0;
 }

@@ -13,7 +13,7 @@
 #include "absl/types/span.h"
 #include "media/location/location.h"
 
-namespace scopedfs::policy::fuzz {
+namespace scopedfs::media::fuzz {
 
 // Prints the broken promise and traps: a trap, not abort(), so that no handler can swallow it.
 [[noreturn]] inline void Violated(const char* format, ...) {
@@ -196,6 +196,6 @@ inline void CheckMemoryCap(const uint8_t* bytes, size_t size, ScanFunction scan_
   }
 }
 
-}  // namespace scopedfs::policy::fuzz
+}  // namespace scopedfs::media::fuzz
 
 #endif  // SCOPEDFS_MEDIA_LOCATION_FUZZ_SCAN_INVARIANTS_H_

@@ -8,6 +8,6 @@
 #include "media/location/location.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  scopedfs::policy::fuzz::CheckScan(data, size, &scopedfs::policy::ScanUnparsed);
+  scopedfs::media::fuzz::CheckScan(data, size, &scopedfs::media::ScanUnparsed);
   return 0;
 }

@@ -11,7 +11,7 @@
 #include "media/location/location.h"
 #include "media/location/xmp_gps.h"
 
-namespace scopedfs::policy::fuzz {
+namespace scopedfs::media::fuzz {
 namespace {
 
 // A nonzero packet offset, so that offset arithmetic is exercised too.
@@ -56,9 +56,9 @@ void Check(absl::string_view packet) {
 }
 
 }  // namespace
-}  // namespace scopedfs::policy::fuzz
+}  // namespace scopedfs::media::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  scopedfs::policy::fuzz::Check(absl::string_view(reinterpret_cast<const char*>(data), size));
+  scopedfs::media::fuzz::Check(absl::string_view(reinterpret_cast<const char*>(data), size));
   return 0;
 }
