@@ -668,7 +668,7 @@ TEST(DecideLookupTest, EqualsTheSeparateDecisions) {
 }
 
 // LISTING (android.textproto) against STRICT (android-strict.textproto), same rules.
-Request VisibilityRequest(uint32_t uid, Op op, const char* path, const ContentFacts* facts,
+Request VisibilityRequest(uint32_t uid, Op op, const char* path, const media::ContentFacts* facts,
                           NodeType node = NODE_TYPE_FILE) {
   Request r;
   r.uid = uid;
@@ -701,7 +701,7 @@ TEST(VisibilityTest, ListingFindsNamesOutsideSeparateMountAreas) {
                            "android/DATA/com.example.notes/f", "a/../b"}) {
     EXPECT_FALSE(listing->FoundByEveryCaller(path)) << path;
   }
-  ContentFacts pdf = FactsFromName("notes.pdf");
+  media::ContentFacts pdf = media::FactsFromName("notes.pdf");
   Request r = VisibilityRequest(kCamera, OP_LOOKUP, "Download/notes.pdf", &pdf);
   LookupDecisions seen_listing = listing->DecideLookup(r, nullptr);
   LookupDecisions seen_strict = strict->DecideLookup(r, nullptr);
@@ -723,7 +723,7 @@ TEST(VisibilityTest, ListingFindsNamesOutsideSeparateMountAreas) {
 TEST(VisibilityTest, ListingRefusesKnownHiddenNamesWithEacces) {
   std::unique_ptr<const Engine> listing = EngineFor("policy/configs/android.textproto");
   std::unique_ptr<const Engine> strict = EngineFor("policy/configs/android-strict.textproto");
-  ContentFacts pdf = FactsFromName("notes.pdf");
+  media::ContentFacts pdf = media::FactsFromName("notes.pdf");
   for (Op op : {OP_READ, OP_WRITE, OP_DELETE, OP_RENAME, OP_SETATTR}) {
     Request r = VisibilityRequest(kCamera, op, "Download/notes.pdf", &pdf);
     Decision d = listing->Decide(r);
