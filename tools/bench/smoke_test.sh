@@ -68,13 +68,20 @@ for c in "${contenders[@]}"; do
 done
 check policy_engine "decision (mix)"
 [[ -s "$out/BENCHMARKS.md" ]] || { echo "FAIL: no BENCHMARKS.md was written"; bad=1; }
-# Issue 11's A/B: the table is written, with a row per tree step and caller.
+# The semantics A/B: the table is written, with a row per tree step and caller.
 grep -q '^## Cost of POSIX semantics' "$out/BENCHMARKS.md" || { echo "FAIL: no 'Cost of POSIX semantics' section"; bad=1; }
 for caller in "root" "app uid 10067"; do
   [[ $(grep -c "^| [a-z -]* | $caller | " "$out/BENCHMARKS.md") -ge 7 ]] ||
     { echo "FAIL: the A/B table lacks rows for $caller"; bad=1; }
 done
 grep -q '^## Against the FUSE ceiling' "$out/BENCHMARKS.md" || { echo "FAIL: no 'Against the FUSE ceiling' section"; bad=1; }
+grep -q '^## Targets for metadata' "$out/BENCHMARKS.md" || { echo "FAIL: no 'Targets for metadata' section"; bad=1; }
+[[ $(grep -c '^| \(ls -lR\|find\|du\|grep\|tar\|rm\|open+close\)' "$out/BENCHMARKS.md") -ge 8 ]] ||
+  { echo "FAIL: the metadata targets table lacks rows"; bad=1; }
+# The per-run dump sits beside the raw data, linked from the summary.
+[[ -s "$out/details.md" ]] || { echo "FAIL: no details.md was written beside the results"; bad=1; }
+grep -q '(details.md)' "$out/BENCHMARKS.md" || { echo "FAIL: BENCHMARKS.md does not link details.md"; bad=1; }
+grep -q '^## Every figure' "$out/details.md" || { echo "FAIL: details.md has no 'Every figure' section"; bad=1; }
 if grep -q " /tmp/$BENCH_WORK_PREFIX\\." /proc/self/mounts; then
   echo "FAIL: run.sh left a mount behind:"
   grep " /tmp/$BENCH_WORK_PREFIX\\." /proc/self/mounts
