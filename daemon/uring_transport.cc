@@ -14,12 +14,12 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/signals.h"
 
 namespace scopedfs::daemon {
 
@@ -198,8 +198,10 @@ constexpr size_t kRequestPrefix = sizeof(abi::InHeader) + abi::kUringOpInSize;
 // least kMinEntries.
 constexpr int kDefaultTotalEntries = 16;
 constexpr int kMinEntries = 2;
+constexpr int kMinFree = 2;
 // Deferred replies (lock waits) may grow a queue to this many entries.
 constexpr int kMaxEntriesPerQueue = 64;
+constexpr size_t kThreadStack = size_t{2} << 20;
 
 void* MapBuffer(size_t size) {
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
@@ -224,7 +226,8 @@ struct UringTransport::Entry {
   // overwrites the payload while the handler may still read its arguments.
   char* request = nullptr;
   size_t request_size = 0;
-  std::thread thread;
+  pthread_t thread{};
+  bool joinable = false;
 
   absl::Mutex mu;
   absl::CondVar changed;
@@ -294,9 +297,34 @@ absl::Status UringTransport::AddEntry(int qid, bool wait) {
   if (rc < 0) return absl::ErrnoToStatus(-rc, "io_uring_queue_init (SQE128)");
   entry->ring_open = true;
   Entry* raw = entry.get();
+  // Small stacks: the handlers keep nothing large on theirs, and every entry has a thread.
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, kThreadStack);
+  struct Start {
+    UringTransport* self;
+    Entry* entry;
+  };
+  auto* start = new Start{this, raw};
+  // Termination signals are the stop thread's alone (base/signals.h): blocked in the new thread.
+  base::NoTerminationSignals no_signals;
+  rc = pthread_create(
+      &raw->thread, &attr,
+      +[](void* arg) -> void* {
+        std::unique_ptr<Start> start(static_cast<Start*>(arg));
+        start->self->Run(start->entry);
+        return nullptr;
+      },
+      start);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) {
+    delete start;
+    io_uring_queue_exit(&raw->ring);
+    return absl::ErrnoToStatus(rc, "pthread_create");
+  }
+  raw->joinable = true;
   queue_state_[qid].entries++;
   entries_.push_back(std::move(entry));
-  raw->thread = std::thread([this, raw] { Run(raw); });
   if (!wait) return absl::OkStatus();
   absl::MutexLock lock(&raw->mu);
   raw->mu.Await(absl::Condition(
@@ -410,6 +438,10 @@ void UringTransport::Run(Entry* entry) {
         absl::MutexLock lock(&held_mu_);
         held_[in.unique] = entry;
       }
+      if (options_.tmpfile_as_create && in.opcode == abi::kOpcodeTmpfile) {
+        const uint32_t create = abi::kOpcodeCreate;
+        std::memcpy(entry->request + offsetof(abi::InHeader, opcode), &create, sizeof(create));
+      }
       fuse_buf buf = {};
       buf.mem = entry->request;
       buf.size = *assembled;
@@ -453,11 +485,15 @@ void UringTransport::Deferred(int qid, bool deferred) {
     return;
   }
   q.deferred++;
-  // At least one entry of the queue free for new requests while another may still be made.
-  if (q.entries - q.deferred < 1 && q.entries < max_entries_per_queue_) {
+  // The kernel gives a request to an entry that is free when the request comes, or to the next
+  // entry that commits; an entry registered later does not take requests already waiting. So a
+  // queue keeps kMinFree entries free while it may grow, and a request never waits behind
+  // entries that all hold deferred replies.
+  while (q.entries - q.deferred < kMinFree && q.entries < max_entries_per_queue_) {
     if (absl::Status added = AddEntry(qid, /*wait=*/false); !added.ok()) {
       fprintf(stderr, "scopedfsd: io_uring queue %d: cannot add an entry: %s\n", qid,
               std::string(added.message()).c_str());
+      break;
     }
   }
 }
@@ -528,14 +564,15 @@ void UringTransport::Stop() {
     {
       absl::MutexLock lock(&entries_mu_);
       for (auto& e : entries_) {
-        if (e->thread.joinable()) {
+        if (e->joinable) {
           next = e.get();
+          next->joinable = false;
           break;
         }
       }
     }
     if (next == nullptr) break;
-    next->thread.join();
+    pthread_join(next->thread, nullptr);
   }
   // The entries' memory stays until the destructor: a late reply may still look one up.
   absl::MutexLock lock(&entries_mu_);

@@ -91,6 +91,9 @@ class UringTransport {
     int entries_per_queue = 0;  // 0: a default that keeps the total bounded (Start)
     // The connection's max payload: max(8 KiB, max_write, max_pages * page size).
     size_t payload_size = 0;
+    // FUSE_TMPFILE is handed to libfuse as FUSE_CREATE, as the session's /dev/fuse reads do
+    // under POSIX semantics (fuse_session.cc says why).
+    bool tmpfile_as_create = false;
   };
 
   // A transport that serves nothing yet. InvalidArgument for incomplete options.
