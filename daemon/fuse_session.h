@@ -41,6 +41,9 @@ class FuseSession : public BackingIdSource {
     bool posix = false;
     // How requests reach the daemon once INIT is answered (uring_transport.h).
     Transport transport = Transport::kAuto;
+    // io_uring: threads serving each CPU's queue (all but one may wait for location scans, as
+    // the /dev/fuse loop's workers may).
+    int threads_per_queue = 8;
   };
 
   // Creates the libfuse session for `ops`, opens /dev/fuse and mounts. Nothing is mounted if

@@ -344,6 +344,7 @@ int Run() {
   session_options.want_passthrough = options.passthrough;
   session_options.posix = (*fs)->posix();
   session_options.transport = *transport;
+  session_options.threads_per_queue = options.fuse_threads;
   absl::StatusOr<std::unique_ptr<FuseSession>> session =
       adopted ? FuseSession::Adopt(session_options, fuse_fd, Filesystem::Ops(), fs->get())
               : FuseSession::Mount(session_options, Filesystem::Ops(), fs->get());

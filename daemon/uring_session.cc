@@ -64,6 +64,7 @@ absl::Status FuseSession::ServeInit() {
     uring_options.fuse_fd = fd_;
     uring_options.queues = *cpus;
     uring_options.tmpfile_as_create = options_.posix;
+    uring_options.threads_per_queue = options_.threads_per_queue;
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     uring_options.payload_size =
         std::max({kMinPayload, static_cast<size_t>(max_write_.load()), max_pages_.load() * page});

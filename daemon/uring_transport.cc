@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/time.h"
 #include "base/signals.h"
 
 namespace scopedfs::daemon {
@@ -190,17 +191,17 @@ absl::Status FallBackToDevice(int fuse_fd) {
 namespace {
 
 constexpr uint64_t kStopTag = ~uint64_t{0};
-constexpr uint64_t kCmdTag = 1;
 // Room for the fuse_in_header and the largest first argument before a request's payload.
 constexpr size_t kRequestPrefix = sizeof(abi::InHeader) + abi::kUringOpInSize;
-// Every queue's entries together stay within this many (memory: one payload buffer and one
-// request buffer each, touched only as far as requests and replies reach), and a queue has at
-// least kMinEntries.
-constexpr int kDefaultTotalEntries = 16;
-constexpr int kMinEntries = 2;
+// Threads per queue when the session does not say: as many as the /dev/fuse loop's default,
+// since all but one of them may wait for location scans (filesystem.cc).
+constexpr int kDefaultThreadsPerQueue = 8;
+// Entries a queue keeps free beyond those whose replies are deferred.
 constexpr int kMinFree = 2;
-// Deferred replies (lock waits) may grow a queue to this many entries.
-constexpr int kMaxEntriesPerQueue = 64;
+// Deferred replies hold entries (not threads): at most as many as the daemon defers (lock waits:
+// FileLocks::kMaxWaiters), plus the threads' own. Memory: one payload buffer each, touched only
+// as far as replies reach.
+constexpr int kMaxEntriesPerQueue = 1024 + 2 * kDefaultThreadsPerQueue;
 constexpr size_t kThreadStack = size_t{2} << 20;
 
 void* MapBuffer(size_t size) {
@@ -211,35 +212,47 @@ void* MapBuffer(size_t size) {
 
 }  // namespace
 
+// A ring entry: the buffers the kernel writes a request into and takes the reply from. It is
+// the kernel's while a COMMIT_AND_FETCH or REGISTER of it is pending, then ours from the
+// request's completion until its reply is committed.
 struct UringTransport::Entry {
-  int qid = 0;
+  Queue* queue = nullptr;
   int index = 0;
-  io_uring ring{};
-  bool ring_open = false;
   // [UringReqHeader, pad to a page][payload]: registered with the kernel.
   char* memory = nullptr;
   size_t memory_size = 0;
   abi::UringReqHeader* header = nullptr;
   char* payload = nullptr;
   iovec buffers[2] = {};
-  // The request laid out for libfuse, apart from the ring's buffers: a synchronous reply
-  // overwrites the payload while the handler may still read its arguments.
-  char* request = nullptr;
-  size_t request_size = 0;
-  pthread_t thread{};
-  bool joinable = false;
 
+  enum class State { kKernel, kProcessing, kReplied, kDeferred, kRetired };
   absl::Mutex mu;
-  absl::CondVar changed;
-  uint64_t unique ABSL_GUARDED_BY(mu) = 0;
-  bool replied ABSL_GUARDED_BY(mu) = false;
-  // Registration's outcome, for Start: set once.
-  std::optional<absl::Status> registration ABSL_GUARDED_BY(mu);
+  State state ABSL_GUARDED_BY(mu) = State::kKernel;
 
   ~Entry() {
     if (memory != nullptr) munmap(memory, memory_size);
-    if (request != nullptr) munmap(request, request_size);
   }
+};
+
+// A queue: the kernel's queue `qid` (one per possible CPU), one io_uring all its entries' commands
+// go through, and the threads that serve it. One thread at a time waits for completions (cq_mu);
+// it takes one, lets the next thread wait, and serves the request itself, so a request that
+// blocks its thread (a scan wait) leaves the others serving. Any thread may submit (submit_mu):
+// the serving thread commits a reply it got at once, and the thread that gives a deferred reply
+// (the lock waiter) commits that one.
+struct UringTransport::Queue {
+  int qid = 0;
+  io_uring ring{};
+  bool ring_open = false;
+  absl::Mutex submit_mu;
+  absl::Mutex cq_mu;
+  bool done ABSL_GUARDED_BY(cq_mu) = false;  // stopped, or every entry retired
+  std::vector<pthread_t> threads;            // made and joined under entries_mu_
+  // Under the transport's entries_mu_.
+  std::vector<std::unique_ptr<Entry>> entries;
+  int live = 0;                              // entries not retired
+  int deferred = 0;                          // holding a reply another thread owes
+  std::optional<absl::Status> registration;  // thread 0's report, for Start
 };
 
 UringTransport::UringTransport(const Options& options) : options_(options) {}
@@ -251,10 +264,9 @@ absl::StatusOr<std::unique_ptr<UringTransport>> UringTransport::Create(const Opt
   }
   std::unique_ptr<UringTransport> transport(new UringTransport(options));
   Options& o = transport->options_;
-  if (o.entries_per_queue <= 0) {
-    o.entries_per_queue = std::max(kMinEntries, kDefaultTotalEntries / o.queues);
-  }
-  transport->max_entries_per_queue_ = std::max(o.entries_per_queue, kMaxEntriesPerQueue);
+  if (o.threads_per_queue <= 0) o.threads_per_queue = kDefaultThreadsPerQueue;
+  // An entry for every thread, and kMinFree more while replies are deferred.
+  o.entries_per_queue = o.threads_per_queue + kMinFree;
   transport->stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (transport->stop_fd_ < 0) return absl::ErrnoToStatus(errno, "eventfd");
   return transport;
@@ -264,10 +276,40 @@ absl::Status UringTransport::Start() {
   absl::Status started;
   {
     absl::MutexLock lock(&entries_mu_);
-    queue_state_.resize(static_cast<size_t>(options_.queues));
     for (int q = 0; q < options_.queues && started.ok(); ++q) {
+      auto queue = std::make_unique<Queue>();
+      queue->qid = q;
+      // The completion queue holds a completion for every entry the queue may ever have, and the
+      // stop poll's.
+      io_uring_params params{};
+      params.flags = IORING_SETUP_SQE128 | IORING_SETUP_CQSIZE;
+      params.cq_entries = static_cast<unsigned>(kMaxEntriesPerQueue + 1);
+      int rc = io_uring_queue_init_params(64, &queue->ring, &params);
+      if (rc < 0) {
+        started = absl::ErrnoToStatus(-rc, "io_uring_queue_init (SQE128)");
+        break;
+      }
+      queue->ring_open = true;
+      Queue* raw = queue.get();
+      queues_.push_back(std::move(queue));
       for (int e = 0; e < options_.entries_per_queue && started.ok(); ++e) {
-        started = AddEntry(q, /*wait=*/true);
+        started = AddEntry(raw, /*submit=*/false);
+      }
+      // Thread 0 registers the entries and says how that went; the others wait for requests
+      // only then, as registration takes the completions first.
+      started = AddThread(raw, 0);
+      if (!started.ok()) break;
+      absl::Condition reported(
+          +[](Queue* q) ABSL_NO_THREAD_SAFETY_ANALYSIS { return q->registration.has_value(); },
+          raw);
+      if (!entries_mu_.AwaitWithTimeout(reported, absl::Seconds(10))) {
+        started = absl::DeadlineExceededError(
+            absl::StrCat("io_uring queue ", q, ": registration took over 10 s"));
+        break;
+      }
+      started = *raw->registration;
+      for (int t = 1; t < options_.threads_per_queue && started.ok(); ++t) {
+        started = AddThread(raw, t);
       }
     }
   }
@@ -275,223 +317,279 @@ absl::Status UringTransport::Start() {
   return started;
 }
 
-absl::Status UringTransport::AddEntry(int qid, bool wait) {
+absl::Status UringTransport::AddEntry(Queue* queue, bool submit) {
   auto entry = std::make_unique<Entry>();
-  entry->qid = qid;
-  entry->index = queue_state_[qid].entries;
+  entry->queue = queue;
+  entry->index = static_cast<int>(queue->entries.size());
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t header_size = (sizeof(abi::UringReqHeader) + page - 1) / page * page;
   entry->memory_size = header_size + options_.payload_size;
-  entry->request_size = kRequestPrefix + options_.payload_size;
   entry->memory = static_cast<char*>(MapBuffer(entry->memory_size));
-  entry->request = static_cast<char*>(MapBuffer(entry->request_size));
-  if (entry->memory == nullptr || entry->request == nullptr) {
+  if (entry->memory == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("io_uring transport: cannot map ", entry->memory_size, " bytes"));
   }
   entry->header = reinterpret_cast<abi::UringReqHeader*>(entry->memory);
   entry->payload = entry->memory + header_size;
-  // A ring of its own: two submissions at most are ever in flight (the command and the poll of
-  // the stop eventfd). SQE128: the command's arguments live in the big submission entry.
-  int rc = io_uring_queue_init(4, &entry->ring, IORING_SETUP_SQE128);
-  if (rc < 0) return absl::ErrnoToStatus(-rc, "io_uring_queue_init (SQE128)");
-  entry->ring_open = true;
+  // The kernel keeps the buffers' addresses from this iovec.
+  entry->buffers[0] = {entry->header, sizeof(abi::UringReqHeader)};
+  entry->buffers[1] = {entry->payload, options_.payload_size};
   Entry* raw = entry.get();
-  // Small stacks: the handlers keep nothing large on theirs, and every entry has a thread.
+  queue->entries.push_back(std::move(entry));
+  queue->live++;
+  if (!submit) return absl::OkStatus();
+  return Submit(raw, abi::kUringCmdRegister, 0);
+}
+
+absl::Status UringTransport::AddThread(Queue* queue, int index) {
+  // Small stacks: the handlers keep nothing large on theirs.
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, kThreadStack);
   struct Start {
     UringTransport* self;
-    Entry* entry;
+    Queue* queue;
+    int index;
   };
-  auto* start = new Start{this, raw};
-  // Termination signals are the stop thread's alone (base/signals.h): blocked in the new thread.
-  base::NoTerminationSignals no_signals;
-  rc = pthread_create(
-      &raw->thread, &attr,
-      +[](void* arg) -> void* {
-        std::unique_ptr<Start> start(static_cast<Start*>(arg));
-        start->self->Run(start->entry);
-        return nullptr;
-      },
-      start);
+  auto* start = new Start{this, queue, index};
+  pthread_t thread;
+  int rc;
+  {
+    // Termination signals are the stop thread's alone (base/signals.h): blocked in the new one.
+    base::NoTerminationSignals no_signals;
+    rc = pthread_create(
+        &thread, &attr,
+        +[](void* arg) -> void* {
+          std::unique_ptr<Start> start(static_cast<Start*>(arg));
+          start->self->Run(start->queue, start->index);
+          return nullptr;
+        },
+        start);
+  }
   pthread_attr_destroy(&attr);
   if (rc != 0) {
     delete start;
-    io_uring_queue_exit(&raw->ring);
     return absl::ErrnoToStatus(rc, "pthread_create");
   }
-  raw->joinable = true;
-  queue_state_[qid].entries++;
-  entries_.push_back(std::move(entry));
-  if (!wait) return absl::OkStatus();
-  absl::MutexLock lock(&raw->mu);
-  raw->mu.Await(absl::Condition(
-      +[](Entry* e) ABSL_NO_THREAD_SAFETY_ANALYSIS { return e->registration.has_value(); }, raw));
-  return *raw->registration;
+  queue->threads.push_back(thread);
+  return absl::OkStatus();
 }
 
 absl::Status UringTransport::Submit(Entry* entry, uint32_t cmd, uint64_t commit_id) {
-  io_uring_sqe* sqe = io_uring_get_sqe(&entry->ring);
+  Queue* queue = entry->queue;
+  absl::MutexLock lock(&queue->submit_mu);
+  io_uring_sqe* sqe = io_uring_get_sqe(&queue->ring);
   if (sqe == nullptr) return absl::ResourceExhaustedError("io_uring submission queue full");
-  PrepareFuseCommand(sqe, options_.fuse_fd, cmd, static_cast<uint16_t>(entry->qid), commit_id);
-  sqe->user_data = kCmdTag;
+  PrepareFuseCommand(sqe, options_.fuse_fd, cmd, static_cast<uint16_t>(queue->qid), commit_id);
+  io_uring_sqe_set_data(sqe, entry);
   if (cmd == abi::kUringCmdRegister) {
-    // The kernel keeps the buffers' addresses from this iovec.
-    entry->buffers[0] = {entry->header, sizeof(abi::UringReqHeader)};
-    entry->buffers[1] = {entry->payload, options_.payload_size};
     sqe->addr = reinterpret_cast<uint64_t>(entry->buffers);
     sqe->len = 2;
   }
-  int rc = io_uring_submit(&entry->ring);
+  int rc = io_uring_submit(&queue->ring);
   if (rc < 0) return absl::ErrnoToStatus(-rc, "io_uring_submit");
   return absl::OkStatus();
 }
 
-void UringTransport::Run(Entry* entry) {
-  pthread_setname_np(
-      pthread_self(),
-      absl::StrCat("sfs-uring-", entry->qid, ".", entry->index).substr(0, 15).c_str());
-  // The kernel picks the queue of the CPU the caller runs on: serving it from that CPU turns the
-  // wake-up into a switch on the same CPU. Best effort: a CPU that is offline keeps the default.
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  if (entry->qid < CPU_SETSIZE) {
-    CPU_SET(entry->qid, &cpus);
-    (void)sched_setaffinity(0, sizeof(cpus), &cpus);
+// Thread 0 of a queue: arms the stop poll and registers the queue's entries. A registration the
+// kernel refuses completes at once, within the submission; one it accepts completes only with a
+// request, which is kept for serving.
+absl::Status UringTransport::Register(Queue* queue, std::vector<std::pair<Entry*, int>>* backlog) {
+  {
+    absl::MutexLock lock(&queue->submit_mu);
+    io_uring_sqe* poll = io_uring_get_sqe(&queue->ring);
+    ClearSqe128(poll);
+    io_uring_prep_poll_add(poll, stop_fd_, POLLIN);
+    io_uring_sqe_set_data64(poll, kStopTag);
+    int rc = io_uring_submit(&queue->ring);
+    if (rc < 0) return absl::ErrnoToStatus(-rc, "io_uring_submit (poll)");
   }
-  io_uring* ring = &entry->ring;
-  io_uring_sqe* poll = io_uring_get_sqe(ring);
-  ClearSqe128(poll);
-  io_uring_prep_poll_add(poll, stop_fd_, POLLIN);
-  io_uring_sqe_set_data64(poll, kStopTag);
-  absl::Status registered = Submit(entry, abi::kUringCmdRegister, 0);
-  if (registered.ok()) {
-    // A registration the kernel refuses completes at once; one it accepts completes only with a
-    // request, which the loop below then serves.
+  std::vector<Entry*> entries;
+  {
+    absl::MutexLock lock(&entries_mu_);
+    for (auto& e : queue->entries) entries.push_back(e.get());
+  }
+  absl::Status registered;
+  absl::MutexLock lock(&queue->cq_mu);
+  for (Entry* entry : entries) {
+    registered = Submit(entry, abi::kUringCmdRegister, 0);
+    if (!registered.ok()) break;
     io_uring_cqe* cqe = nullptr;
-    if (io_uring_peek_cqe(ring, &cqe) == 0 && cqe != nullptr && cqe->user_data == kCmdTag &&
-        cqe->res < 0) {
-      int err = -cqe->res;
-      io_uring_cqe_seen(ring, cqe);
+    while (io_uring_peek_cqe(&queue->ring, &cqe) == 0 && cqe != nullptr) {
+      auto* done = static_cast<Entry*>(io_uring_cqe_get_data(cqe));
+      int res = cqe->res;
+      io_uring_cqe_seen(&queue->ring, cqe);
+      if (res >= 0) {
+        backlog->emplace_back(done, res);
+        continue;
+      }
       registered = absl::ErrnoToStatus(
-          err, absl::StrCat("FUSE_IO_URING_CMD_REGISTER (queue ", entry->qid, ")"));
-      if (err == EOPNOTSUPP) {
+          -res, absl::StrCat("FUSE_IO_URING_CMD_REGISTER (queue ", queue->qid, ")"));
+      if (res == -EOPNOTSUPP) {
         registered = absl::FailedPreconditionError(
             absl::StrCat(registered.message(), ": the kernel has FUSE over io_uring off ",
                          "(/sys/module/fuse/parameters/enable_uring is N)"));
       }
     }
+    if (!registered.ok()) break;
+  }
+  return registered;
+}
+
+void UringTransport::Run(Queue* queue, int index) {
+  pthread_setname_np(pthread_self(),
+                     absl::StrCat("sfs-uring-", queue->qid, ".", index).substr(0, 15).c_str());
+  // The kernel puts a request on the queue of the CPU its caller runs on: serving it from that
+  // CPU turns the wake-up into a switch on the same CPU. Best effort.
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (queue->qid < CPU_SETSIZE) {
+    CPU_SET(queue->qid, &cpus);
+    (void)sched_setaffinity(0, sizeof(cpus), &cpus);
+  }
+  // The request laid out for libfuse, apart from the ring's buffers: a reply overwrites the
+  // payload while the handler may still read its arguments.
+  const size_t request_size = kRequestPrefix + options_.payload_size;
+  char* request = static_cast<char*>(MapBuffer(request_size));
+  std::vector<std::pair<Entry*, int>> backlog;
+  if (index == 0) {
+    absl::Status registered = request == nullptr
+                                  ? absl::ResourceExhaustedError("cannot map a request buffer")
+                                  : Register(queue, &backlog);
+    absl::MutexLock lock(&entries_mu_);
+    queue->registration = registered;
+    if (!registered.ok()) {
+      fprintf(stderr, "scopedfsd: io_uring queue %d: %s\n", queue->qid,
+              std::string(registered.message()).c_str());
+      absl::MutexLock cq_lock(&queue->cq_mu);
+      queue->done = true;
+    }
+  }
+  for (;;) {
+    Entry* entry = nullptr;
+    int res = 0;
+    if (!backlog.empty()) {
+      std::tie(entry, res) = backlog.back();
+      backlog.pop_back();
+    } else {
+      absl::MutexLock lock(&queue->cq_mu);
+      if (queue->done || request == nullptr) break;
+      io_uring_cqe* cqe = nullptr;
+      int rc = io_uring_wait_cqe(&queue->ring, &cqe);
+      if (rc == -EINTR) continue;
+      if (rc < 0) {
+        fprintf(stderr, "scopedfsd: io_uring queue %d: wait: %s\n", queue->qid, strerror(-rc));
+        queue->done = true;
+        break;
+      }
+      const uint64_t tag = io_uring_cqe_get_data64(cqe);
+      res = cqe->res;
+      io_uring_cqe_seen(&queue->ring, cqe);
+      if (tag == kStopTag) {
+        queue->done = true;
+        break;
+      }
+      entry = reinterpret_cast<Entry*>(tag);
+    }
+    if (res < 0) {
+      Retire(entry, res);
+      continue;
+    }
+    Serve(entry, request, request_size);
+  }
+  if (request != nullptr) munmap(request, request_size);
+}
+
+void UringTransport::Retire(Entry* entry, int res) {
+  // ENOTCONN: the connection ended (unmount, abort) or the ring was cancelled.
+  if (res != -ENOTCONN && res != -ECONNABORTED && !stopping_.load()) {
+    fprintf(stderr, "scopedfsd: io_uring queue %d entry %d: %s; entry retired\n", entry->queue->qid,
+            entry->index, strerror(-res));
   }
   {
     absl::MutexLock lock(&entry->mu);
-    entry->registration = registered;
+    entry->state = Entry::State::kRetired;
   }
-  if (!registered.ok()) {
-    fprintf(stderr, "scopedfsd: io_uring queue %d entry %d: %s\n", entry->qid, entry->index,
-            std::string(registered.message()).c_str());
-    return;
-  }
-  fuse_session* se = options_.se;
-  for (;;) {
-    io_uring_cqe* cqe = nullptr;
-    int rc = io_uring_wait_cqe(ring, &cqe);
-    if (rc == -EINTR) continue;
-    if (rc < 0) {
-      if (!stopping_.load()) {
-        fprintf(stderr, "scopedfsd: io_uring queue %d entry %d: wait: %s\n", entry->qid,
-                entry->index, strerror(-rc));
-      }
-      return;
-    }
-    const uint64_t tag = cqe->user_data;
-    const int res = cqe->res;
-    io_uring_cqe_seen(ring, cqe);
-    if (tag == kStopTag) return;
-    if (res < 0) {
-      // ENOTCONN: the connection ended (unmount, abort), or the ring was cancelled.
-      if (res != -ENOTCONN && res != -ECONNABORTED && !stopping_.load()) {
-        fprintf(stderr, "scopedfsd: io_uring queue %d entry %d: %s; entry retired\n", entry->qid,
-                entry->index, strerror(-res));
-      }
-      return;
-    }
-    abi::InHeader in;
-    std::memcpy(&in, entry->header->in_out, sizeof(in));
-    absl::StatusOr<size_t> assembled = uring::AssembleRequest(
-        *entry->header, entry->payload, options_.payload_size, entry->request, entry->request_size);
-    {
-      absl::MutexLock lock(&entry->mu);
-      entry->unique = in.unique;
-      entry->replied = false;
-    }
-    if (!assembled.ok()) {
-      // Answered, so the caller is not left waiting; the kernel wrote what we cannot read.
-      fprintf(stderr, "scopedfsd: io_uring: %s; answered EIO\n",
-              std::string(assembled.status().message()).c_str());
-      absl::MutexLock lock(&entry->mu);
-      uring::SetErrorReply(in.unique, -EIO, entry->header);
-      entry->replied = true;
-    } else {
-      {
-        absl::MutexLock lock(&held_mu_);
-        held_[in.unique] = entry;
-      }
-      if (options_.tmpfile_as_create && in.opcode == abi::kOpcodeTmpfile) {
-        const uint32_t create = abi::kOpcodeCreate;
-        std::memcpy(entry->request + offsetof(abi::InHeader, opcode), &create, sizeof(create));
-      }
-      fuse_buf buf = {};
-      buf.mem = entry->request;
-      buf.size = *assembled;
-      fuse_session_process_buf(se, &buf);
-    }
-    bool deferred = false;
-    {
-      absl::MutexLock lock(&entry->mu);
-      deferred = !entry->replied;
-    }
-    if (deferred) {
-      Deferred(entry->qid, true);
-      {
-        absl::MutexLock lock(&entry->mu);
-        while (!entry->replied && !stopping_.load()) entry->changed.Wait(&entry->mu);
-        deferred = !entry->replied;
-      }
-      Deferred(entry->qid, false);
-    }
-    if (deferred) {  // stopping with a reply still owed: the kernel's abort answers it
-      absl::MutexLock lock(&held_mu_);
-      held_.erase(in.unique);
-      return;
-    }
-    requests_.fetch_add(1, std::memory_order_relaxed);
-    if (absl::Status committed = Submit(entry, abi::kUringCmdCommitAndFetch, in.unique);
-        !committed.ok()) {
-      fprintf(stderr, "scopedfsd: io_uring queue %d entry %d: commit: %s; entry retired\n",
-              entry->qid, entry->index, std::string(committed.message()).c_str());
-      return;
-    }
+  absl::MutexLock lock(&entries_mu_);
+  Queue* queue = entry->queue;
+  if (--queue->live == 0) {
+    absl::MutexLock cq_lock(&queue->cq_mu);
+    queue->done = true;
   }
 }
 
-void UringTransport::Deferred(int qid, bool deferred) {
-  absl::MutexLock lock(&entries_mu_);
-  if (stopping_.load()) return;
-  Queue& q = queue_state_[static_cast<size_t>(qid)];
-  if (!deferred) {
-    q.deferred--;
+void UringTransport::Serve(Entry* entry, char* request, size_t request_size) {
+  abi::InHeader in;
+  std::memcpy(&in, entry->header->in_out, sizeof(in));
+  absl::StatusOr<size_t> assembled = uring::AssembleRequest(
+      *entry->header, entry->payload, options_.payload_size, request, request_size);
+  {
+    absl::MutexLock lock(&entry->mu);
+    entry->state = Entry::State::kProcessing;
+  }
+  if (!assembled.ok()) {
+    // Answered, so the caller is not left waiting; the kernel wrote what we cannot read.
+    fprintf(stderr, "scopedfsd: io_uring: %s; answered EIO\n",
+            std::string(assembled.status().message()).c_str());
+    uring::SetErrorReply(in.unique, -EIO, entry->header);
+    Commit(entry, in.unique);
     return;
   }
-  q.deferred++;
+  if (options_.tmpfile_as_create && in.opcode == abi::kOpcodeTmpfile) {
+    const uint32_t create = abi::kOpcodeCreate;
+    std::memcpy(request + offsetof(abi::InHeader, opcode), &create, sizeof(create));
+  }
+  {
+    absl::MutexLock lock(&held_mu_);
+    held_[in.unique] = entry;
+  }
+  fuse_buf buf = {};
+  buf.mem = request;
+  buf.size = *assembled;
+  fuse_session_process_buf(options_.se, &buf);
+  bool replied;
+  {
+    absl::MutexLock lock(&entry->mu);
+    replied = entry->state == Entry::State::kReplied;
+    if (!replied) entry->state = Entry::State::kDeferred;
+  }
+  if (replied) {
+    Commit(entry, in.unique);
+  } else {
+    Deferred(entry->queue, true);  // Reply() commits it
+  }
+}
+
+void UringTransport::Commit(Entry* entry, uint64_t unique) {
+  {
+    absl::MutexLock lock(&entry->mu);
+    entry->state = Entry::State::kKernel;
+  }
+  requests_.fetch_add(1, std::memory_order_relaxed);
+  if (absl::Status committed = Submit(entry, abi::kUringCmdCommitAndFetch, unique);
+      !committed.ok()) {
+    fprintf(stderr, "scopedfsd: io_uring queue %d entry %d: commit: %s; entry retired\n",
+            entry->queue->qid, entry->index, std::string(committed.message()).c_str());
+    Retire(entry, -EIO);
+  }
+}
+
+void UringTransport::Deferred(Queue* queue, bool deferred) {
+  absl::MutexLock lock(&entries_mu_);
+  if (stopping_.load()) return;
+  if (!deferred) {
+    queue->deferred--;
+    return;
+  }
+  queue->deferred++;
   // The kernel gives a request to an entry that is free when the request comes, or to the next
   // entry that commits; an entry registered later does not take requests already waiting. So a
   // queue keeps kMinFree entries free while it may grow, and a request never waits behind
   // entries that all hold deferred replies.
-  while (q.entries - q.deferred < kMinFree && q.entries < max_entries_per_queue_) {
-    if (absl::Status added = AddEntry(qid, /*wait=*/false); !added.ok()) {
-      fprintf(stderr, "scopedfsd: io_uring queue %d: cannot add an entry: %s\n", qid,
+  while (queue->live - queue->deferred < kMinFree &&
+         static_cast<int>(queue->entries.size()) < kMaxEntriesPerQueue) {
+    if (absl::Status added = AddEntry(queue, /*submit=*/true); !added.ok()) {
+      fprintf(stderr, "scopedfsd: io_uring queue %d: cannot add an entry: %s\n", queue->qid,
               std::string(added.message()).c_str());
       break;
     }
@@ -512,6 +610,7 @@ bool UringTransport::Reply(const struct iovec* iov, int count, ssize_t* result) 
     entry = it->second;
     held_.erase(it);
   }
+  bool commit_here = false;
   {
     absl::MutexLock lock(&entry->mu);
     absl::StatusOr<size_t> copied =
@@ -526,20 +625,28 @@ bool UringTransport::Reply(const struct iovec* iov, int count, ssize_t* result) 
       errno = absl::IsResourceExhausted(copied.status()) ? EMSGSIZE : EINVAL;
       *result = -1;
     }
-    entry->replied = true;
-    entry->changed.Signal();
+    // While the handler still runs, its thread commits once it returns; a deferred reply is
+    // committed by the thread that gives it.
+    commit_here = entry->state == Entry::State::kDeferred;
+    if (!commit_here) entry->state = Entry::State::kReplied;
+  }
+  if (commit_here) {
+    Deferred(entry->queue, false);
+    Commit(entry, out.unique);
   }
   return true;
 }
 
 int UringTransport::entries() const {
   absl::MutexLock lock(&entries_mu_);
-  return static_cast<int>(entries_.size());
+  int n = 0;
+  for (const auto& q : queues_) n += static_cast<int>(q->entries.size());
+  return n;
 }
 
 std::string UringTransport::Describe() const {
-  return absl::StrCat("io_uring, ", options_.queues, " queues of ", options_.entries_per_queue,
-                      " entries");
+  return absl::StrCat("io_uring, ", options_.queues, " queues of ", options_.threads_per_queue,
+                      " threads");
 }
 
 void UringTransport::Stop() {
@@ -548,37 +655,21 @@ void UringTransport::Stop() {
     uint64_t one = 1;
     (void)!write(stop_fd_, &one, sizeof(one));
   }
-  std::vector<Entry*> all;
+  std::vector<pthread_t> threads;
   {
     absl::MutexLock lock(&entries_mu_);
-    for (auto& e : entries_) all.push_back(e.get());
-  }
-  for (Entry* e : all) {
-    absl::MutexLock lock(&e->mu);
-    e->changed.SignalAll();
-  }
-  // Joined outside entries_mu_: a thread may be adding an entry (it checks stopping_ first, and
-  // what it added is in entries_ when the lock is free again).
-  for (;;) {
-    Entry* next = nullptr;
-    {
-      absl::MutexLock lock(&entries_mu_);
-      for (auto& e : entries_) {
-        if (e->joinable) {
-          next = e.get();
-          next->joinable = false;
-          break;
-        }
-      }
+    for (auto& q : queues_) {
+      threads.insert(threads.end(), q->threads.begin(), q->threads.end());
+      q->threads.clear();
     }
-    if (next == nullptr) break;
-    pthread_join(next->thread, nullptr);
   }
-  // The entries' memory stays until the destructor: a late reply may still look one up.
+  for (pthread_t t : threads) pthread_join(t, nullptr);
+  // Closing a ring cancels its pending commands. The entries' memory stays until the
+  // destructor: a late reply may still look one up.
   absl::MutexLock lock(&entries_mu_);
-  for (auto& e : entries_) {
-    if (e->ring_open) io_uring_queue_exit(&e->ring);
-    e->ring_open = false;
+  for (auto& q : queues_) {
+    if (q->ring_open) io_uring_queue_exit(&q->ring);
+    q->ring_open = false;
   }
   if (stop_fd_ >= 0) close(stop_fd_);
   stop_fd_ = -1;
@@ -587,7 +678,7 @@ void UringTransport::Stop() {
 UringTransport::~UringTransport() {
   Stop();
   absl::MutexLock lock(&entries_mu_);
-  entries_.clear();
+  queues_.clear();
 }
 
 }  // namespace scopedfs::daemon

@@ -9,13 +9,13 @@
 // What stays on /dev/fuse (the kernel's choice): FORGET, BATCH_FORGET and INTERRUPT, the INIT
 // exchange, and notifications (unique 0), so the session's /dev/fuse reader keeps running.
 //
-// Threads: one per ring entry (sfs-uring-Q.E), each with an io_uring of its own that only it
-// submits to, pinned to its queue's CPU (the kernel queues a request on the queue of the CPU the
-// caller runs on). An entry holds one request at a time, from fetch to commit: a reply deferred
-// to another thread (lock waits) is copied into the entry by that thread and committed by the
-// entry's own, so io_uring's task work always runs on the ring's one submitter. While deferred
-// replies hold a queue's entries, the queue grows by an entry (up to a bound), so waits never
-// leave a CPU's callers without an entry.
+// Per queue (one per possible CPU: the kernel puts a request on the queue of the CPU its caller
+// runs on): one io_uring, a few ring entries (buffers registered with the kernel), and threads
+// (sfs-uring-Q.T) pinned to that CPU, which take turns waiting for the ring and each serve the
+// request they took. An entry holds one request from fetch to commit: a reply deferred to another
+// thread (lock waits) is copied into its entry and committed by the thread that gives it, and
+// meanwhile the queue keeps two entries free by registering more (bounded), so waits never leave
+// a CPU's callers without an entry and never hold a thread.
 #ifndef SCOPEDFS_DAEMON_URING_TRANSPORT_H_
 #define SCOPEDFS_DAEMON_URING_TRANSPORT_H_
 
@@ -29,6 +29,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -87,8 +88,10 @@ class UringTransport {
   struct Options {
     fuse_session* se = nullptr;
     int fuse_fd = -1;
-    int queues = 0;             // the kernel's queue count (uring::PossibleCpus)
-    int entries_per_queue = 0;  // 0: a default that keeps the total bounded (Start)
+    int queues = 0;  // the kernel's queue count (uring::PossibleCpus)
+    // Threads serving each queue (0: 8). Each queue starts with as many entries and two more.
+    int threads_per_queue = 0;
+    int entries_per_queue = 0;  // set by Create
     // The connection's max payload: max(8 KiB, max_write, max_pages * page size).
     size_t payload_size = 0;
     // FUSE_TMPFILE is handed to libfuse as FUSE_CREATE, as the session's /dev/fuse reads do
@@ -109,46 +112,46 @@ class UringTransport {
   UringTransport& operator=(const UringTransport&) = delete;
 
   // For the session's writev: when iov is the reply to a request taken from the ring, copies it
-  // into that request's entry for its thread to commit, sets *result to what writev would
-  // return (-1 with errno EMSGSIZE for a reply larger than the entry, which the kernel then gets
-  // as EIO) and returns true. False for anything else (requests read from /dev/fuse,
-  // notifications): those go to /dev/fuse.
+  // into that request's entry, commits it (or leaves that to the thread still running its
+  // handler), sets *result to what writev would return (-1 with errno EMSGSIZE for a reply
+  // larger than the entry, which the kernel then gets as EIO) and returns true. False for
+  // anything else (requests read from /dev/fuse, notifications): those go to /dev/fuse.
   bool Reply(const struct iovec* iov, int count, ssize_t* result);
 
-  // Ends every entry's thread and closes the rings. Call after the mount is gone or with the
+  // Ends every queue's threads and closes the rings. Call after the mount is gone or with the
   // session's loop ended: requests still in the ring are then answered by the kernel's abort.
   void Stop();
 
   int queues() const { return options_.queues; }
   int entries() const;
   uint64_t requests() const { return requests_.load(std::memory_order_relaxed); }
-  // "io_uring, 2 queues of 8 entries".
+  // "io_uring, 2 queues of 8 threads".
   std::string Describe() const;
 
  private:
   struct Entry;
-  struct Queue {
-    int entries = 0;   // registered
-    int deferred = 0;  // holding a reply another thread owes
-  };
+  struct Queue;
   explicit UringTransport(const Options& options);
-  // Makes an entry of queue `qid` and starts its thread; waits for its registration when
-  // `wait` (at start), else registration errors are only logged.
-  absl::Status AddEntry(int qid, bool wait) ABSL_EXCLUSIVE_LOCKS_REQUIRED(entries_mu_);
-  void Run(Entry* entry);
+  // A new entry of `queue`, registered at once when `submit` (else by Register).
+  absl::Status AddEntry(Queue* queue, bool submit) ABSL_EXCLUSIVE_LOCKS_REQUIRED(entries_mu_);
+  absl::Status AddThread(Queue* queue, int index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(entries_mu_);
+  absl::Status Register(Queue* queue, std::vector<std::pair<Entry*, int>>* backlog);
   absl::Status Submit(Entry* entry, uint32_t cmd, uint64_t commit_id);
-  // Entry's request is deferred / answered: keeps a free entry on the queue while it can.
-  void Deferred(int qid, bool deferred);
+  void Run(Queue* queue, int index);
+  void Serve(Entry* entry, char* request, size_t request_size);
+  void Commit(Entry* entry, uint64_t unique);
+  void Retire(Entry* entry, int res);
+  // An entry's reply is deferred / given: keeps kMinFree entries of the queue free.
+  void Deferred(Queue* queue, bool deferred);
 
   Options options_;
-  int max_entries_per_queue_ = 0;
-  int stop_fd_ = -1;  // an eventfd every ring polls: written, every entry's thread ends
+  int stop_fd_ = -1;  // an eventfd every ring polls: written, the queues' threads end
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> requests_{0};
-  // Lock order: entries_mu_ before an entry's mu. held_mu_ is a leaf, never held with another.
+  // Lock order: entries_mu_, then a queue's cq_mu or submit_mu, or an entry's mu. held_mu_ is a
+  // leaf, never held with another.
   mutable absl::Mutex entries_mu_;
-  std::vector<std::unique_ptr<Entry>> entries_ ABSL_GUARDED_BY(entries_mu_);
-  std::vector<Queue> queue_state_ ABSL_GUARDED_BY(entries_mu_);
+  std::vector<std::unique_ptr<Queue>> queues_ ABSL_GUARDED_BY(entries_mu_);
   absl::Mutex held_mu_;
   // The requests entries hold now, by unique: at most one per entry.
   absl::flat_hash_map<uint64_t, Entry*> held_ ABSL_GUARDED_BY(held_mu_);

@@ -47,8 +47,7 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  if (argc < 5 ||
-      (mode != "open" && mode != "stat" && mode != "createclose" && mode != "read4k")) {
+  if (argc < 5 || (mode != "open" && mode != "stat" && mode != "createclose" && mode != "read4k")) {
     std::fprintf(stderr, "metaops: unknown mode %s\n", mode.c_str());
     return 2;
   }
