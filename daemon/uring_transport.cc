@@ -14,6 +14,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <thread>
+#include <tuple>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -203,6 +205,10 @@ constexpr int kMinFree = 2;
 // as far as replies reach.
 constexpr int kMaxEntriesPerQueue = 1024 + 2 * kDefaultThreadsPerQueue;
 constexpr size_t kThreadStack = size_t{2} << 20;
+// A leader serving one request this long hands the ring to a follower; the watch sleeps after
+// kQuietTicks checks that found every leader waiting.
+constexpr absl::Duration kTakeover = absl::Milliseconds(5);
+constexpr int kQuietTicks = 40;
 
 void* MapBuffer(size_t size) {
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
@@ -235,19 +241,26 @@ struct UringTransport::Entry {
 };
 
 // A queue: the kernel's queue `qid` (one per possible CPU), one io_uring all its entries' commands
-// go through, and the threads that serve it. One thread at a time waits for completions (cq_mu);
-// it takes one, lets the next thread wait, and serves the request itself, so a request that
-// blocks its thread (a scan wait) leaves the others serving. Any thread may submit (submit_mu):
-// the serving thread commits a reply it got at once, and the thread that gives a deferred reply
-// (the lock waiter) commits that one.
+// go through, and the threads that serve it. One thread, the leader, waits for completions and
+// serves each request it takes itself, then commits the reply and waits again in one system
+// call: no other thread is woken on the way. When the leader is stuck in a handler (a scan wait)
+// for kTakeover, the watch thread makes a follower the leader, so the queue's other callers are
+// still served. Any thread may submit (submit_mu): the leader commits the replies it gives, and
+// the thread that gives a deferred reply (the lock waiter) commits that one.
 struct UringTransport::Queue {
   int qid = 0;
   io_uring ring{};
   bool ring_open = false;
   absl::Mutex submit_mu;
-  absl::Mutex cq_mu;
-  bool done ABSL_GUARDED_BY(cq_mu) = false;  // stopped, or every entry retired
-  std::vector<pthread_t> threads;            // made and joined under entries_mu_
+  // Who waits for completions: one thread at a time, the leader, which also serves what it takes.
+  absl::Mutex lead_mu;
+  absl::CondVar promoted;
+  int leader ABSL_GUARDED_BY(lead_mu) = -1;  // thread index; -1: the next follower to wake
+  int idle_followers ABSL_GUARDED_BY(lead_mu) = 0;
+  // Since when the leader serves a request; InfiniteFuture while it waits.
+  absl::Time busy_since ABSL_GUARDED_BY(lead_mu) = absl::InfiniteFuture();
+  bool done ABSL_GUARDED_BY(lead_mu) = false;  // stopped, or every entry retired
+  std::vector<pthread_t> threads;              // made and joined under entries_mu_
   // Under the transport's entries_mu_.
   std::vector<std::unique_ptr<Entry>> entries;
   int live = 0;                              // entries not retired
@@ -312,6 +325,10 @@ absl::Status UringTransport::Start() {
         started = AddThread(raw, t);
       }
     }
+  }
+  if (started.ok()) {
+    base::NoTerminationSignals no_signals;  // the watch thread inherits the mask
+    watch_ = std::thread([this] { Watch(); });
   }
   if (!started.ok()) Stop();
   return started;
@@ -409,8 +426,8 @@ absl::Status UringTransport::Register(Queue* queue, std::vector<std::pair<Entry*
     absl::MutexLock lock(&entries_mu_);
     for (auto& e : queue->entries) entries.push_back(e.get());
   }
+  // Thread 0 leads and the queue's other threads do not exist yet: the completions are its own.
   absl::Status registered;
-  absl::MutexLock lock(&queue->cq_mu);
   for (Entry* entry : entries) {
     registered = Submit(entry, abi::kUringCmdRegister, 0);
     if (!registered.ok()) break;
@@ -453,6 +470,10 @@ void UringTransport::Run(Queue* queue, int index) {
   char* request = static_cast<char*>(MapBuffer(request_size));
   std::vector<std::pair<Entry*, int>> backlog;
   if (index == 0) {
+    {
+      absl::MutexLock lock(&queue->lead_mu);
+      queue->leader = 0;  // leads from the start: it registers, then waits for requests
+    }
     absl::Status registered = request == nullptr
                                   ? absl::ResourceExhaustedError("cannot map a request buffer")
                                   : Register(queue, &backlog);
@@ -461,32 +482,49 @@ void UringTransport::Run(Queue* queue, int index) {
     if (!registered.ok()) {
       fprintf(stderr, "scopedfsd: io_uring queue %d: %s\n", queue->qid,
               std::string(registered.message()).c_str());
-      absl::MutexLock cq_lock(&queue->cq_mu);
+      absl::MutexLock lead_lock(&queue->lead_mu);
       queue->done = true;
+      queue->promoted.SignalAll();
     }
   }
   for (;;) {
+    {
+      // Followers wait here until the leader is stuck in a handler (the watch hands the ring
+      // to one of them) or the queue is done.
+      absl::MutexLock lock(&queue->lead_mu);
+      while (!queue->done && queue->leader != index) {
+        if (queue->leader < 0) {
+          queue->leader = index;
+          break;
+        }
+        queue->idle_followers++;
+        queue->promoted.Wait(&queue->lead_mu);
+        queue->idle_followers--;
+      }
+      if (queue->done || request == nullptr) break;
+    }
     Entry* entry = nullptr;
     int res = 0;
     if (!backlog.empty()) {
       std::tie(entry, res) = backlog.back();
       backlog.pop_back();
     } else {
-      absl::MutexLock lock(&queue->cq_mu);
-      if (queue->done || request == nullptr) break;
+      // Only the leader waits for completions; no lock is held meanwhile.
       io_uring_cqe* cqe = nullptr;
       int rc = io_uring_wait_cqe(&queue->ring, &cqe);
       if (rc == -EINTR) continue;
+      uint64_t tag = kStopTag;
       if (rc < 0) {
         fprintf(stderr, "scopedfsd: io_uring queue %d: wait: %s\n", queue->qid, strerror(-rc));
-        queue->done = true;
-        break;
+      } else {
+        tag = io_uring_cqe_get_data64(cqe);
+        res = cqe->res;
+        io_uring_cqe_seen(&queue->ring, cqe);
       }
-      const uint64_t tag = io_uring_cqe_get_data64(cqe);
-      res = cqe->res;
-      io_uring_cqe_seen(&queue->ring, cqe);
       if (tag == kStopTag) {
+        absl::MutexLock lock(&queue->lead_mu);
         queue->done = true;
+        queue->promoted.SignalAll();
         break;
       }
       entry = reinterpret_cast<Entry*>(tag);
@@ -495,9 +533,66 @@ void UringTransport::Run(Queue* queue, int index) {
       Retire(entry, res);
       continue;
     }
+    // Serving, the leader may block (a scan wait, a slow lower filesystem): the watch then
+    // makes a follower the leader, so the queue's other callers are still served.
+    {
+      absl::MutexLock lock(&queue->lead_mu);
+      queue->busy_since = absl::Now();
+    }
+    if (watch_sleeping_.load()) WakeWatch();
     Serve(entry, request, request_size);
+    {
+      absl::MutexLock lock(&queue->lead_mu);
+      if (queue->leader == index) queue->busy_since = absl::InfiniteFuture();
+    }
   }
   if (request != nullptr) munmap(request, request_size);
+}
+
+void UringTransport::WakeWatch() {
+  absl::MutexLock lock(&watch_mu_);
+  watch_cv_.Signal();
+}
+
+void UringTransport::Watch() {
+  pthread_setname_np(pthread_self(), "sfs-uring-watch");
+  absl::MutexLock lock(&watch_mu_);
+  int quiet = 0;
+  while (!stopping_.load()) {
+    bool busy = false;
+    std::vector<Queue*> queues;
+    {
+      absl::MutexLock entries_lock(&entries_mu_);
+      for (auto& q : queues_) queues.push_back(q.get());
+    }
+    const absl::Time now = absl::Now();
+    for (Queue* q : queues) {
+      absl::MutexLock queue_lock(&q->lead_mu);
+      if (q->busy_since == absl::InfiniteFuture()) continue;
+      busy = true;
+      if (now - q->busy_since >= kTakeover && q->idle_followers > 0) {
+        q->leader = -1;  // the first follower to wake leads; the old leader follows once free
+        q->busy_since = absl::InfiniteFuture();
+        q->promoted.Signal();
+      }
+    }
+    quiet = busy ? 0 : quiet + 1;
+    if (quiet < kQuietTicks) {
+      watch_cv_.WaitWithTimeout(&watch_mu_, kTakeover);
+      continue;
+    }
+    // Nothing served for a while: sleep until a leader starts serving (it wakes us), checking
+    // once more after saying so, so no start is missed.
+    watch_sleeping_.store(true);
+    bool started = false;
+    for (Queue* q : queues) {
+      absl::MutexLock queue_lock(&q->lead_mu);
+      started = started || q->busy_since != absl::InfiniteFuture();
+    }
+    if (!started && !stopping_.load()) watch_cv_.Wait(&watch_mu_);
+    watch_sleeping_.store(false);
+    quiet = 0;
+  }
 }
 
 void UringTransport::Retire(Entry* entry, int res) {
@@ -513,8 +608,9 @@ void UringTransport::Retire(Entry* entry, int res) {
   absl::MutexLock lock(&entries_mu_);
   Queue* queue = entry->queue;
   if (--queue->live == 0) {
-    absl::MutexLock cq_lock(&queue->cq_mu);
+    absl::MutexLock lead_lock(&queue->lead_mu);
     queue->done = true;
+    queue->promoted.SignalAll();
   }
 }
 
@@ -664,6 +760,8 @@ void UringTransport::Stop() {
     }
   }
   for (pthread_t t : threads) pthread_join(t, nullptr);
+  WakeWatch();
+  if (watch_.joinable()) watch_.join();
   // Closing a ring cancels its pending commands. The entries' memory stays until the
   // destructor: a late reply may still look one up.
   absl::MutexLock lock(&entries_mu_);

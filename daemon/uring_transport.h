@@ -29,6 +29,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -138,6 +139,9 @@ class UringTransport {
   absl::Status Register(Queue* queue, std::vector<std::pair<Entry*, int>>* backlog);
   absl::Status Submit(Entry* entry, uint32_t cmd, uint64_t commit_id);
   void Run(Queue* queue, int index);
+  // Hands a queue's ring to a follower when its leader is stuck serving (see Queue).
+  void Watch();
+  void WakeWatch();
   void Serve(Entry* entry, char* request, size_t request_size);
   void Commit(Entry* entry, uint64_t unique);
   void Retire(Entry* entry, int res);
@@ -148,8 +152,12 @@ class UringTransport {
   int stop_fd_ = -1;  // an eventfd every ring polls: written, the queues' threads end
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> requests_{0};
-  // Lock order: entries_mu_, then a queue's cq_mu or submit_mu, or an entry's mu. held_mu_ is a
-  // leaf, never held with another.
+  // Lock order: watch_mu_, entries_mu_, then a queue's lead_mu or submit_mu, or an entry's mu.
+  // held_mu_ is a leaf, never held with another.
+  absl::Mutex watch_mu_;
+  absl::CondVar watch_cv_;
+  std::atomic<bool> watch_sleeping_{false};
+  std::thread watch_;
   mutable absl::Mutex entries_mu_;
   std::vector<std::unique_ptr<Queue>> queues_ ABSL_GUARDED_BY(entries_mu_);
   absl::Mutex held_mu_;
