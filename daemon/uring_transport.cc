@@ -204,7 +204,7 @@ constexpr int kMinFree = 2;
 // FileLocks::kMaxWaiters), plus the threads' own. Memory: one payload buffer each, touched only
 // as far as replies reach.
 constexpr int kMaxEntriesPerQueue = 1024 + 2 * kDefaultThreadsPerQueue;
-constexpr size_t kThreadStack = size_t{2} << 20;
+constexpr size_t kThreadStack = size_t{1} << 20;
 // A leader serving one request this long hands the ring to a follower; the watch sleeps after
 // kQuietTicks checks that found every leader waiting.
 constexpr absl::Duration kTakeover = absl::Milliseconds(5);
@@ -278,8 +278,10 @@ absl::StatusOr<std::unique_ptr<UringTransport>> UringTransport::Create(const Opt
   std::unique_ptr<UringTransport> transport(new UringTransport(options));
   Options& o = transport->options_;
   if (o.threads_per_queue <= 0) o.threads_per_queue = kDefaultThreadsPerQueue;
-  // An entry for every thread, and kMinFree more while replies are deferred.
-  o.entries_per_queue = o.threads_per_queue + kMinFree;
+  // Requests a leader has not taken yet wait in the kernel and go to the next entry committed, so
+  // a queue needs few entries: kMinFree beyond the one its leader serves and one a stuck leader
+  // holds; deferred replies and stuck leaders add more (Deferred, Watch).
+  o.entries_per_queue = kMinFree + 2;
   transport->stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (transport->stop_fd_ < 0) return absl::ErrnoToStatus(errno, "eventfd");
   return transport;
@@ -310,7 +312,7 @@ absl::Status UringTransport::Start() {
       }
       // Thread 0 registers the entries and says how that went; the others wait for requests
       // only then, as registration takes the completions first.
-      started = AddThread(raw, 0);
+      if (started.ok()) started = AddThread(raw, 0);
       if (!started.ok()) break;
       absl::Condition reported(
           +[](Queue* q) ABSL_NO_THREAD_SAFETY_ANALYSIS { return q->registration.has_value(); },
@@ -454,8 +456,11 @@ absl::Status UringTransport::Register(Queue* queue, std::vector<std::pair<Entry*
 }
 
 void UringTransport::Run(Queue* queue, int index) {
-  pthread_setname_np(pthread_self(),
-                     absl::StrCat("sfs-uring-", queue->qid, ".", index).substr(0, 15).c_str());
+  // Nothing here allocates with malloc until the thread serves: glibc gives every thread that
+  // does an arena of its own (64 MiB of address space), and followers may never serve.
+  char name[16];
+  snprintf(name, sizeof(name), "sfs-uring-%d.%d", queue->qid, index);
+  pthread_setname_np(pthread_self(), name);
   // The kernel puts a request on the queue of the CPU its caller runs on: serving it from that
   // CPU turns the wake-up into a switch on the same CPU. Best effort.
   cpu_set_t cpus;
@@ -467,9 +472,10 @@ void UringTransport::Run(Queue* queue, int index) {
   // The request laid out for libfuse, apart from the ring's buffers: a reply overwrites the
   // payload while the handler may still read its arguments.
   const size_t request_size = kRequestPrefix + options_.payload_size;
-  char* request = static_cast<char*>(MapBuffer(request_size));
+  char* request = nullptr;  // mapped when the thread first serves
   std::vector<std::pair<Entry*, int>> backlog;
   if (index == 0) {
+    request = static_cast<char*>(MapBuffer(request_size));
     {
       absl::MutexLock lock(&queue->lead_mu);
       queue->leader = 0;  // leads from the start: it registers, then waits for requests
@@ -501,7 +507,15 @@ void UringTransport::Run(Queue* queue, int index) {
         queue->promoted.Wait(&queue->lead_mu);
         queue->idle_followers--;
       }
-      if (queue->done || request == nullptr) break;
+      if (queue->done) break;
+    }
+    if (request == nullptr) request = static_cast<char*>(MapBuffer(request_size));
+    if (request == nullptr) {
+      fprintf(stderr, "scopedfsd: io_uring queue %d: cannot map a request buffer\n", queue->qid);
+      absl::MutexLock lock(&queue->lead_mu);
+      if (queue->leader == index) queue->leader = -1;
+      queue->promoted.Signal();
+      break;
     }
     Entry* entry = nullptr;
     int res = 0;
@@ -556,24 +570,32 @@ void UringTransport::WakeWatch() {
 
 void UringTransport::Watch() {
   pthread_setname_np(pthread_self(), "sfs-uring-watch");
+  // No malloc here (see Run): the queues are walked in place.
   absl::MutexLock lock(&watch_mu_);
   int quiet = 0;
   while (!stopping_.load()) {
     bool busy = false;
-    std::vector<Queue*> queues;
     {
       absl::MutexLock entries_lock(&entries_mu_);
-      for (auto& q : queues_) queues.push_back(q.get());
-    }
-    const absl::Time now = absl::Now();
-    for (Queue* q : queues) {
-      absl::MutexLock queue_lock(&q->lead_mu);
-      if (q->busy_since == absl::InfiniteFuture()) continue;
-      busy = true;
-      if (now - q->busy_since >= kTakeover && q->idle_followers > 0) {
-        q->leader = -1;  // the first follower to wake leads; the old leader follows once free
-        q->busy_since = absl::InfiniteFuture();
-        q->promoted.Signal();
+      const absl::Time now = absl::Now();
+      for (auto& q : queues_) {
+        bool promoted = false;
+        {
+          absl::MutexLock queue_lock(&q->lead_mu);
+          if (q->busy_since == absl::InfiniteFuture()) continue;
+          busy = true;
+          if (now - q->busy_since >= kTakeover && q->idle_followers > 0) {
+            // The first follower to wake leads; the old leader follows once free.
+            q->leader = -1;
+            q->busy_since = absl::InfiniteFuture();
+            q->promoted.Signal();
+            promoted = true;
+          }
+        }
+        // The stuck leader holds an entry: one more keeps kMinFree free for the new leader.
+        if (promoted && static_cast<int>(q->entries.size()) < kMaxEntriesPerQueue) {
+          (void)AddEntry(q.get(), /*submit=*/true);
+        }
       }
     }
     quiet = busy ? 0 : quiet + 1;
@@ -585,9 +607,12 @@ void UringTransport::Watch() {
     // once more after saying so, so no start is missed.
     watch_sleeping_.store(true);
     bool started = false;
-    for (Queue* q : queues) {
-      absl::MutexLock queue_lock(&q->lead_mu);
-      started = started || q->busy_since != absl::InfiniteFuture();
+    {
+      absl::MutexLock entries_lock(&entries_mu_);
+      for (auto& q : queues_) {
+        absl::MutexLock queue_lock(&q->lead_mu);
+        started = started || q->busy_since != absl::InfiniteFuture();
+      }
     }
     if (!started && !stopping_.load()) watch_cv_.Wait(&watch_mu_);
     watch_sleeping_.store(false);
@@ -603,6 +628,7 @@ void UringTransport::Retire(Entry* entry, int res) {
   }
   {
     absl::MutexLock lock(&entry->mu);
+    if (entry->state == Entry::State::kRetired) return;  // counted once
     entry->state = Entry::State::kRetired;
   }
   absl::MutexLock lock(&entries_mu_);
