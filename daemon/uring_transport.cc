@@ -706,9 +706,9 @@ void UringTransport::Deferred(Queue* queue, bool deferred) {
   queue->deferred++;
   // The kernel gives a request to an entry that is free when the request comes, or to the next
   // entry that commits; an entry registered later does not take requests already waiting. So a
-  // queue keeps kMinFree entries free while it may grow, and a request never waits behind
-  // entries that all hold deferred replies.
-  while (queue->live - queue->deferred < kMinFree &&
+  // queue keeps as many entries free as replies are deferred (at least kMinFree) while it may
+  // grow: a burst of waits finds free entries ahead of it, and growth is geometric.
+  while (queue->live - queue->deferred < std::max(kMinFree, queue->deferred) &&
          static_cast<int>(queue->entries.size()) < kMaxEntriesPerQueue) {
     if (absl::Status added = AddEntry(queue, /*submit=*/true); !added.ok()) {
       fprintf(stderr, "scopedfsd: io_uring queue %d: cannot add an entry: %s\n", queue->qid,
