@@ -18,6 +18,10 @@ inline constexpr uint32_t kOpcodeCreate = 35;
 // FUSE_TMPFILE (O_TMPFILE, protocol 7.37): a CREATE whose name is "/" (the kernel's name for the
 // nameless dentry) and whose flags carry O_TMPFILE. libfuse 3.14 does not know it.
 inline constexpr uint32_t kOpcodeTmpfile = 51;
+// FUSE_INTERRUPT; its unique is the interrupted request's with FUSE_INT_REQ_BIT set (requests'
+// uniques are even).
+inline constexpr uint32_t kOpcodeInterrupt = 36;
+inline constexpr uint64_t kInterruptUniqueBit = 1;
 
 // fuse_init_out.flags bits.
 inline constexpr uint32_t kInitExt = 1u << 30;         // FUSE_INIT_EXT: flags2 is valid

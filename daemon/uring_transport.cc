@@ -209,6 +209,9 @@ constexpr size_t kThreadStack = size_t{1} << 20;
 // kQuietTicks checks that found every leader waiting.
 constexpr absl::Duration kTakeover = absl::Milliseconds(5);
 constexpr int kQuietTicks = 40;
+// Interrupts remembered for requests not served yet; past this many (a kernel that interrupts
+// requests we never see), the oldest are forgotten.
+constexpr size_t kMaxEarlyInterrupts = 1024;
 
 void* MapBuffer(size_t size) {
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
@@ -669,6 +672,31 @@ void UringTransport::Serve(Entry* entry, char* request, size_t request_size) {
   buf.mem = request;
   buf.size = *assembled;
   fuse_session_process_buf(options_.se, &buf);
+  // An interrupt that overtook this request (it comes through /dev/fuse) and that libfuse
+  // answered EAGAIN, not having seen the request yet: the kernel would resend it for a /dev/fuse
+  // request, but finds no ring request to resend it for, so it is handed to libfuse again now.
+  bool interrupted;
+  {
+    absl::MutexLock lock(&held_mu_);
+    interrupted = early_interrupts_.erase(in.unique) > 0;
+  }
+  if (interrupted) {
+    struct {
+      abi::InHeader header;
+      uint64_t unique;  // fuse_interrupt_in
+    } interrupt = {};
+    interrupt.header = in;
+    interrupt.header.len = sizeof(interrupt);
+    interrupt.header.opcode = abi::kOpcodeInterrupt;
+    interrupt.header.unique = in.unique | abi::kInterruptUniqueBit;
+    interrupt.header.nodeid = 0;
+    interrupt.header.total_extlen = 0;
+    interrupt.unique = in.unique;
+    fuse_buf ibuf = {};
+    ibuf.mem = &interrupt;
+    ibuf.size = sizeof(interrupt);
+    fuse_session_process_buf(options_.se, &ibuf);
+  }
   bool replied;
   {
     absl::MutexLock lock(&entry->mu);
@@ -724,6 +752,16 @@ bool UringTransport::Reply(const struct iovec* iov, int count, ssize_t* result) 
   std::memcpy(&out, iov[0].iov_base, sizeof(out));
   if (out.unique == 0) return false;  // a notification: /dev/fuse only
   if (stopping_.load()) return false;
+  if ((out.unique & abi::kInterruptUniqueBit) != 0) {
+    // libfuse's "try again" to an interrupt of a request it has not seen: remembered (bounded)
+    // for the ring request it may be (Serve), and sent on, for a /dev/fuse request's sake.
+    if (out.error == -EAGAIN) {
+      absl::MutexLock lock(&held_mu_);
+      if (early_interrupts_.size() >= kMaxEarlyInterrupts) early_interrupts_.clear();
+      early_interrupts_.insert(out.unique & ~abi::kInterruptUniqueBit);
+    }
+    return false;
+  }
   Entry* entry = nullptr;
   {
     absl::MutexLock lock(&held_mu_);

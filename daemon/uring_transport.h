@@ -35,6 +35,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -163,6 +164,8 @@ class UringTransport {
   absl::Mutex held_mu_;
   // The requests entries hold now, by unique: at most one per entry.
   absl::flat_hash_map<uint64_t, Entry*> held_ ABSL_GUARDED_BY(held_mu_);
+  // Requests whose interrupt libfuse answered EAGAIN before it saw them (Serve).
+  absl::flat_hash_set<uint64_t> early_interrupts_ ABSL_GUARDED_BY(held_mu_);
 };
 
 }  // namespace scopedfs::daemon
