@@ -1,6 +1,7 @@
 // The few FUSE kernel ABI pieces libfuse 3.14 does not know: passthrough negotiation in the INIT
-// reply, backing-file ioctls, and the open reply that carries a backing id. Layouts follow
-// include/uapi/linux/fuse.h (protocol 7.40+); static_asserts pin every size and offset we touch.
+// reply, backing-file ioctls, the open reply that carries a backing id, and FUSE over io_uring
+// (protocol 7.42: the ring entry's header and the commands). Layouts follow
+// include/uapi/linux/fuse.h; static_asserts pin every size and offset we touch.
 #ifndef SCOPEDFS_DAEMON_FUSE_KERNEL_ABI_H_
 #define SCOPEDFS_DAEMON_FUSE_KERNEL_ABI_H_
 
@@ -29,6 +30,10 @@ inline constexpr uint32_t kOpcodeOpendir = 27;
 inline constexpr uint32_t kOpcodeReaddir = 28;
 inline constexpr uint32_t kOpcodeReleasedir = 29;
 inline constexpr uint32_t kOpcodeReaddirplus = 44;
+// FUSE_INTERRUPT; its unique is the interrupted request's with FUSE_INT_REQ_BIT set (requests'
+// uniques are even).
+inline constexpr uint32_t kOpcodeInterrupt = 36;
+inline constexpr uint64_t kInterruptUniqueBit = 1;
 
 // fuse_init_out.flags bits.
 inline constexpr uint32_t kInitExt = 1u << 30;         // FUSE_INIT_EXT: flags2 is valid
@@ -51,6 +56,11 @@ inline constexpr uint32_t kReaddirplusAuto = 1u << 14;
 inline constexpr uint32_t kPosixLocks = 1u << 1;
 // fuse_init_out.flags2 bits (the upper half of the 64-bit flags).
 inline constexpr uint32_t kPassthroughFlag2 = 1u << (37 - 32);  // FUSE_PASSTHROUGH
+// FUSE_OVER_IO_URING: offered by the kernel only while /sys/module/fuse/parameters/enable_uring
+// is Y; answered, the kernel holds new requests back until every queue has an entry registered.
+inline constexpr uint32_t kOverIoUringFlag2 = 1u << (41 - 32);
+// FUSE_MAX_PAGES: fuse_init_out.max_pages is valid.
+inline constexpr uint32_t kMaxPages = 1u << 22;
 
 // fuse_open_out.open_flags bits.
 inline constexpr uint32_t kFopenDirectIo = 1u << 0;
@@ -124,6 +134,45 @@ static_assert(sizeof(BackingMap) == 16);
 
 inline constexpr unsigned long kDevIocBackingOpen = _IOW(229, 1, BackingMap);
 inline constexpr unsigned long kDevIocBackingClose = _IOW(229, 2, uint32_t);
+
+// FUSE over io_uring. Each ring entry registers two buffers: this header, and a payload buffer of
+// at least the connection's max payload (max(8 KiB, max_write, max_pages * page size)). A request
+// arrives as its fuse_in_header in in_out, its first argument (the per-opcode struct, at most
+// 128 bytes; zero-sized for the opcodes whose first argument is a name) in op_in, and the rest
+// of its arguments in the payload; a reply is committed as its fuse_out_header in in_out and its
+// body in the payload, with payload_sz saying how long.
+inline constexpr size_t kUringInOutHeaderSize = 128;  // FUSE_URING_IN_OUT_HEADER_SZ
+inline constexpr size_t kUringOpInSize = 128;         // FUSE_URING_OP_IN_OUT_SZ
+
+struct UringEntInOut {  // fuse_uring_ent_in_out
+  uint64_t flags;
+  uint64_t commit_id;  // the request's unique, echoed in UringCmdReq.commit_id
+  uint32_t payload_sz;
+  uint32_t padding;
+  uint64_t reserved;
+};
+static_assert(sizeof(UringEntInOut) == 32);
+
+struct UringReqHeader {  // fuse_uring_req_header
+  char in_out[kUringInOutHeaderSize];
+  char op_in[kUringOpInSize];
+  UringEntInOut ring_ent_in_out;
+};
+static_assert(sizeof(UringReqHeader) == 288);
+static_assert(offsetof(UringReqHeader, ring_ent_in_out) == 256);
+
+// In the 80-byte command area of an IORING_SETUP_SQE128 submission.
+struct UringCmdReq {  // fuse_uring_cmd_req
+  uint64_t flags;
+  uint64_t commit_id;
+  uint16_t qid;
+  uint8_t padding[6];
+};
+static_assert(sizeof(UringCmdReq) == 24);
+
+// io_uring_sqe.cmd_op values (enum fuse_uring_cmd).
+inline constexpr uint32_t kUringCmdRegister = 1;        // FUSE_IO_URING_CMD_REGISTER
+inline constexpr uint32_t kUringCmdCommitAndFetch = 2;  // FUSE_IO_URING_CMD_COMMIT_AND_FETCH
 
 // The kernel refuses stacking deeper than this (FILESYSTEM_MAX_STACK_DEPTH).
 inline constexpr uint32_t kMaxStackDepth = 1;

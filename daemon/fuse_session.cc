@@ -109,6 +109,7 @@ ssize_t FuseSession::Read(int fd, void* buf, size_t len, void* userdata) {
       self->kernel_offers_passthrough_ = ext && (init.flags2 & abi::kPassthroughFlag2) != 0;
       self->kernel_offers_killpriv_v2_ = (init.flags & abi::kHandleKillprivV2) != 0;
       self->kernel_offers_posix_acl_ = (init.flags & abi::kPosixAcl) != 0;
+      self->kernel_offers_uring_ = ext && (init.flags2 & abi::kOverIoUringFlag2) != 0;
       self->init_unique_ = header.unique;
     }
   }
@@ -152,8 +153,22 @@ ssize_t FuseSession::Writev(int fd, struct iovec* iov, int count, void* userdata
                 "userspace\n");
       }
       self->serves_posix_locks_ = (out->flags & abi::kPosixLocks) != 0;
+      // FUSE over io_uring: asked for only when the ring can be set up (ServeInit), as the kernel
+      // then holds every request back until the ring's queues are registered.
+      if (self->uring_wanted_ && self->kernel_offers_uring_) {
+        out->flags |= abi::kInitExt;
+        out->flags2 |= abi::kOverIoUringFlag2;
+        self->uring_negotiated_ = true;
+      }
+      self->max_write_ = out->max_write;
+      self->max_pages_ = (out->flags & abi::kMaxPages) != 0 ? out->max_pages : 0;
       self->init_unique_ = ~uint64_t{0};  // patched; never match again
     }
+  }
+  // A reply to a request taken from the ring goes back into its ring entry.
+  if (UringTransport* uring = self->uring_.load(std::memory_order_acquire); uring != nullptr) {
+    ssize_t result;
+    if (uring->Reply(iov, count, &result)) return result;
   }
   return writev(fd, iov, count);
 }
@@ -247,10 +262,16 @@ FuseSession::~FuseSession() {
       // Already unmounted by `umount` / fusermount3 -u is the normal way out: EINVAL.
     }
   }
+  // The ring's threads serve until the unmount has ended the connection (a busy mount lives on:
+  // closing the rings cancels their commands, and closing /dev/fuse then ends it). The entries'
+  // memory goes only after the session, whose replies may still look them up.
+  if (uring_owner_ != nullptr) uring_owner_->Stop();
   if (se_ != nullptr)
     fuse_session_destroy(se_);  // closes fd_
   else if (fd_ >= 0)
     close(fd_);
+  uring_.store(nullptr);
+  uring_owner_.reset();
 }
 
 int FuseSession::Loop(int max_threads) {

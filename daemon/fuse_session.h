@@ -18,6 +18,7 @@
 #include "daemon/backing_files.h"
 #include "daemon/kernel_notifier.h"
 #include "daemon/stats.h"
+#include "daemon/uring_transport.h"
 
 namespace scopedfs::daemon {
 
@@ -42,6 +43,11 @@ class FuseSession : public BackingIdSource {
     // Where every request read from the kernel is counted by opcode (Stats::CountRequest); null:
     // not counted.
     Stats* stats = nullptr;
+    // How requests reach the daemon once INIT is answered (uring_transport.h).
+    Transport transport = Transport::kAuto;
+    // io_uring: threads serving each CPU's queue (all but one may wait for location scans, as
+    // the /dev/fuse loop's workers may).
+    int threads_per_queue = 8;
   };
 
   // Creates the libfuse session for `ops`, opens /dev/fuse and mounts. Nothing is mounted if
@@ -65,8 +71,14 @@ class FuseSession : public BackingIdSource {
   FuseSession(const FuseSession&) = delete;
   FuseSession& operator=(const FuseSession&) = delete;
 
+  // Answers FUSE_INIT on the calling thread, then starts the transport: FUSE over io_uring when
+  // asked for (uring, or auto) and offered by the kernel, else /dev/fuse alone. Call once, before
+  // Loop. FailedPrecondition: --transport=uring and io_uring cannot serve (the message says why);
+  // Unavailable: the mount went away before INIT.
+  absl::Status ServeInit();
   // Serves requests on `threads` worker threads until unmounted or Exit(). Returns 0 on a clean
-  // end.
+  // end. With io_uring serving, these threads only see what the kernel keeps on /dev/fuse
+  // (forgets, interrupts).
   int Loop(int max_threads);
   // Safe from a signal handler.
   void Exit();
@@ -82,6 +94,12 @@ class FuseSession : public BackingIdSource {
   absl::Status BackingClose(int backing_id) override;
 
   fuse_session* session() { return se_; }
+  // Which transport serves, for the start line and stats: "io_uring, 2 queues of 8 entries", or
+  // "/dev/fuse" and why not io_uring. Valid after ServeInit.
+  const std::string& transport_description() const { return transport_description_; }
+  bool uring_serving() const { return uring_.load() != nullptr; }
+  // Requests answered through the ring so far.
+  uint64_t uring_requests() const;
   // Where cache invalidations go (kernel_notifier.h): never sent from a worker. It lives as long
   // as the session and is stopped before the session is destroyed.
   KernelNotifier& notifier() { return *notifier_; }
@@ -107,6 +125,16 @@ class FuseSession : public BackingIdSource {
   std::atomic<bool> kernel_offers_posix_acl_{false};
   std::atomic<bool> passthrough_enabled_{false};
   std::atomic<bool> serves_posix_locks_{true};
+  // io_uring: whether INIT offered it and we asked for it, and the sizes the ring's payload
+  // buffers must hold (from our INIT reply).
+  std::atomic<bool> kernel_offers_uring_{false};
+  std::atomic<bool> uring_negotiated_{false};
+  std::atomic<uint32_t> max_write_{0};
+  std::atomic<uint32_t> max_pages_{0};
+  bool uring_wanted_ = false;  // set before INIT is read
+  std::unique_ptr<UringTransport> uring_owner_;
+  std::atomic<UringTransport*> uring_{nullptr};  // read by Writev on every reply
+  std::string transport_description_ = "/dev/fuse";
 };
 
 }  // namespace scopedfs::daemon

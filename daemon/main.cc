@@ -57,6 +57,11 @@ ABSL_FLAG(std::string, control_socket, "", "Unix socket for scopedfsctl (root on
 ABSL_FLAG(bool, passthrough, true,
           "Give cleared opens kernel passthrough; false serves all I/O in userspace.");
 ABSL_FLAG(int, threads, 8, "Maximum FUSE worker threads.");
+ABSL_FLAG(std::string, transport, "auto",
+          "How requests reach the daemon: auto (FUSE over io_uring where the kernel offers it, "
+          "else /dev/fuse), uring (io_uring or exit 71: the host must have set "
+          "/sys/module/fuse/parameters/enable_uring to Y before the mount) or dev (/dev/fuse "
+          "only). The daemon never changes enable_uring.");
 ABSL_FLAG(std::string, fsname, "",
           "The mount's source as /proc/mounts and mount(8) show it (default: --source as given), "
           "so an fstab line's source matches and a second `mount -a` leaves it be.");
@@ -148,6 +153,11 @@ ControlResponse HandleControl(const ControlRequest& request, Filesystem* fs,
     fs->stats().ToProto(out);
     out->set_nodes(static_cast<double>(fs->node_count()));
     out->set_passthrough_enabled(fs->passthrough_active());
+    if (FuseSession* session = fs->session(); session != nullptr) {
+      out->set_transport(session->transport_description());
+      out->set_uring_serving(session->uring_serving());
+      out->set_uring_requests(static_cast<double>(session->uring_requests()));
+    }
     out->set_policy(fs->engine()->policy_name());
     return response;
   }
@@ -220,6 +230,11 @@ int Run() {
   const bool adopted = fuse_fd != -1;
   policy::ConfigPaths paths{absl::GetFlag(FLAGS_policy), absl::GetFlag(FLAGS_apps),
                             absl::GetFlag(FLAGS_packages_list)};
+  std::optional<Transport> transport = ParseTransport(absl::GetFlag(FLAGS_transport));
+  if (!transport.has_value()) {
+    return UsageError(absl::StrCat("--transport=", absl::GetFlag(FLAGS_transport),
+                                   ": must be auto, uring or dev"));
+  }
   if (source.empty() || (mountpoint.empty() && !adopted) || paths.policy.empty() ||
       paths.apps.empty()) {
     return UsageError(
@@ -343,6 +358,8 @@ int Run() {
   session_options.want_passthrough = options.passthrough;
   session_options.posix = (*fs)->posix();
   session_options.stats = &(*fs)->stats();
+  session_options.transport = *transport;
+  session_options.threads_per_queue = options.fuse_threads;
   absl::StatusOr<std::unique_ptr<FuseSession>> session =
       adopted ? FuseSession::Adopt(session_options, fuse_fd, Filesystem::Ops(), fs->get())
               : FuseSession::Mount(session_options, Filesystem::Ops(), fs->get());
@@ -351,6 +368,11 @@ int Run() {
                    : MountError(std::string(session.status().message()));
   }
   (*fs)->Attach(session->get());
+  // INIT on this thread: which transport serves is known before anything else is.
+  if (absl::Status init = (*session)->ServeInit(); !init.ok()) {
+    return MountError(std::string(init.message()));
+  }
+  fprintf(stderr, "scopedfsd: transport: %s\n", (*session)->transport_description().c_str());
 
   if (fuse_set_signal_handlers((*session)->session()) != 0) {
     return Fail("cannot install signal handlers");

@@ -170,6 +170,10 @@ struct DaemonOptions {
   bool vold_mount = false;
 };
 
+// The transport the suite's daemons are started with (--transport), from the environment
+// variable SCOPEDFS_TEST_TRANSPORT (auto, uring or dev); empty: the daemon's default.
+std::string TestTransport();
+
 // How the daemon ended.
 struct DaemonExit {
   bool exited = false;  // false: killed by `signal`

@@ -110,6 +110,10 @@ class MountHelperTest : public testing::Test {
     log_ = storage_.work_dir() + "/helper.log";
     options_ = absl::StrCat("policy=", Absolute("policy/configs/android.textproto"),
                             ",apps=", Absolute("policy/configs/apps.textproto"), ",log=", log_);
+    // The suite's transport reaches the daemon as the helper's transport= option.
+    if (std::string transport = TestTransport(); !transport.empty()) {
+      absl::StrAppend(&options_, ",transport=", transport);
+    }
   }
 
   void TearDown() override {

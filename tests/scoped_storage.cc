@@ -94,6 +94,11 @@ std::string ScopedStorage::Lower(absl::string_view rel) const {
   return rel.empty() ? lower_ : absl::StrCat(lower_, "/", rel);
 }
 
+std::string TestTransport() {
+  const char* transport = getenv("SCOPEDFS_TEST_TRANSPORT");
+  return transport == nullptr ? std::string() : std::string(transport);
+}
+
 absl::Status ScopedStorage::StartDaemon(const DaemonOptions& options) {
   if (daemon_pid_ > 0) return absl::FailedPreconditionError("daemon already running");
   if (access(kDaemonBinary, X_OK) != 0) {
@@ -123,6 +128,15 @@ absl::Status ScopedStorage::StartDaemon(const DaemonOptions& options) {
       socket_dir_ = dir;
     }
     argv.push_back(absl::StrCat("--control_socket=", control_socket()));
+  }
+  // The transport every test's daemon uses: `bazel test --test_env=SCOPEDFS_TEST_TRANSPORT=uring`
+  // runs the suite over io_uring (tools/test.sh's second pass). A test that names one keeps it.
+  if (std::string transport = TestTransport(); !transport.empty()) {
+    bool named = false;
+    for (const std::string& flag : options.extra_flags) {
+      named = named || absl::StartsWith(flag, "--transport=");
+    }
+    if (!named) argv.push_back(absl::StrCat("--transport=", transport));
   }
   argv.insert(argv.end(), options.extra_flags.begin(), options.extra_flags.end());
   argv.insert(argv.begin(), options.exec_prefix.begin(), options.exec_prefix.end());

@@ -10,7 +10,7 @@ PACKAGES=(
   g++ pkg-config protobuf-compiler
   # libraries bound by WORKSPACE
   libfuse3-dev libabsl-dev libprotobuf-dev libgtest-dev libgmock-dev
-  libselinux1-dev libbenchmark-dev libsystemd-dev libseccomp-dev
+  libselinux1-dev libbenchmark-dev libsystemd-dev libseccomp-dev liburing-dev
   # runtime: fusermount3 for unmounting; attr (setfattr/getfattr) for the demo and tests;
   # systemd-analyze, which gives the unit's system-call sets to the service sandbox test; man
   fuse3 attr systemd man-db

@@ -1,14 +1,73 @@
 #!/usr/bin/env bash
-# The test command: installs what the build needs (Debian packages only), then runs every test,
-# then the unit tests (those that need no FUSE mount) again under ThreadSanitizer.
-# Extra arguments go to the first `bazel test`, e.g. tools/test.sh --config=asan.
-# SCOPEDFS_TSAN=0 skips the ThreadSanitizer pass.
+# The test command: installs what the build needs (Debian packages only), runs every test with
+# the daemons serving through /dev/fuse, then runs the mount tests (tagged requires-fuse) a second
+# time over FUSE over io_uring (--transport=uring, through SCOPEDFS_TEST_TRANSPORT). The kernel
+# offers io_uring only while /sys/module/fuse/parameters/enable_uring is Y: the first pass runs
+# with it N and the second with it Y, and the value found at the start is put back at the end,
+# whatever happens (the daemon itself never changes it). Each pass's mount test logs are kept
+# under tools/check_mount_tests_ran.sh's directory, which checks that both ran every case. Last,
+# the unit tests run again under ThreadSanitizer (SCOPEDFS_TSAN=0 skips that pass).
+# Extra arguments go to both `bazel test` runs, e.g. tools/test.sh --config=asan
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
-bazel test //... "$@"
-if [ "${SCOPEDFS_TSAN:-1}" != 0 ]; then
-  # Same output base (--config=tsan builds under its own platform suffix); --build_tests_only
-  # builds no mount test or binary the filtered tests do not need.
-  bazel test --config=tsan --build_tests_only --test_tag_filters=-requires-fuse //...
+
+param=/sys/module/fuse/parameters/enable_uring
+passes=$(bazel info output_base 2>/dev/null)/scopedfs-test-passes
+rm -rf "$passes"
+mkdir -p "$passes"
+
+# Copies the mount tests' logs of the run that just ended into $passes/$1.
+keep_logs() {
+  local logs rel
+  logs=$(bazel info "${@:2}" bazel-testlogs 2>/dev/null)
+  for t in "${mount_tests[@]}"; do
+    rel=${t#//}
+    rel=${rel/://}
+    if [[ -f "$logs/$rel/test.log" ]]; then
+      mkdir -p "$passes/$1/$rel"
+      cp "$logs/$rel/test.log" "$passes/$1/$rel/test.log"
+    fi
+  done
+}
+
+set_uring() {  # Y or N; false when the kernel has no such switch or we may not set it
+  [[ -w $param ]] && echo "$1" >"$param" 2>/dev/null
+}
+
+mapfile -t mount_tests < <(bazel query 'attr(tags, "requires-fuse", tests(//...))' 2>/dev/null)
+old=""
+if [[ -r $param ]]; then
+  old=$(cat "$param")
+  trap 'echo "$old" >"$param" 2>/dev/null || echo "test: could not put $param back to $old" >&2' EXIT
 fi
+
+# SCOPEDFS_TEST_ENABLE_URING only keys the cached results by the kernel's setting.
+status=0
+if set_uring N; then
+  bazel test //... --test_env=SCOPEDFS_TEST_ENABLE_URING=N "$@" || status=$?
+else
+  echo "test: cannot set $param: the first pass runs with the kernel's setting (${old:-none})" >&2
+  bazel test //... --test_env=SCOPEDFS_TEST_ENABLE_URING="${old:-none}" "$@" || status=$?
+fi
+keep_logs dev "$@"
+
+if ! set_uring Y; then
+  echo "test: cannot set $param to Y (no FUSE over io_uring in this kernel, or not root):" \
+    "the mount tests were not run over io_uring" >&2
+  exit $((status != 0 ? status : 1))
+fi
+echo "test: the mount tests again, over io_uring ($param=Y)"
+bazel test "${mount_tests[@]}" --test_env=SCOPEDFS_TEST_TRANSPORT=uring \
+  --test_env=SCOPEDFS_TEST_ENABLE_URING=Y "$@" || status=$?
+keep_logs uring "$@"
+
+# The unit tests (those that need no FUSE mount) again under ThreadSanitizer, with enable_uring
+# back as it was. Same output base (--config=tsan builds under its own platform suffix);
+# --build_tests_only builds no mount test or binary the filtered tests do not need.
+# SCOPEDFS_TSAN=0 skips this pass.
+if [ "${SCOPEDFS_TSAN:-1}" != 0 ]; then
+  echo "test: the unit tests again, under ThreadSanitizer"
+  bazel test --config=tsan --build_tests_only --test_tag_filters=-requires-fuse //... || status=$?
+fi
+exit "$status"

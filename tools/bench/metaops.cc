@@ -2,8 +2,10 @@
 // component each (the process chdirs into the directory first), so the figure is the cost of
 // one lookup plus the operation. A small C++ program rather than fio's filestat engine or
 // Python, whose per-call overhead would be a large part of a native tmpfs figure.
-// Usage: metaops create DIR N | metaops open|stat DIR N SECONDS  (prints operations per second,
-// and "calls N" on stderr)
+// Usage: metaops create DIR N | metaops open|stat|createclose|read4k DIR N SECONDS (prints
+// operations per second, and "calls N" on stderr). createclose creates and closes new files
+// (N at most); read4k reads file "m0" 4 KiB at a time with O_DIRECT, so every read is a request
+// (tools/bench/transport.sh, which compares the daemon's transports).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -45,7 +47,7 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  if (argc < 5 || (mode != "open" && mode != "stat")) {
+  if (argc < 5 || (mode != "open" && mode != "stat" && mode != "createclose" && mode != "read4k")) {
     std::fprintf(stderr, "metaops: unknown mode %s\n", mode.c_str());
     return 2;
   }
@@ -56,6 +58,35 @@ int main(int argc, char** argv) {
   const Clock::time_point end =
       start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   long ops = 0;
+  if (mode == "createclose" || mode == "read4k") {
+    int fd = -1;
+    void* page = nullptr;
+    if (mode == "read4k") {
+      fd = open("m0", O_RDONLY | O_DIRECT | O_CLOEXEC);
+      if (fd < 0 || posix_memalign(&page, 4096, 4096) != 0) return Fail("open O_DIRECT", "m0");
+    }
+    Clock::time_point now = start;
+    // The clock is read every 64 operations.
+    while (now < end && ops < count) {
+      for (int i = 0; i < 64 && ops < count; ++i, ++ops) {
+        if (fd >= 0) {
+          if (pread(fd, page, 4096, 0) < 0) return Fail("read", "m0");
+          continue;
+        }
+        const std::string name = "c" + std::to_string(ops);
+        int created = open(name.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+        if (created < 0) return Fail("create", name);
+        close(created);
+      }
+      now = Clock::now();
+    }
+    if (fd >= 0) close(fd);
+    std::free(page);
+    const double elapsed = std::chrono::duration<double>(now - start).count();
+    std::printf("%.0f\n", static_cast<double>(ops) / elapsed);
+    std::fprintf(stderr, "calls %ld\n", ops);
+    return 0;
+  }
   Clock::time_point now = start;
   while (now < end) {
     // Check the clock once per pass over the files, not once per operation.

@@ -1,0 +1,168 @@
+// The io_uring transport's pure parts: a ring entry's request laid out as /dev/fuse gives it, a
+// reply copied into an entry (never truncated), and the transport names.
+#include "daemon/uring_transport.h"
+
+#include <sys/uio.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace scopedfs::daemon {
+namespace {
+
+abi::UringReqHeader Header(uint32_t len, uint64_t unique, absl::string_view op_in,
+                           uint32_t payload_sz) {
+  abi::UringReqHeader header{};
+  abi::InHeader in{};
+  in.len = len;
+  in.opcode = 15;  // FUSE_READ
+  in.unique = unique;
+  std::memcpy(header.in_out, &in, sizeof(in));
+  std::memcpy(header.op_in, op_in.data(), op_in.size());
+  header.ring_ent_in_out.payload_sz = payload_sz;
+  return header;
+}
+
+TEST(AssembleRequestTest, HeaderFirstArgumentThenPayload) {
+  const std::string op_in(24, 'o');
+  const std::string payload = "name\0";
+  abi::UringReqHeader header =
+      Header(sizeof(abi::InHeader) + 24 + payload.size(), 7, op_in, payload.size());
+  std::vector<char> out(4096);
+  absl::StatusOr<size_t> n =
+      uring::AssembleRequest(header, payload.data(), payload.size(), out.data(), out.size());
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(*n, sizeof(abi::InHeader) + 24 + payload.size());
+  EXPECT_EQ(std::memcmp(out.data(), header.in_out, sizeof(abi::InHeader)), 0);
+  EXPECT_EQ(std::string(out.data() + sizeof(abi::InHeader), 24), op_in);
+  EXPECT_EQ(std::string(out.data() + sizeof(abi::InHeader) + 24, payload.size()), payload);
+}
+
+TEST(AssembleRequestTest, NoFirstArgument) {  // LOOKUP: the name is all payload
+  const std::string payload = "DCIM";
+  abi::UringReqHeader header = Header(sizeof(abi::InHeader) + 4, 9, "", 4);
+  std::vector<char> out(64);
+  absl::StatusOr<size_t> n = uring::AssembleRequest(header, payload.data(), 4, out.data(), 64);
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(std::string(out.data() + sizeof(abi::InHeader), 4), "DCIM");
+}
+
+TEST(AssembleRequestTest, RefusesSizesThatDoNotAddUp) {
+  std::vector<char> out(4096);
+  const std::string payload(64, 'p');
+  // len shorter than header + payload.
+  abi::UringReqHeader shorter = Header(sizeof(abi::InHeader) + 10, 1, "", 64);
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      uring::AssembleRequest(shorter, payload.data(), 64, out.data(), out.size()).status()));
+  // A first argument larger than op_in.
+  abi::UringReqHeader big_op = Header(sizeof(abi::InHeader) + 129 + 64, 1, "", 64);
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      uring::AssembleRequest(big_op, payload.data(), 64, out.data(), out.size()).status()));
+  // A payload larger than the entry's buffer.
+  abi::UringReqHeader over = Header(sizeof(abi::InHeader) + 64, 1, "", 64);
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      uring::AssembleRequest(over, payload.data(), 32, out.data(), out.size()).status()));
+  // More than the output holds.
+  abi::UringReqHeader fits = Header(sizeof(abi::InHeader) + 64, 1, "", 64);
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      uring::AssembleRequest(fits, payload.data(), 64, out.data(), 50).status()));
+}
+
+struct Reply {
+  abi::OutHeader out{};
+  std::string body;
+  std::vector<iovec> iov;
+  // libfuse's layout: the header, then the body in pieces.
+  Reply(uint64_t unique, std::vector<std::string>* pieces) {
+    for (const std::string& p : *pieces) body += p;
+    out.len = static_cast<uint32_t>(sizeof(out) + body.size());
+    out.unique = unique;
+    iov.push_back({&out, sizeof(out)});
+    for (std::string& p : *pieces) iov.push_back({p.data(), p.size()});
+  }
+};
+
+TEST(CopyReplyTest, HeaderAndBodyIntoTheEntry) {
+  std::vector<std::string> pieces = {"hello ", "ring"};
+  Reply reply(42, &pieces);
+  abi::UringReqHeader header{};
+  std::vector<char> payload(16, 'x');
+  absl::StatusOr<size_t> n = uring::CopyReply(reply.iov.data(), static_cast<int>(reply.iov.size()),
+                                              &header, payload.data(), payload.size());
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(*n, sizeof(abi::OutHeader) + 10);
+  abi::OutHeader out;
+  std::memcpy(&out, header.in_out, sizeof(out));
+  EXPECT_EQ(out.unique, 42u);
+  EXPECT_EQ(out.len, sizeof(abi::OutHeader) + 10);
+  EXPECT_EQ(header.ring_ent_in_out.payload_sz, 10u);
+  EXPECT_EQ(std::string(payload.data(), 10), "hello ring");
+}
+
+TEST(CopyReplyTest, ErrorReplyHasNoBody) {
+  std::vector<std::string> none;
+  Reply reply(5, &none);
+  reply.out.error = -2;
+  abi::UringReqHeader header{};
+  header.ring_ent_in_out.payload_sz = 99;
+  std::vector<char> payload(16);
+  ASSERT_TRUE(uring::CopyReply(reply.iov.data(), 1, &header, payload.data(), 16).ok());
+  EXPECT_EQ(header.ring_ent_in_out.payload_sz, 0u);
+}
+
+TEST(CopyReplyTest, OversizeIsAnErrorNeverATruncation) {
+  std::vector<std::string> pieces = {std::string(17, 'b')};
+  Reply reply(3, &pieces);
+  abi::UringReqHeader header{};
+  std::vector<char> payload(16, 'x');
+  absl::StatusOr<size_t> n = uring::CopyReply(reply.iov.data(), 2, &header, payload.data(), 16);
+  EXPECT_TRUE(absl::IsResourceExhausted(n.status())) << n.status();
+  EXPECT_EQ(std::string(payload.data(), 16), std::string(16, 'x'));  // nothing copied
+  EXPECT_EQ(header.ring_ent_in_out.payload_sz, 0u);
+}
+
+TEST(CopyReplyTest, RefusesMalformedReplies) {
+  std::vector<std::string> pieces = {"abc"};
+  Reply reply(3, &pieces);
+  reply.out.len += 1;  // says more than it has
+  abi::UringReqHeader header{};
+  std::vector<char> payload(16);
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      uring::CopyReply(reply.iov.data(), 2, &header, payload.data(), 16).status()));
+  char tiny[4] = {};
+  iovec short_iov = {tiny, sizeof(tiny)};
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      uring::CopyReply(&short_iov, 1, &header, payload.data(), 16).status()));
+}
+
+TEST(SetErrorReplyTest, HeaderOnly) {
+  abi::UringReqHeader header{};
+  header.ring_ent_in_out.payload_sz = 7;
+  uring::SetErrorReply(11, -5, &header);
+  abi::OutHeader out;
+  std::memcpy(&out, header.in_out, sizeof(out));
+  EXPECT_EQ(out.unique, 11u);
+  EXPECT_EQ(out.error, -5);
+  EXPECT_EQ(out.len, sizeof(out));
+  EXPECT_EQ(header.ring_ent_in_out.payload_sz, 0u);
+}
+
+TEST(TransportTest, NamesRoundTrip) {
+  for (Transport t : {Transport::kAuto, Transport::kUring, Transport::kDev}) {
+    EXPECT_EQ(ParseTransport(TransportName(t)), t);
+  }
+  EXPECT_FALSE(ParseTransport("io_uring").has_value());
+  EXPECT_FALSE(ParseTransport("").has_value());
+}
+
+TEST(PossibleCpusTest, AtLeastOne) {
+  absl::StatusOr<int> cpus = uring::PossibleCpus();
+  ASSERT_TRUE(cpus.ok()) << cpus.status();
+  EXPECT_GE(*cpus, 1);
+}
+
+}  // namespace
+}  // namespace scopedfs::daemon
