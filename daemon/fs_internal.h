@@ -56,8 +56,9 @@ namespace scopedfs::daemon {
 // Callers of other users are outside all of these proofs: every request of theirs on a node is
 // judged (DoGetattr), so a cached name lets them walk through, never see anything. A file's
 // attributes do not depend on the caller and are cached for a second, except under LISTING
-// (AttrTimeoutFor); a directory's do (DirectoryAsSeen) unless the policy is caller-independent. A
-// reload invalidates every name and inode the kernel holds (Filesystem::SetEngine); the daemon's
+// (AttrTimeoutFor; on a mount only one user's apps reach, as long as its name:
+// CachesAttrsWithName); a directory's do (DirectoryAsSeen) unless the policy is caller-independent.
+// A reload invalidates every name and inode the kernel holds (Filesystem::SetEngine); the daemon's
 // own namespace changes are the kernel's own requests, which update its cache. Changes made to the
 // lower tree behind the daemon's back are seen once a cached name expires.
 inline constexpr double kAttrTimeout = 1.0;
