@@ -54,7 +54,8 @@ namespace scopedfs::daemon {
 // view through the cached raw inode fails ESTALE, on which the kernel walks again with
 // LOOKUP_REVAL and gets the caller's view.
 // Callers of other users are outside all of these proofs: every request of theirs on a node is
-// judged (DoGetattr), so a cached name lets them walk through, never see anything. A file's
+// judged (DoGetattr), so a cached name lets them walk through, never see anything (but for
+// attributes cached on a mount the operator says no other user reaches). A file's
 // attributes do not depend on the caller and are cached for a second, except under LISTING
 // (AttrTimeoutFor; on a mount only one user's apps reach, as long as its name:
 // CachesAttrsWithName); a directory's do (DirectoryAsSeen) unless the policy is caller-independent.
