@@ -64,6 +64,12 @@ struct FilesystemOptions {
   // How long the kernel may keep a name the policy proves visible to every caller
   // (fs_internal.h): changes made to the lower tree behind the daemon are seen this late.
   double entry_cache_seconds = 10.0;
+  // The operator's word that only apps of this storage's Android user can reach the mount (as
+  // on a device, where each user's apps see only their own user's mount): the kernel may then
+  // cache, for entry_cache_seconds, the attributes of files whose names it caches for every
+  // caller of the user (fs_internal.h, AttrTimeoutFor). Apps of another user would be served
+  // those attributes without being judged (docs/visibility.md).
+  bool mount_reached_by_one_user = false;
   // Where the callers' SELinux contexts come from; null: SELinux is not consulted. When it reports
   // SELinux enabled, every decision uses the caller's kernel domain (getpidcon), and a caller
   // whose context cannot be read is refused.

@@ -54,10 +54,12 @@ namespace scopedfs::daemon {
 // view through the cached raw inode fails ESTALE, on which the kernel walks again with
 // LOOKUP_REVAL and gets the caller's view.
 // Callers of other users are outside all of these proofs: every request of theirs on a node is
-// judged (DoGetattr), so a cached name lets them walk through, never see anything. A file's
+// judged (DoGetattr), so a cached name lets them walk through, never see anything (but for
+// attributes cached on a mount the operator says no other user reaches). A file's
 // attributes do not depend on the caller and are cached for a second, except under LISTING
-// (AttrTimeoutFor); a directory's do (DirectoryAsSeen) unless the policy is caller-independent. A
-// reload invalidates every name and inode the kernel holds (Filesystem::SetEngine); the daemon's
+// (AttrTimeoutFor; on a mount only one user's apps reach, as long as its name:
+// CachesAttrsWithName); a directory's do (DirectoryAsSeen) unless the policy is caller-independent.
+// A reload invalidates every name and inode the kernel holds (Filesystem::SetEngine); the daemon's
 // own namespace changes are the kernel's own requests, which update its cache. Changes made to the
 // lower tree behind the daemon's back are seen once a cached name expires.
 inline constexpr double kAttrTimeout = 1.0;
@@ -201,6 +203,19 @@ inline double AttrTimeoutFor(const RequestContext& ctx, const struct stat& st, d
   if (CallerIndependent(ctx)) return std::max(cached, kAttrTimeout);
   if (ctx.engine() != nullptr && ctx.engine()->visibility() == VISIBILITY_LISTING) return 0.0;
   return S_ISDIR(st.st_mode) ? 0.0 : kAttrTimeout;
+}
+// Under LISTING on a mount only one user's apps reach (FilesystemOptions::
+// mount_reached_by_one_user), the operator's assertion removes the reason above: a non-directory
+// whose name the kernel caches for every caller of the user (entry timeout > 0: not a view that
+// differs by caller, not a name found by another spelling, not in a package-private area) gets
+// its attributes cached as long as its name, as MediaProvider caches them. Directories keep 0:
+// DirectoryAsSeen answers root and apps differently. The kernel marks the attributes stale
+// itself after a write (passthrough or not), a SETATTR, a link or an unlink through the mount,
+// and a reload invalidates every inode (Filesystem::SetEngine). Never for a caller of another
+// user: its requests are still judged wherever they reach the daemon.
+inline bool CachesAttrsWithName(const Filesystem* fs, const RequestContext& ctx, mode_t mode) {
+  return fs->options().mount_reached_by_one_user && !S_ISDIR(mode) && ctx.engine() != nullptr &&
+         ctx.engine()->visibility() == VISIBILITY_LISTING && !OfAnotherUser(ctx);
 }
 // `path` names a directory when `directory` is set; `view_may_differ`: a regular file whose
 // view (inode) may differ by caller.

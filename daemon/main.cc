@@ -68,6 +68,11 @@ ABSL_FLAG(std::string, fsname, "",
 ABSL_FLAG(double, entry_cache_seconds, 10.0,
           "How long the kernel may cache a name the policy shows to every caller; changes made "
           "to the lower tree behind the daemon are seen this late (0: never cache).");
+ABSL_FLAG(bool, mount_reached_by_one_user, false,
+          "The operator asserts that only apps of --user_id (and root and the system uids) can "
+          "reach this mount, as on a device: under LISTING visibility the kernel then caches the "
+          "attributes of names it caches for every app, for --entry_cache_seconds. An app of "
+          "another user that reached the mount could read those cached attributes unjudged.");
 ABSL_FLAG(std::string, xattr, "",
           "POSIX semantics: how extended attributes are served: passthrough (as the lower tree "
           "has them; the default), noattr (none exist) or nosys (not supported: the kernel stops "
@@ -304,6 +309,7 @@ int Run() {
   options.passthrough = absl::GetFlag(FLAGS_passthrough);
   options.fuse_threads = absl::GetFlag(FLAGS_threads);
   options.entry_cache_seconds = absl::GetFlag(FLAGS_entry_cache_seconds);
+  options.mount_reached_by_one_user = absl::GetFlag(FLAGS_mount_reached_by_one_user);
   if (!(options.entry_cache_seconds >= 0 && options.entry_cache_seconds <= 86400)) {
     return UsageError("--entry_cache_seconds must be between 0 and 86400");
   }

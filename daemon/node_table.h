@@ -106,6 +106,10 @@ struct Node {
   // Directories: the kernel may hold this directory's listing in its cache (FOPEN_CACHE_DIR, a
   // listing from the start was served to an open that caches it). A hint, as above.
   std::atomic<bool> kernel_lists{false};
+  // FilesystemOptions::mount_reached_by_one_user: the last LOOKUP of this node cached its name
+  // for every caller of the storage's user, so its attributes may be cached as long
+  // (fs_internal.h, CachesAttrsWithName). Set by PublishEntry and DoLookup only.
+  std::atomic<bool> attrs_cached_with_name{false};
 };
 
 class NodeTable {

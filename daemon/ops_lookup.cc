@@ -274,6 +274,9 @@ std::shared_ptr<Node> PublishEntry(Filesystem* fs, const RequestContext& ctx, fu
                          CouldCarryLocation(child->info);
   e->entry_timeout =
       EntryTimeoutFor(fs, ctx, child->path, S_ISDIR(child->st.st_mode), view_may_differ);
+  bool with_name = e->entry_timeout > 0 && CachesAttrsWithName(fs, ctx, child->st.st_mode);
+  node->attrs_cached_with_name.store(with_name, std::memory_order_relaxed);
+  if (with_name) e->attr_timeout = e->entry_timeout;
   return node;
 }
 
@@ -341,7 +344,12 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   // spelling never outlives a change made through another.
   std::shared_ptr<Node> node =
       PublishEntry(fs, ctx, parent, real.c_str(), &child, view, e, fresh_until_before);
-  if (real != name) e->entry_timeout = 0;
+  if (real != name) {
+    e->entry_timeout = 0;
+    if (node->attrs_cached_with_name.exchange(false, std::memory_order_relaxed)) {
+      e->attr_timeout = 0;
+    }
+  }
   MarkKernelAttrsFresh(node.get(), std::min(e->entry_timeout, e->attr_timeout));
   return 0;
 }
@@ -403,7 +411,14 @@ void sfs_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     fuse_reply_err(req, err);
   } else {
     st.st_ino = fs->PresentedIno(st.st_dev, st.st_ino);
-    fuse_reply_attr(req, &st, AttrTimeoutFor(ctx, st, fs->options().entry_cache_seconds));
+    double timeout = AttrTimeoutFor(ctx, st, fs->options().entry_cache_seconds);
+    if (CachesAttrsWithName(fs, ctx, st.st_mode)) {
+      std::shared_ptr<Node> node = fs->nodes().Get(ino);
+      if (node != nullptr && node->attrs_cached_with_name.load(std::memory_order_relaxed)) {
+        timeout = fs->options().entry_cache_seconds;
+      }
+    }
+    fuse_reply_attr(req, &st, timeout);
   }
 }
 

@@ -1,0 +1,177 @@
+// Attributes cached on a mount only one Android user's apps reach (--mount_reached_by_one_user),
+// under android.textproto's LISTING visibility, as real app uids: each test runs with the option
+// and without it (the default, where no attribute is cached). With it, another app's second stat
+// of a Download file costs no request, a size written through passthrough is fresh for the next
+// app, views that differ by caller still ask, a reload still invalidates, and an app of another
+// user is refused wherever it reaches the daemon. Needs root and /dev/fuse; skips, saying so,
+// without them.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/mount_harness.h"
+
+namespace scopedfs::tests {
+namespace {
+
+constexpr char kDoc[] = "Download/notes.pdf";    // notes' document, found by every app (LISTING)
+constexpr char kPhoto[] = "Pictures/photo.jpg";  // camera's photo: its view differs by app
+constexpr uid_t kOtherUsersFiles = 10 * 100000 + kFiles;
+
+class UserCacheMountTest : public MountTest, public testing::WithParamInterface<bool> {
+ protected:
+  bool cached() const { return GetParam(); }
+  DaemonOptions Options() const override {
+    DaemonOptions o;
+    o.policy = "policy/configs/android.textproto";
+    o.control_socket = true;
+    o.extra_flags.push_back(
+        absl::StrCat("--mount_reached_by_one_user=", cached() ? "true" : "false"));
+    return o;
+  }
+  void SetUp() override {
+    MountTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    SCOPEDFS_ASSERT_OK(storage_.WriteLower(kDoc, PdfBytes(), kNotes));
+    // A photo with GPS: apps without location access read a redacted view of it.
+    SCOPEDFS_ASSERT_OK(storage_.WriteLower(kPhoto, ReadFileOrDie("tests/media/gps.jpg"), kCamera));
+  }
+  int64_t Count(const std::string& op) {
+    absl::StatusOr<int64_t> n = storage_.OpCount(op);
+    EXPECT_TRUE(n.ok()) << n.status();
+    return n.ok() ? *n : -1;
+  }
+  // LOOKUPs and GETATTRs the daemon served.
+  int64_t Asked() { return Count("lookup") + Count("getattr"); }
+  // The size `uid`'s stat of `path` finds, or -errno.
+  int64_t SizeAs(uid_t uid, const std::string& path) {
+    AppResult r = As(uid).Run(absl::StrCat("stat ", path), [path] {
+      AppResult out;
+      struct stat st;
+      if (stat(path.c_str(), &st) != 0) {
+        out.err = errno;
+      } else {
+        out.data = std::to_string(st.st_size);
+      }
+      return out;
+    });
+    return r.err != 0 ? -r.err : std::stoll(r.data);
+  }
+  // Requests three stats of `path` by `uid`, in one process, cost the daemon.
+  int64_t AskedForThreeStats(uid_t uid, const std::string& path) {
+    int64_t before = Asked();
+    AppResult r = As(uid).Run("stat thrice", [&] {
+      AppResult out;
+      struct stat st;
+      for (int i = 0; i < 3; ++i) {
+        if (stat(path.c_str(), &st) != 0) out.err = errno;
+      }
+      return out;
+    });
+    EXPECT_TRUE(Succeeds(r));
+    return Asked() - before;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(UserCache, UserCacheMountTest, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& info) {
+                           return info.param ? "OneUser" : "Default";
+                         });
+
+// After the owner's stat, another app of the same user stats the file three times: with the
+// option the kernel answers all three from its cache; without it each costs a GETATTR.
+TEST_P(UserCacheMountTest, AnotherAppsStatSendsNoGetattr) {
+  ASSERT_EQ(SizeAs(kNotes, kDoc), static_cast<int64_t>(PdfBytes().size()));
+  int64_t getattrs = Count("getattr");
+  int64_t asked = AskedForThreeStats(kCamera, kDoc);
+  if (cached()) {
+    EXPECT_EQ(asked, 0) << "the attributes the owner's stat left were not used";
+  } else {
+    EXPECT_GE(Count("getattr") - getattrs, 3) << "attributes are never cached by default";
+  }
+}
+
+// A file written through passthrough (its writes never reach the daemon) shows its new size to
+// another app after close, although that app's earlier stat cached its attributes; so does a
+// truncate.
+TEST_P(UserCacheMountTest, SizeIsFreshAfterAnotherAppsPassthroughWrite) {
+  // A document (no location-carrying format), so its name is cached for every app.
+  const std::string path = "Download/grow.pdf";
+  const int64_t size = static_cast<int64_t>(PdfBytes().size());
+  ASSERT_TRUE(Succeeds(As(kNotes).Create(path, PdfBytes())));
+  ASSERT_EQ(SizeAs(kCamera, path), size);
+  if (cached()) {
+    ASSERT_EQ(AskedForThreeStats(kCamera, path), 0) << "the attributes are cached";
+  }
+  absl::StatusOr<DaemonStats> before = storage_.Stats();
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_TRUE(Succeeds(As(kNotes).Write(path, std::string(5000, 'x'), O_WRONLY | O_APPEND)));
+  absl::StatusOr<DaemonStats> after = storage_.Stats();
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ((*after)["open_passthrough"] - (*before)["open_passthrough"], 1);
+  EXPECT_EQ((*after)["requests_write"], (*before)["requests_write"]) << "a write reached us";
+  EXPECT_EQ(SizeAs(kCamera, path), size + 5000) << "a stale size after a passthrough write";
+  ASSERT_TRUE(Succeeds(As(kNotes).Truncate(path, size + 7)));
+  EXPECT_EQ(SizeAs(kCamera, path), size + 7) << "a stale size after a truncate";
+  ASSERT_TRUE(Succeeds(As(kNotes).Write(path, PdfBytes(100), O_WRONLY | O_TRUNC)));
+  EXPECT_EQ(SizeAs(kCamera, path), 100) << "a stale size after O_TRUNC";
+}
+
+// A photo's view differs by app (a redacted inode for apps without location access): its
+// attributes are asked again for each fstat of a redacted open, and each walk asks its name.
+TEST_P(UserCacheMountTest, RedactedViewsStillAsk) {
+  EXPECT_GE(AskedForThreeStats(kSocial, kPhoto), 3);
+  EXPECT_GE(AskedForThreeStats(kCamera, kPhoto), 3) << "the owner's raw view";
+  int64_t getattrs = Count("getattr");
+  AppResult r = As(kSocial).Run("fstat thrice", [] {
+    AppResult out;
+    int fd = open(kPhoto, O_RDONLY);
+    if (fd < 0) {
+      out.err = errno;
+      return out;
+    }
+    struct stat st;
+    for (int i = 0; i < 3; ++i) {
+      if (fstat(fd, &st) != 0) out.err = errno;
+    }
+    close(fd);
+    return out;
+  });
+  ASSERT_TRUE(Succeeds(r));
+  EXPECT_GE(Count("getattr") - getattrs, 2) << "the redacted view's attributes were cached";
+}
+
+// A reload invalidates the cached attributes as it does the names: the next stat asks.
+TEST_P(UserCacheMountTest, AReloadInvalidates) {
+  ASSERT_EQ(SizeAs(kNotes, kDoc), static_cast<int64_t>(PdfBytes().size()));
+  absl::StatusOr<std::string> reloaded =
+      storage_.Ctl({"reload", "--policy=policy/configs/android.textproto",
+                    "--apps=policy/configs/apps.textproto"});
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  EXPECT_GE(AskedForThreeStats(kCamera, kDoc), 1);
+}
+
+// An app of another user is refused wherever it reaches the daemon: opens and listings. With the
+// option (whose assertion this test breaks on purpose), its stat of a name an app of the user
+// cached is answered by the kernel with the cached attributes; without it, refused.
+TEST_P(UserCacheMountTest, AnotherUsersAppIsRefusedWhereItReachesTheDaemon) {
+  ASSERT_EQ(SizeAs(kNotes, kDoc), static_cast<int64_t>(PdfBytes().size()));
+  int64_t size = SizeAs(kOtherUsersFiles, kDoc);
+  if (cached()) {
+    EXPECT_EQ(size, static_cast<int64_t>(PdfBytes().size())) << "docs/visibility.md says so";
+  } else {
+    EXPECT_EQ(size, -ENOENT);
+  }
+  EXPECT_TRUE(FailsWith(As(kOtherUsersFiles).Read(kDoc), ENOENT));
+  EXPECT_FALSE(Succeeds(As(kOtherUsersFiles).List("Download")));
+  EXPECT_TRUE(FailsWith(As(kOtherUsersFiles).Unlink(kDoc), ENOENT));
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/unseen.pdf", PdfBytes(), kNotes));
+  EXPECT_EQ(SizeAs(kOtherUsersFiles, "Download/unseen.pdf"), -ENOENT) << "no app looked it up";
+}
+
+}  // namespace
+}  // namespace scopedfs::tests
