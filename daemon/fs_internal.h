@@ -206,12 +206,12 @@ inline double AttrTimeoutFor(const RequestContext& ctx, const struct stat& st, d
 // view (inode) may differ by caller.
 double EntryTimeoutFor(Filesystem* fs, const RequestContext& ctx, const std::string& path,
                        bool directory, bool view_may_differ);
-ViewMask ViewOf(const policy::Decision& d);
+View ViewOf(const policy::Decision& d);
 
 // A caller's read of a file: the decision, and the view (inode) it must read through.
 struct ReadJudgement {
   policy::Decision decision;
-  ViewMask view = kRawView;
+  View view = kRawView;
   // How much of the file's bytes the caller gets: a rename or link must never raise it.
   int Rank() const {
     if (!decision.Permits()) return 0;
@@ -283,8 +283,8 @@ int OpenLowerChild(Filesystem* fs, const Resolved& parent, const char* name, Chi
 // kernel (Node::kernel_fresh_until_ns) until DoLookup says otherwise; *fresh_until_before, when
 // given, gets what they counted as before. Returns the node.
 std::shared_ptr<Node> PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent,
-                                   const char* name, Child* child, ViewMask view,
-                                   fuse_entry_param* e, int64_t* fresh_until_before = nullptr);
+                                   const char* name, Child* child, View view, fuse_entry_param* e,
+                                   int64_t* fresh_until_before = nullptr);
 FileInfo InfoOfNode(Filesystem* fs, const Resolved& r, const struct stat& st, FactNeeds needs = {});
 
 // A node as the caller may see it: resolved, stat'ed, its content facts known, and not hidden
@@ -296,7 +296,7 @@ struct Visible {
   bool dir = false;
 };
 int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Visible* v);
-ViewMask CallerView(const RequestContext& ctx, const Child& child);
+View CallerView(const RequestContext& ctx, const Child& child);
 
 // LOOKUP, and READDIRPLUS's entries: the entry leaves the kernel with the name and current
 // attributes, fresh for the entry's timeouts. *fresh_until_before: as for PublishEntry.

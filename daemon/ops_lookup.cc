@@ -111,7 +111,7 @@ bool FindsName(const RequestContext& ctx, const std::string& path, bool director
 }
 
 // The view a read decision calls for.
-ViewMask ViewOf(const policy::Decision& d) {
+View ViewOf(const policy::Decision& d) {
   return d.outcome == OUTCOME_ALLOW_REDACTED ? kRedactedView : kRawView;
 }
 
@@ -256,8 +256,8 @@ int OpenLowerChild(Filesystem* fs, const Resolved& parent, const char* name, Chi
 // Hands the child's fd to the node table (one more kernel lookup of it) and fills the entry the
 // kernel gets back.
 std::shared_ptr<Node> PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent,
-                                   const char* name, Child* child, ViewMask view,
-                                   fuse_entry_param* e, int64_t* fresh_until_before) {
+                                   const char* name, Child* child, View view, fuse_entry_param* e,
+                                   int64_t* fresh_until_before) {
   std::shared_ptr<Node> node =
       fs->nodes().Upsert(parent, name, std::move(child->fd), child->st.st_dev, child->st.st_ino,
                          child->st.st_mode & S_IFMT, view);
@@ -305,7 +305,7 @@ int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Vi
 }
 
 // The view of a regular file the caller reads (JudgeRead).
-ViewMask CallerView(const RequestContext& ctx, const Child& child) {
+View CallerView(const RequestContext& ctx, const Child& child) {
   if (!S_ISREG(child.st.st_mode)) return kRawView;
   if (ctx.engine() != nullptr && !ctx.engine()->may_redact()) return kRawView;
   return JudgeRead(ctx, child.path, child.info).view;
@@ -328,7 +328,7 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   policy::LookupDecisions d = ctx.DecideLookup(child.path, S_ISDIR(child.st.st_mode), &child.info,
                                                could_carry ? &located : nullptr);
   if (!d.found) return ErrnoOf(d.lookup);
-  ViewMask view = kRawView;
+  View view = kRawView;
   if (judge_view) {
     view = ViewOf(d.read);
     if (d.read.outcome == OUTCOME_ALLOW && d.read_if_located.outcome == OUTCOME_ALLOW_REDACTED) {

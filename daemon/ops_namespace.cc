@@ -58,7 +58,7 @@ int EntryFor(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   if (child.fd.get() < 0) return errno;
   if (fstatat(child.fd.get(), "", &child.st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
     return errno;
-  ViewMask view = kRawView;
+  View view = kRawView;
   if (existing_content) {
     child.path = ChildPath(p.path, name);
     child.info = fs->facts().Lookup(child.fd.get(), child.st, name, NeedsOf(ctx.engine()));
