@@ -30,6 +30,7 @@
 #include "daemon/filesystem.h"
 #include "daemon/fuse_session.h"
 #include "daemon/node_table.h"
+#include "daemon/op_request.h"
 #include "daemon/redacted_read.h"
 #include "daemon/request_context.h"
 #include "daemon/scan_queue.h"
@@ -143,19 +144,6 @@ class DirStream {
 int ForEachEntryBelow(int dir_fd, int* budget,
                       const std::function<int(int fd, const struct stat& st, const std::string& rel,
                                               absl::string_view name)>& visit);
-
-// Records one op's latency in the stats when it goes out of scope.
-class OpTimer {
- public:
-  OpTimer(Stats& stats, OpKind kind)
-      : stats_(stats), kind_(kind), start_(std::chrono::steady_clock::now()) {}
-  ~OpTimer();
-
- private:
-  Stats& stats_;
-  OpKind kind_;
-  std::chrono::steady_clock::time_point start_;
-};
 
 // --- Decisions --------------------------------------------------------------------------------
 
@@ -304,11 +292,6 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
              fuse_entry_param* e, int64_t* fresh_until_before = nullptr);
 int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi,
            int* backing_id);
-// Replies to an op that makes or finds a name (LOOKUP, MKDIR, MKNOD, SYMLINK, LINK): `err` or the
-// entry.
-void ReplyEntry(fuse_req_t req, int err, const fuse_entry_param& e);
-// Replies to OPEN or CREATE, with the backing id when the open is passthrough.
-void ReplyOpened(fuse_req_t req, fuse_file_info* fi, int backing_id, const fuse_entry_param* entry);
 
 // --- Namespace checks (namespace_checks.cc) ----------------------------------------------------
 

@@ -157,13 +157,9 @@ int LoadDir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, OpenDir* 
 }
 
 void sfs_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kReaddir);
-  if (int err = DoOpendir(fs, fs->Context(req), ino, fi)) {
-    fuse_reply_err(req, err);
-  } else {
-    fuse_reply_open(req, fi);
-  }
+  OpRequest op(req, OpKind::kReaddir);
+  if (int err = DoOpendir(op.fs(), op.ctx(), ino, fi)) return op.ReplyErr(err);
+  fuse_reply_open(req, fi);
 }
 
 // A name's attributes count as held by the kernel when they stay fresh for another second.
@@ -268,15 +264,15 @@ class ListingSource {
 // the same policy check as LOOKUP), so the kernel learns attributes without a LOOKUP per name.
 void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi,
              bool plus) {
-  Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kReaddir);
-  RequestContext ctx = fs->Context(req);
+  OpRequest op(req, OpKind::kReaddir);
+  Filesystem* fs = op.fs();
+  const RequestContext& ctx = op.ctx();
   ListingSource source;
   OpenDir* dir = DirOf(fi);
   int opened = dir->kernel_caches
                    ? ListingSource::ForLowerDirectory(fs, ctx, ino, off, dir, &source)
                    : ListingSource::ForSnapshot(fs, ctx, ino, off, dir, &source);
-  if (opened != 0) return (void)fuse_reply_err(req, opened);
+  if (opened != 0) return op.ReplyErr(opened);
   std::vector<char> buf(size);
   size_t used = 0;
   while (true) {
@@ -284,7 +280,7 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     bool end;
     if (int err = source.Next(&entry, &end)) {
       // What is in the buffer is sent and the kernel asks again from its last entry on.
-      if (used == 0) return (void)fuse_reply_err(req, err);
+      if (used == 0) return op.ReplyErr(err);
       break;
     }
     if (end) break;
@@ -311,7 +307,7 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
       // fds, an I/O error) must not drop the entry in silence: what is in the buffer is sent
       // and the kernel asks again from this entry, or the error is the answer.
       if (err == ENOENT || err == EACCES || err == EPERM) continue;
-      if (used == 0) return (void)fuse_reply_err(req, err);
+      if (used == 0) return op.ReplyErr(err);
       break;
     } else {
       KeepKernelsEntry(fs, fresh_until_before, &e);
@@ -342,15 +338,17 @@ void sfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fus
 }
 
 void sfs_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  OpRequest op(req, std::nullopt);
   OpenDir* dir = DirOf(fi);
-  Fs(req)->Unregister(dir);
+  op.fs()->Unregister(dir);
   delete dir;
-  fuse_reply_err(req, 0);
+  op.ReplyErr(0);
 }
 
 void sfs_fsyncdir(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
+  OpRequest op(req, std::nullopt);
   int fd = DirOf(fi)->fd.get();
-  fuse_reply_err(req, (datasync ? fdatasync(fd) : fsync(fd)) == 0 ? 0 : errno);
+  op.ReplyErr((datasync ? fdatasync(fd) : fsync(fd)) == 0 ? 0 : errno);
 }
 
 }  // namespace scopedfs::daemon

@@ -20,13 +20,6 @@ namespace scopedfs::daemon {
 
 std::string ProcPath(int fd) { return absl::StrCat("/proc/self/fd/", fd); }
 
-OpTimer::~OpTimer() {
-  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
-                                                                 start_)
-                .count();
-  stats_.Record(kind_, static_cast<uint64_t>(ns));
-}
-
 // Names the kernel hands us are single components; anything else is refused, never interpreted
 // (`invalid` is the errno for that). FUSE lets names run to 1024 bytes, so a name longer than the
 // lower tree can hold gets ENAMETOOLONG here, as it would natively.
@@ -142,67 +135,6 @@ ReadJudgement JudgeRead(const RequestContext& ctx, const std::string& path, cons
 
 int StatFd(int fd, struct stat* st) {
   return fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
-}
-
-void FillAttr(const struct stat& st, fuse_attr* a) {
-  a->ino = st.st_ino;
-  a->size = static_cast<uint64_t>(st.st_size);
-  a->blocks = static_cast<uint64_t>(st.st_blocks);
-  a->atime = static_cast<uint64_t>(st.st_atim.tv_sec);
-  a->mtime = static_cast<uint64_t>(st.st_mtim.tv_sec);
-  a->ctime = static_cast<uint64_t>(st.st_ctim.tv_sec);
-  a->atimensec = static_cast<uint32_t>(st.st_atim.tv_nsec);
-  a->mtimensec = static_cast<uint32_t>(st.st_mtim.tv_nsec);
-  a->ctimensec = static_cast<uint32_t>(st.st_ctim.tv_nsec);
-  a->mode = st.st_mode;
-  a->nlink = static_cast<uint32_t>(st.st_nlink);
-  a->uid = st.st_uid;
-  a->gid = st.st_gid;
-  a->rdev = static_cast<uint32_t>(st.st_rdev);
-  a->blksize = static_cast<uint32_t>(st.st_blksize);
-}
-
-void ReplyEntry(fuse_req_t req, int err, const fuse_entry_param& e) {
-  if (err != 0) {
-    fuse_reply_err(req, err);
-  } else {
-    fuse_reply_entry(req, &e);
-  }
-}
-
-// libfuse 3.14 cannot express a backing id, so passthrough replies are built by hand:
-// [fuse_entry_out for CREATE] + fuse_open_out with FOPEN_PASSTHROUGH.
-void ReplyOpened(fuse_req_t req, fuse_file_info* fi, int backing_id,
-                 const fuse_entry_param* entry) {
-  if (backing_id < 0) {
-    fi->direct_io = 0;
-    if (entry != nullptr) {
-      fuse_reply_create(req, entry, fi);
-    } else {
-      fuse_reply_open(req, fi);
-    }
-    return;
-  }
-  abi::OpenOut open_out{};
-  open_out.fh = fi->fh;
-  open_out.open_flags = abi::kFopenPassthrough;
-  open_out.backing_id = backing_id;
-  if (entry == nullptr) {
-    fuse_reply_buf(req, reinterpret_cast<const char*>(&open_out), sizeof(open_out));
-    return;
-  }
-  struct {
-    fuse_entry_out entry;
-    abi::OpenOut open;
-  } out{};
-  static_assert(sizeof(out) == sizeof(fuse_entry_out) + sizeof(abi::OpenOut));
-  out.entry.nodeid = entry->ino;
-  out.entry.generation = entry->generation;
-  out.entry.entry_valid = static_cast<uint64_t>(entry->entry_timeout);
-  out.entry.attr_valid = static_cast<uint64_t>(entry->attr_timeout);
-  FillAttr(entry->attr, &out.entry.attr);
-  out.open = open_out;
-  fuse_reply_buf(req, reinterpret_cast<const char*>(&out), sizeof(out));
 }
 
 int Resolve(Filesystem* fs, fuse_ino_t ino, Resolved* out) {
@@ -376,71 +308,74 @@ int DoGetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
 }
 
 void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kLookup);
+  OpRequest op(req, OpKind::kLookup);
   fuse_entry_param e;
-  RequestContext ctx = fs->Context(req);
-  ReplyEntry(req, ctx.Audited(DoLookup(fs, ctx, parent, name, &e)), e);
+  op.ReplyEntry(DoLookup(op.fs(), op.ctx(), parent, name, &e), e);
 }
 
 void sfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
-  Fs(req)->nodes().Forget(ino, nlookup);
+  OpRequest op(req, std::nullopt);
+  op.fs()->nodes().Forget(ino, nlookup);
   fuse_reply_none(req);
 }
 
 void sfs_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
-  Filesystem* fs = Fs(req);
-  for (size_t i = 0; i < count; ++i) fs->nodes().Forget(forgets[i].ino, forgets[i].nlookup);
+  OpRequest op(req, std::nullopt);
+  for (size_t i = 0; i < count; ++i) op.fs()->nodes().Forget(forgets[i].ino, forgets[i].nlookup);
   fuse_reply_none(req);
 }
 
 void sfs_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kGetattr);
+  OpRequest op(req, OpKind::kGetattr);
   struct stat st;
-  RequestContext ctx = fs->Context(req);
-  if (int err = DoGetattr(fs, ctx, ino, fi, &st)) {
-    fuse_reply_err(req, err);
-  } else {
-    st.st_ino = fs->PresentedIno(st.st_dev, st.st_ino);
-    fuse_reply_attr(req, &st, AttrTimeoutFor(ctx, st, fs->options().entry_cache_seconds));
-  }
+  op.ReplyAttr(DoGetattr(op.fs(), op.ctx(), ino, fi, &st), st);
+}
+
+int DoReadlink(Filesystem* fs, fuse_ino_t ino, std::string* target) {
+  std::shared_ptr<Node> node = fs->nodes().Get(ino);
+  if (node == nullptr) return ENOENT;
+  base::UniqueFd fd;
+  if (int err = fs->nodes().OpenNode(*node, &fd)) return err;
+  char buf[PATH_MAX + 1];
+  ssize_t n = readlinkat(fd.get(), "", buf, PATH_MAX);
+  if (n < 0) return errno;
+  target->assign(buf, static_cast<size_t>(n));
+  return 0;
 }
 
 void sfs_readlink(fuse_req_t req, fuse_ino_t ino) {
-  Filesystem* fs = Fs(req);
-  std::shared_ptr<Node> node = fs->nodes().Get(ino);
-  if (node == nullptr) return (void)fuse_reply_err(req, ENOENT);
-  base::UniqueFd fd;
-  if (int err = fs->nodes().OpenNode(*node, &fd)) return (void)fuse_reply_err(req, err);
-  char buf[PATH_MAX + 1];
-  ssize_t n = readlinkat(fd.get(), "", buf, PATH_MAX);
-  if (n < 0) return (void)fuse_reply_err(req, errno);
-  buf[n] = '\0';
-  fuse_reply_readlink(req, buf);
+  OpRequest op(req, std::nullopt);
+  std::string target;
+  if (int err = DoReadlink(op.fs(), ino, &target)) return op.ReplyErr(err);
+  fuse_reply_readlink(req, target.c_str());
 }
 
 void sfs_statfs(fuse_req_t req, fuse_ino_t) {
-  std::shared_ptr<Node> root = Fs(req)->nodes().Get(kRootNodeId);
+  OpRequest op(req, std::nullopt);
+  std::shared_ptr<Node> root = op.fs()->nodes().Get(kRootNodeId);
   struct statvfs sv;
-  if (fstatvfs(root->fd.get(), &sv) != 0) return (void)fuse_reply_err(req, errno);
+  if (fstatvfs(root->fd.get(), &sv) != 0) return op.ReplyErr(errno);
   fuse_reply_statfs(req, &sv);
 }
 
-void sfs_access(fuse_req_t req, fuse_ino_t ino, int mask) {
-  Filesystem* fs = Fs(req);
-  RequestContext ctx = fs->Context(req);
+int DoAccess(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, int mask) {
   Visible v;
-  if (int err = ResolveVisible(fs, ctx, ino, &v)) return (void)fuse_reply_err(req, err);
-  int err = 0;
+  if (int err = ResolveVisible(fs, ctx, ino, &v)) return err;
   // A redacted read is still a read: access(R_OK) answers what open(O_RDONLY) would.
-  if ((mask & R_OK) && err == 0) {
+  if (mask & R_OK) {
     policy::Decision d = ctx.Decide(OP_READ, v.r.path, v.dir, &v.info);
-    err = d.Permits() ? 0 : ErrnoOf(d);
+    if (!d.Permits()) return ErrnoOf(d);
   }
-  if ((mask & W_OK) && err == 0) err = Verdict(ctx.Decide(OP_WRITE, v.r.path, v.dir, &v.info));
-  if ((mask & X_OK) && err == 0 && !v.dir && (v.st.st_mode & 0111) == 0) err = EACCES;
-  fuse_reply_err(req, err);
+  if (mask & W_OK) {
+    if (int err = Verdict(ctx.Decide(OP_WRITE, v.r.path, v.dir, &v.info))) return err;
+  }
+  if ((mask & X_OK) && !v.dir && (v.st.st_mode & 0111) == 0) return EACCES;
+  return 0;
+}
+
+void sfs_access(fuse_req_t req, fuse_ino_t ino, int mask) {
+  OpRequest op(req, std::nullopt);
+  op.ReplyErr(DoAccess(op.fs(), op.ctx(), ino, mask));
 }
 
 }  // namespace scopedfs::daemon
