@@ -194,7 +194,17 @@ inline double AttrTimeoutFor(const RequestContext& ctx, const struct stat& st, d
 // view (inode) may differ by caller.
 double EntryTimeoutFor(Filesystem* fs, const RequestContext& ctx, const std::string& path,
                        bool directory, bool view_may_differ);
-View ViewOf(const policy::Decision& d);
+// Which view (inode) a caller reads a file through, written once: the redacted view when its read
+// is redacted, or when it reads the file raw now but would read it redacted were the file to
+// carry location (`read_if_located`; CouldCarryLocation says when that is asked, and it is
+// `read` otherwise), so location its owner writes later reaches it filled. JudgeRead, DoLookup
+// (from one engine call) and CallerView all apply it.
+View ViewFor(const policy::Decision& read, const policy::Decision& read_if_located);
+// Whether a node of `mode` has a view to judge for the caller: a regular file under a policy
+// that may redact. Anything else is read raw.
+bool ViewJudged(const RequestContext& ctx, mode_t mode);
+// Whether a file may carry location: of a carrier format, or of content not known yet.
+bool CouldCarryLocation(const FileInfo& info);
 
 // A caller's read of a file: the decision, and the view (inode) it must read through.
 struct ReadJudgement {
@@ -284,6 +294,7 @@ struct Visible {
   bool dir = false;
 };
 int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Visible* v);
+// The view of a child the caller reads (ViewJudged, then JudgeRead).
 View CallerView(const RequestContext& ctx, const Child& child);
 
 // LOOKUP, and READDIRPLUS's entries: the entry leaves the kernel with the name and current

@@ -103,9 +103,8 @@ bool FindsName(const RequestContext& ctx, const std::string& path, bool director
   return engine != nullptr && !OfAnotherUser(ctx) && engine->FoundByEveryCaller(path);
 }
 
-// The view a read decision calls for.
-View ViewOf(const policy::Decision& d) {
-  return d.outcome == OUTCOME_ALLOW_REDACTED ? kRedactedView : kRawView;
+bool ViewJudged(const RequestContext& ctx, mode_t mode) {
+  return S_ISREG(mode) && ctx.engine() != nullptr && ctx.engine()->may_redact();
 }
 
 // Beyond ALLOW_REDACTED decisions, a caller that would be redacted if the file carried location
@@ -119,17 +118,24 @@ bool CouldCarryLocation(const FileInfo& info) {
          media::FormatMayCarryLocation(format);
 }
 
+View ViewFor(const policy::Decision& read, const policy::Decision& read_if_located) {
+  if (read.outcome == OUTCOME_ALLOW_REDACTED) return kRedactedView;
+  if (read.outcome == OUTCOME_ALLOW && read_if_located.outcome == OUTCOME_ALLOW_REDACTED) {
+    return kRedactedView;
+  }
+  return kRawView;
+}
+
 ReadJudgement JudgeRead(const RequestContext& ctx, const std::string& path, const FileInfo& info) {
   ReadJudgement j;
   j.decision = ctx.Decide(OP_READ, path, false, &info);
-  j.view = ViewOf(j.decision);
-  if (j.decision.outcome != OUTCOME_ALLOW) return j;
-  if (!CouldCarryLocation(info)) return j;
-  FileInfo located = info;
-  located.facts.location = media::LocationPresence::kPresent;
-  if (ctx.Decide(OP_READ, path, false, &located).outcome == OUTCOME_ALLOW_REDACTED) {
-    j.view = kRedactedView;
+  policy::Decision if_located = j.decision;
+  if (j.decision.outcome == OUTCOME_ALLOW && CouldCarryLocation(info)) {
+    FileInfo located = info;
+    located.facts.location = media::LocationPresence::kPresent;
+    if_located = ctx.Decide(OP_READ, path, false, &located);
   }
+  j.view = ViewFor(j.decision, if_located);
   return j;
 }
 
@@ -201,9 +207,7 @@ std::shared_ptr<Node> PublishEntry(Filesystem* fs, const RequestContext& ctx, fu
   e->attr.st_ino = fs->PresentedIno(child->st.st_dev, child->st.st_ino);
   DirectoryAsSeen(fs, ctx, &child->path, &e->attr);
   e->attr_timeout = AttrTimeoutFor(ctx, child->st, fs->options().entry_cache_seconds);
-  const policy::Engine* engine = ctx.engine();
-  bool view_may_differ = S_ISREG(child->st.st_mode) && engine != nullptr && engine->may_redact() &&
-                         CouldCarryLocation(child->info);
+  bool view_may_differ = ViewJudged(ctx, child->st.st_mode) && CouldCarryLocation(child->info);
   e->entry_timeout =
       EntryTimeoutFor(fs, ctx, child->path, S_ISDIR(child->st.st_mode), view_may_differ);
   return node;
@@ -236,15 +240,13 @@ int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Vi
   return 0;
 }
 
-// The view of a regular file the caller reads (JudgeRead).
 View CallerView(const RequestContext& ctx, const Child& child) {
-  if (!S_ISREG(child.st.st_mode)) return kRawView;
-  if (ctx.engine() != nullptr && !ctx.engine()->may_redact()) return kRawView;
+  if (!ViewJudged(ctx, child.st.st_mode)) return kRawView;
   return JudgeRead(ctx, child.path, child.info).view;
 }
 
 // One engine call (Engine::DecideLookup) answers whether the caller sees the name and, for a
-// regular file, which view it reads (the same judgement as JudgeRead).
+// regular file, which view it reads (ViewFor, as JudgeRead).
 int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
              fuse_entry_param* e, int64_t* fresh_until_before) {
   Resolved p;
@@ -252,21 +254,14 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   std::string real;
   Child child;
   if (int err = OpenLowerChild(fs, p, name, &child, &real, NeedsOf(ctx.engine()))) return err;
-  bool regular = S_ISREG(child.st.st_mode);
-  bool judge_view = regular && ctx.engine() != nullptr && ctx.engine()->may_redact();
+  bool judge_view = ViewJudged(ctx, child.st.st_mode);
   media::ContentFacts located = child.info.facts;
   located.location = media::LocationPresence::kPresent;
   bool could_carry = judge_view && CouldCarryLocation(child.info);
   policy::LookupDecisions d = ctx.DecideLookup(child.path, S_ISDIR(child.st.st_mode), &child.info,
                                                could_carry ? &located : nullptr);
   if (!d.found) return ErrnoOf(d.lookup);
-  View view = kRawView;
-  if (judge_view) {
-    view = ViewOf(d.read);
-    if (d.read.outcome == OUTCOME_ALLOW && d.read_if_located.outcome == OUTCOME_ALLOW_REDACTED) {
-      view = kRedactedView;
-    }
-  }
+  View view = judge_view ? ViewFor(d.read, d.read_if_located) : kRawView;
   // The node keeps the lower spelling (its path is what decisions see); the kernel's dentry has
   // the caller's. A name found by another spelling is never cached (entry timeout 0, as
   // MediaProvider's case-insensitive matches): the next walk asks again, so a dentry of one
