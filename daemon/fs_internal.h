@@ -1,10 +1,11 @@
 // Private to the daemon's op files (ops_*.cc, namespace_checks.cc, filesystem.cc): the handles the
-// kernel holds, node resolution and publication, the view and mode rules every op applies, and
-// the FUSE glue each op file exports to the ops table. Not a public interface: include
-// filesystem.h instead.
+// kernel holds, node resolution and publication (resolve.cc), the view and mode rules every op
+// applies (views.cc), the tree walk (tree_walk.cc), and the FUSE glue each op file exports to the
+// ops table. Not a public interface: include filesystem.h instead.
 //
-// Every op has one shape: a thin sfs_<op> wrapper builds the request's context once, calls a
-// Do<Op> that returns 0 or an errno, and replies in exactly one place.
+// Every op has one shape: a thin sfs_<op> handler makes an OpRequest (op_request.h: the request's
+// one context, its timer, and the reply, which audits a refusal), calls a Do<Op> that returns 0
+// or an errno, and replies through the OpRequest in exactly one place.
 #ifndef SCOPEDFS_DAEMON_FS_INTERNAL_H_
 #define SCOPEDFS_DAEMON_FS_INTERNAL_H_
 
@@ -117,6 +118,8 @@ inline OpenDir* DirOf(fuse_file_info* fi) { return reinterpret_cast<OpenDir*>(fi
 std::string ProcPath(int fd);
 std::string ChildPath(const std::string& parent, absl::string_view name);
 
+// --- Tree walk (tree_walk.cc) -----------------------------------------------------------------
+
 // A directory stream that owns its fd (closedir when it goes away).
 class DirStream {
  public:
@@ -145,7 +148,7 @@ int ForEachEntryBelow(int dir_fd, int* budget,
                       const std::function<int(int fd, const struct stat& st, const std::string& rel,
                                               absl::string_view name)>& visit);
 
-// --- Decisions --------------------------------------------------------------------------------
+// --- Decisions (views.cc) ----------------------------------------------------------------------
 
 // Names the kernel hands us are single components; anything else is refused, never interpreted
 // (`invalid` is the errno for that). A name longer than the lower tree can hold is ENAMETOOLONG.
@@ -164,7 +167,7 @@ struct PosixCaller {
   mode_t umask;
 };
 std::optional<PosixCaller> PosixCallerOf(Filesystem* fs, fuse_req_t req);
-// The attributes a caller gets for the directory at `path` (ops_lookup.cc says which and why);
+// The attributes a caller gets for the directory at `path` (views.cc says which and why);
 // null: a directory without a name any more.
 void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, const std::string* path,
                      struct stat* st);
@@ -218,7 +221,7 @@ struct ReadJudgement {
 };
 ReadJudgement JudgeRead(const RequestContext& ctx, const std::string& path, const FileInfo& info);
 
-// --- Nodes ------------------------------------------------------------------------------------
+// --- Nodes (resolve.cc) ------------------------------------------------------------------------
 
 // What the kernel holds of a node (Node::kernel_fresh_until_ns): after a LOOKUP or READDIRPLUS
 // entry, its name and its attributes, until the entry's timeouts run out. Ops after which the
