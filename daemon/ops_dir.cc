@@ -82,7 +82,10 @@ int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, co
     return err == ENOENT ? 0 : err;
   }
   policy::Decision seen = ctx.Decide(OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
-  if (seen.outcome == OUTCOME_HIDE || seen.outcome == OUTCOME_DENY) return 0;
+  if (seen.outcome == OUTCOME_HIDE || seen.outcome == OUTCOME_DENY) {
+    ctx.RefusalSuperseded();
+    return 0;
+  }
   *out = {ent->d_name, ent->d_ino, ent->d_type, child.st.st_dev};
   *shown = true;
   return 0;
@@ -260,7 +263,10 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
       // Gone or hidden since the listing was taken: not an entry any more. Anything else (out of
       // fds, an I/O error) must not drop the entry in silence: what is in the buffer is sent
       // and the kernel asks again from this entry, or the error is the answer.
-      if (err == ENOENT || err == EACCES || err == EPERM) continue;
+      if (err == ENOENT || err == EACCES || err == EPERM) {
+        ctx.RefusalSuperseded();
+        continue;
+      }
       if (used == 0) return op.ReplyErr(err);
       break;
     } else {

@@ -51,6 +51,10 @@ class RequestContext {
   // Audited(err) logs it. Returns `err`.
   int RefusedByCheck(int err, absl::string_view check, scopedfs::Op op, absl::string_view path,
                      bool directory, const FileInfo* info) const;
+  // The latest refusal is not the request's answer: it only filtered what the request shows (a
+  // listing skipping a name hidden from the caller), or listing visibility finds the name anyway
+  // (FindsName). A later failure of the request is then not logged as that refusal.
+  void RefusalSuperseded() const { refused_ = false; }
   // A LOOKUP's decisions from one engine call (Engine::DecideLookup), remembered for the audit
   // log as the lookup decision. `located`: the file's facts as if it carried location.
   policy::LookupDecisions DecideLookup(absl::string_view path, bool directory, const FileInfo* info,

@@ -75,7 +75,9 @@ bool FindsName(const RequestContext& ctx, const std::string& path, bool director
                const FileInfo& info) {
   if (ctx.Decide(OP_LOOKUP, path, directory, &info).outcome != OUTCOME_HIDE) return true;
   const policy::Engine* engine = ctx.engine();
-  return engine != nullptr && !OfAnotherUser(ctx) && engine->FoundByEveryCaller(path);
+  if (engine == nullptr || OfAnotherUser(ctx) || !engine->FoundByEveryCaller(path)) return false;
+  ctx.RefusalSuperseded();
+  return true;
 }
 
 bool ViewJudged(const RequestContext& ctx, mode_t mode) {
