@@ -1,9 +1,9 @@
 // The scopedfs filesystem: the state every FUSE op shares (the node table, the content-facts cache,
 // the passthrough backing files, the live policy, the open handles) and the ops table. The ops
 // themselves live one family per file (ops_lookup.cc, ops_namespace.cc, ops_file.cc, ops_dir.cc,
-// ops_xattr.cc); each builds its request's context once (Context), resolves its node, asks the
-// policy through that context, does the work on the lower tree through directory fds (never
-// following a symlink), and replies once.
+// ops_xattr.cc, ops_lock.cc); each goes through one OpRequest (op_request.h) that holds its
+// request's context (Context), resolves its node, asks the policy through that context, does the
+// work on the lower tree through directory fds (never following a symlink), and replies once.
 #ifndef SCOPEDFS_DAEMON_FILESYSTEM_H_
 #define SCOPEDFS_DAEMON_FILESYSTEM_H_
 

@@ -1,10 +1,11 @@
 // Private to the daemon's op files (ops_*.cc, namespace_checks.cc, filesystem.cc): the handles the
-// kernel holds, node resolution and publication, the view and mode rules every op applies, and
-// the FUSE glue each op file exports to the ops table. Not a public interface: include
-// filesystem.h instead.
+// kernel holds, node resolution and publication (resolve.cc), the view and mode rules every op
+// applies (views.cc), the tree walk (tree_walk.cc), and the FUSE glue each op file exports to the
+// ops table. Not a public interface: include filesystem.h instead.
 //
-// Every op has one shape: a thin sfs_<op> wrapper builds the request's context once, calls a
-// Do<Op> that returns 0 or an errno, and replies in exactly one place.
+// Every op has one shape: a thin sfs_<op> handler makes an OpRequest (op_request.h: the request's
+// one context, its timer, and the reply, which audits a refusal), calls a Do<Op> that returns 0
+// or an errno, and replies through the OpRequest in exactly one place.
 #ifndef SCOPEDFS_DAEMON_FS_INTERNAL_H_
 #define SCOPEDFS_DAEMON_FS_INTERNAL_H_
 
@@ -30,6 +31,7 @@
 #include "daemon/filesystem.h"
 #include "daemon/fuse_session.h"
 #include "daemon/node_table.h"
+#include "daemon/op_request.h"
 #include "daemon/redacted_read.h"
 #include "daemon/request_context.h"
 #include "daemon/scan_queue.h"
@@ -118,6 +120,8 @@ inline OpenDir* DirOf(fuse_file_info* fi) { return reinterpret_cast<OpenDir*>(fi
 std::string ProcPath(int fd);
 std::string ChildPath(const std::string& parent, absl::string_view name);
 
+// --- Tree walk (tree_walk.cc) -----------------------------------------------------------------
+
 // A directory stream that owns its fd (closedir when it goes away).
 class DirStream {
  public:
@@ -146,20 +150,7 @@ int ForEachEntryBelow(int dir_fd, int* budget,
                       const std::function<int(int fd, const struct stat& st, const std::string& rel,
                                               absl::string_view name)>& visit);
 
-// Records one op's latency in the stats when it goes out of scope.
-class OpTimer {
- public:
-  OpTimer(Stats& stats, OpKind kind)
-      : stats_(stats), kind_(kind), start_(std::chrono::steady_clock::now()) {}
-  ~OpTimer();
-
- private:
-  Stats& stats_;
-  OpKind kind_;
-  std::chrono::steady_clock::time_point start_;
-};
-
-// --- Decisions --------------------------------------------------------------------------------
+// --- Decisions (views.cc) ----------------------------------------------------------------------
 
 // Names the kernel hands us are single components; anything else is refused, never interpreted
 // (`invalid` is the errno for that). A name longer than the lower tree can hold is ENAMETOOLONG.
@@ -178,7 +169,7 @@ struct PosixCaller {
   mode_t umask;
 };
 std::optional<PosixCaller> PosixCallerOf(Filesystem* fs, fuse_req_t req);
-// The attributes a caller gets for the directory at `path` (ops_lookup.cc says which and why);
+// The attributes a caller gets for the directory at `path` (views.cc says which and why);
 // null: a directory without a name any more.
 void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, const std::string* path,
                      struct stat* st);
@@ -221,12 +212,22 @@ inline bool CachesAttrsWithName(const Filesystem* fs, const RequestContext& ctx,
 // view (inode) may differ by caller.
 double EntryTimeoutFor(Filesystem* fs, const RequestContext& ctx, const std::string& path,
                        bool directory, bool view_may_differ);
-ViewMask ViewOf(const policy::Decision& d);
+// Which view (inode) a caller reads a file through, written once: the redacted view when its read
+// is redacted, or when it reads the file raw now but would read it redacted were the file to
+// carry location (`read_if_located`; CouldCarryLocation says when that is asked, and it is
+// `read` otherwise), so location its owner writes later reaches it filled. JudgeRead, DoLookup
+// (from one engine call) and CallerView all apply it.
+View ViewFor(const policy::Decision& read, const policy::Decision& read_if_located);
+// Whether a node of `mode` has a view to judge for the caller: a regular file under a policy
+// that may redact. Anything else is read raw.
+bool ViewJudged(const RequestContext& ctx, mode_t mode);
+// Whether a file may carry location: of a carrier format, or of content not known yet.
+bool CouldCarryLocation(const FileInfo& info);
 
 // A caller's read of a file: the decision, and the view (inode) it must read through.
 struct ReadJudgement {
   policy::Decision decision;
-  ViewMask view = kRawView;
+  View view = kRawView;
   // How much of the file's bytes the caller gets: a rename or link must never raise it.
   int Rank() const {
     if (!decision.Permits()) return 0;
@@ -235,7 +236,7 @@ struct ReadJudgement {
 };
 ReadJudgement JudgeRead(const RequestContext& ctx, const std::string& path, const FileInfo& info);
 
-// --- Nodes ------------------------------------------------------------------------------------
+// --- Nodes (resolve.cc) ------------------------------------------------------------------------
 
 // What the kernel holds of a node (Node::kernel_fresh_until_ns): after a LOOKUP or READDIRPLUS
 // entry, its name and its attributes, until the entry's timeouts run out. Ops after which the
@@ -298,8 +299,8 @@ int OpenLowerChild(Filesystem* fs, const Resolved& parent, const char* name, Chi
 // kernel (Node::kernel_fresh_until_ns) until DoLookup says otherwise; *fresh_until_before, when
 // given, gets what they counted as before. Returns the node.
 std::shared_ptr<Node> PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent,
-                                   const char* name, Child* child, ViewMask view,
-                                   fuse_entry_param* e, int64_t* fresh_until_before = nullptr);
+                                   const char* name, Child* child, View view, fuse_entry_param* e,
+                                   int64_t* fresh_until_before = nullptr);
 FileInfo InfoOfNode(Filesystem* fs, const Resolved& r, const struct stat& st, FactNeeds needs = {});
 
 // A node as the caller may see it: resolved, stat'ed, its content facts known, and not hidden
@@ -311,7 +312,8 @@ struct Visible {
   bool dir = false;
 };
 int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Visible* v);
-ViewMask CallerView(const RequestContext& ctx, const Child& child);
+// The view of a child the caller reads (ViewJudged, then JudgeRead).
+View CallerView(const RequestContext& ctx, const Child& child);
 
 // LOOKUP, and READDIRPLUS's entries: the entry leaves the kernel with the name and current
 // attributes, fresh for the entry's timeouts. *fresh_until_before: as for PublishEntry.
@@ -319,11 +321,6 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
              fuse_entry_param* e, int64_t* fresh_until_before = nullptr);
 int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi,
            int* backing_id);
-// Replies to an op that makes or finds a name (LOOKUP, MKDIR, MKNOD, SYMLINK, LINK): `err` or the
-// entry.
-void ReplyEntry(fuse_req_t req, int err, const fuse_entry_param& e);
-// Replies to OPEN or CREATE, with the backing id when the open is passthrough.
-void ReplyOpened(fuse_req_t req, fuse_file_info* fi, int backing_id, const fuse_entry_param* entry);
 
 // --- Namespace checks (namespace_checks.cc) ----------------------------------------------------
 

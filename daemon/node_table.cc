@@ -66,7 +66,7 @@ NodeTable::NodeTable(base::UniqueFd root_fd, dev_t dev, ino_t ino) {
 }
 
 std::shared_ptr<Node> NodeTable::Upsert(NodeId parent, const std::string& name, base::UniqueFd fd,
-                                        dev_t dev, ino_t ino, mode_t type, ViewMask view) {
+                                        dev_t dev, ino_t ino, mode_t type, View view) {
   // Outside the lock: a syscall. A handle opens only through a mount fd of its own filesystem,
   // so an object elsewhere keeps its fd instead.
   int mount_id = -1;
@@ -109,7 +109,7 @@ std::shared_ptr<Node> NodeTable::Get(NodeId id) const {
   return it == entries_.end() ? nullptr : it->second.node;
 }
 
-std::shared_ptr<Node> NodeTable::Find(dev_t dev, ino_t ino, ViewMask view) const {
+std::shared_ptr<Node> NodeTable::Find(dev_t dev, ino_t ino, View view) const {
   absl::MutexLock lock(&mu_);
   auto key = by_key_.find(Key{dev, ino, view});
   if (key == by_key_.end()) return nullptr;
@@ -207,7 +207,7 @@ void NodeTable::Moved(dev_t dev, ino_t ino, NodeId old_parent, const std::string
                       NodeId new_parent, const std::string& new_name) {
   std::vector<std::shared_ptr<Node>> doomed;  // released after the lock
   absl::MutexLock lock(&mu_);
-  for (ViewMask view : {kRawView, kRedactedView}) {
+  for (View view : {kRawView, kRedactedView}) {
     auto key = by_key_.find(Key{dev, ino, view});
     if (key == by_key_.end() || key->second == kRootNodeId) continue;
     Entry& e = entries_[key->second];
@@ -220,7 +220,7 @@ void NodeTable::Moved(dev_t dev, ino_t ino, NodeId old_parent, const std::string
 
 void NodeTable::Unlinked(dev_t dev, ino_t ino, NodeId parent, const std::string& name) {
   absl::MutexLock lock(&mu_);
-  for (ViewMask view : {kRawView, kRedactedView}) {
+  for (View view : {kRawView, kRedactedView}) {
     auto key = by_key_.find(Key{dev, ino, view});
     if (key == by_key_.end() || key->second == kRootNodeId) continue;
     Entry& e = entries_[key->second];

@@ -48,11 +48,12 @@ namespace scopedfs::daemon {
 // cannot be vouched for). Each view of a lower file is its own kernel inode, so the page cache of a
 // redacted view only ever holds redacted bytes, and passthrough (raw view only) never shares an
 // inode with a mediated open.
-using ViewMask = uint32_t;
-inline constexpr ViewMask kRawView = 0;
-// Every redacted reader gets the same bytes (all location the parsers find is filled, plus the
-// fallback ranges when the file cannot be vouched for), so one redacted view suffices.
-inline constexpr ViewMask kRedactedView = 1;
+enum View : uint32_t {
+  kRawView = 0,
+  // Every redacted reader gets the same bytes (all location the parsers find is filled, plus the
+  // fallback ranges when the file cannot be vouched for), so one redacted view suffices.
+  kRedactedView = 1,
+};
 
 // A version of a lower file's content: its size, mtime and ctime. A write or truncate changes at
 // least one of them, except a same-size rewrite within one timestamp tick, which leaves all three
@@ -85,7 +86,7 @@ struct Node {
   NodeId id = 0;
   dev_t dev = 0;
   ino_t ino = 0;
-  ViewMask view = kRawView;
+  View view = kRawView;
   mode_t type = 0;  // S_IFMT bits
   FileHandle handle;
   base::UniqueFd fd;  // only without a handle: O_PATH | O_NOFOLLOW on the lower object
@@ -121,10 +122,10 @@ class NodeTable {
   // exists, the node is moved to (parent, name). `fd` is an O_PATH fd of the object: a new node
   // keeps its handle, or the fd itself when there is no usable handle.
   std::shared_ptr<Node> Upsert(NodeId parent, const std::string& name, base::UniqueFd fd, dev_t dev,
-                               ino_t ino, mode_t type, ViewMask view);
+                               ino_t ino, mode_t type, View view);
   std::shared_ptr<Node> Get(NodeId id) const;
   // The node for (dev, ino, view), if the table has one; counts no lookup.
-  std::shared_ptr<Node> Find(dev_t dev, ino_t ino, ViewMask view) const;
+  std::shared_ptr<Node> Find(dev_t dev, ino_t ino, View view) const;
   // An O_PATH fd of the node's lower object, for one request: from its handle, or a duplicate of
   // the fd it keeps. Returns 0 or an errno (ESTALE: the object is gone).
   int OpenNode(const Node& node, base::UniqueFd* out) const;
@@ -170,7 +171,7 @@ class NodeTable {
   struct Key {
     dev_t dev;
     ino_t ino;
-    ViewMask view;
+    View view;
     bool operator==(const Key& o) const { return dev == o.dev && ino == o.ino && view == o.view; }
     template <typename H>
     friend H AbslHashValue(H h, const Key& k) {

@@ -19,7 +19,7 @@ class NodeTableTest : public ::testing::Test {
  protected:
   NodeTableTest() : table_(AnyFd(), 1, 1) {}
   NodeId Add(NodeId parent, const std::string& name, ino_t ino, mode_t type = S_IFDIR,
-             ViewMask view = kRawView) {
+             View view = kRawView) {
     return table_.Upsert(parent, name, AnyFd(), 1, ino, type, view)->id;
   }
   std::string Path(NodeId id) {

@@ -23,55 +23,9 @@
 
 namespace scopedfs::daemon {
 
-DirStream::~DirStream() {
-  if (dir_ != nullptr) closedir(dir_);
-}
-
-int DirStream::Open(int dir_fd) {
-  base::UniqueFd fd(openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd.valid()) return errno;
-  dir_ = fdopendir(fd.get());
-  if (dir_ == nullptr) return errno;
-  (void)fd.release();  // the stream owns it now
-  return 0;
-}
-
 namespace {
-
 bool IsDot(const char* name) { return strcmp(name, ".") == 0 || strcmp(name, "..") == 0; }
-
-int WalkEntries(int dir_fd, const std::string& rel, int depth, int* budget,
-                const std::function<int(int, const struct stat&, const std::string&,
-                                        absl::string_view)>& visit) {
-  if (depth > 64) return EXDEV;
-  DirStream stream;
-  if (stream.Open(dir_fd) != 0) return EXDEV;
-  while (dirent* ent = stream.Next()) {
-    if (IsDot(ent->d_name)) continue;
-    if (--*budget < 0) return EXDEV;
-    base::UniqueFd child(openat(stream.fd(), ent->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
-    struct stat st;
-    if (!child.valid() || fstatat(child.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
-      if (errno == ENOENT) continue;  // removed meanwhile
-      return EXDEV;
-    }
-    std::string child_rel = ChildPath(rel, ent->d_name);
-    int err = visit(child.get(), st, child_rel, ent->d_name);
-    if (err == 0 && S_ISDIR(st.st_mode)) {
-      err = WalkEntries(child.get(), child_rel, depth + 1, budget, visit);
-    }
-    if (err != 0) return err;
-  }
-  return 0;
-}
-
 }  // namespace
-
-int ForEachEntryBelow(int dir_fd, int* budget,
-                      const std::function<int(int fd, const struct stat& st, const std::string& rel,
-                                              absl::string_view name)>& visit) {
-  return WalkEntries(dir_fd, "", 0, budget, visit);
-}
 
 // Under a caller-independent policy a directory open keeps no listing (only the directory's fd, so
 // an fstat of a removed directory still answers) and lets the kernel cache the listing:
@@ -128,7 +82,10 @@ int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, co
     return err == ENOENT ? 0 : err;
   }
   policy::Decision seen = ctx.Decide(OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
-  if (seen.outcome == OUTCOME_HIDE || seen.outcome == OUTCOME_DENY) return 0;
+  if (seen.outcome == OUTCOME_HIDE || seen.outcome == OUTCOME_DENY) {
+    ctx.RefusalSuperseded();
+    return 0;
+  }
   *out = {ent->d_name, ent->d_ino, ent->d_type, child.st.st_dev};
   *shown = true;
   return 0;
@@ -157,13 +114,9 @@ int LoadDir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, OpenDir* 
 }
 
 void sfs_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kReaddir);
-  if (int err = DoOpendir(fs, fs->Context(req), ino, fi)) {
-    fuse_reply_err(req, err);
-  } else {
-    fuse_reply_open(req, fi);
-  }
+  OpRequest op(req, OpKind::kReaddir);
+  if (int err = DoOpendir(op.fs(), op.ctx(), ino, fi)) return op.ReplyErr(err);
+  fuse_reply_open(req, fi);
 }
 
 // A name's attributes count as held by the kernel when they stay fresh for another second.
@@ -268,15 +221,15 @@ class ListingSource {
 // the same policy check as LOOKUP), so the kernel learns attributes without a LOOKUP per name.
 void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi,
              bool plus) {
-  Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kReaddir);
-  RequestContext ctx = fs->Context(req);
+  OpRequest op(req, OpKind::kReaddir);
+  Filesystem* fs = op.fs();
+  const RequestContext& ctx = op.ctx();
   ListingSource source;
   OpenDir* dir = DirOf(fi);
   int opened = dir->kernel_caches
                    ? ListingSource::ForLowerDirectory(fs, ctx, ino, off, dir, &source)
                    : ListingSource::ForSnapshot(fs, ctx, ino, off, dir, &source);
-  if (opened != 0) return (void)fuse_reply_err(req, opened);
+  if (opened != 0) return op.ReplyErr(opened);
   std::vector<char> buf(size);
   size_t used = 0;
   while (true) {
@@ -284,7 +237,7 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     bool end;
     if (int err = source.Next(&entry, &end)) {
       // What is in the buffer is sent and the kernel asks again from its last entry on.
-      if (used == 0) return (void)fuse_reply_err(req, err);
+      if (used == 0) return op.ReplyErr(err);
       break;
     }
     if (end) break;
@@ -310,8 +263,11 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
       // Gone or hidden since the listing was taken: not an entry any more. Anything else (out of
       // fds, an I/O error) must not drop the entry in silence: what is in the buffer is sent
       // and the kernel asks again from this entry, or the error is the answer.
-      if (err == ENOENT || err == EACCES || err == EPERM) continue;
-      if (used == 0) return (void)fuse_reply_err(req, err);
+      if (err == ENOENT || err == EACCES || err == EPERM) {
+        ctx.RefusalSuperseded();
+        continue;
+      }
+      if (used == 0) return op.ReplyErr(err);
       break;
     } else {
       KeepKernelsEntry(fs, fresh_until_before, &e);
@@ -342,15 +298,17 @@ void sfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fus
 }
 
 void sfs_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  OpRequest op(req, std::nullopt);
   OpenDir* dir = DirOf(fi);
-  Fs(req)->Unregister(dir);
+  op.fs()->Unregister(dir);
   delete dir;
-  fuse_reply_err(req, 0);
+  op.ReplyErr(0);
 }
 
 void sfs_fsyncdir(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
+  OpRequest op(req, std::nullopt);
   int fd = DirOf(fi)->fd.get();
-  fuse_reply_err(req, (datasync ? fdatasync(fd) : fsync(fd)) == 0 ? 0 : errno);
+  op.ReplyErr((datasync ? fdatasync(fd) : fsync(fd)) == 0 ? 0 : errno);
 }
 
 }  // namespace scopedfs::daemon

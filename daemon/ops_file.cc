@@ -201,37 +201,23 @@ void ListingAfterOpen(Filesystem* fs, fuse_ino_t ino) {
 }
 
 void sfs_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kOpen);
+  OpRequest op(req, OpKind::kOpen);
   int backing_id = -1;
-  RequestContext ctx = fs->Context(req);
-  if (int err = ctx.Audited(DoOpen(fs, ctx, ino, fi, &backing_id))) {
-    fs->stats().open_denied.fetch_add(1);
-    fuse_reply_err(req, err);
-    return;
-  }
-  if (backing_id >= 0) fs->stats().open_passthrough.fetch_add(1);
-  ReplyOpened(req, fi, backing_id, nullptr);
-  ListingAfterOpen(fs, ino);
+  int err = DoOpen(op.fs(), op.ctx(), ino, fi, &backing_id);
+  op.ReplyOpened(err, fi, backing_id, nullptr);
+  if (err == 0) ListingAfterOpen(op.fs(), ino);
 }
 
 void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
                  fuse_file_info* fi) {
-  Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kSetattr);
+  OpRequest op(req, OpKind::kSetattr);
   struct stat st;
-  RequestContext ctx = fs->Context(req);
-  if (int err = ctx.Audited(DoSetattr(fs, ctx, ino, attr, to_set, fi, &st))) {
-    fuse_reply_err(req, err);
-  } else {
-    st.st_ino = fs->PresentedIno(st.st_dev, st.st_ino);
-    fuse_reply_attr(req, &st, AttrTimeoutFor(ctx, st, fs->options().entry_cache_seconds));
-  }
+  op.ReplyAttr(DoSetattr(op.fs(), op.ctx(), ino, attr, to_set, fi, &st), st);
 }
 
 void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
-  Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kRead);
+  OpRequest op(req, OpKind::kRead);
+  Filesystem* fs = op.fs();
   fs->stats().read_requests.fetch_add(1);
   OpenFile* file = FileOf(fi);
   // Not value-initialised: every byte sent is first written by pread or a fill.
@@ -241,12 +227,12 @@ void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info
     size_t got;
     if (int err = ReadRedacted(fs->plans(), file->fd.get(), file->slot, &file->plan, size, off,
                                buf.get(), &got)) {
-      return (void)fuse_reply_err(req, err);
+      return op.ReplyErr(err);
     }
     return (void)fuse_reply_buf(req, buf.get(), got);
   }
   ssize_t n = pread(file->fd.get(), buf.get(), size, off);
-  if (n < 0) return (void)fuse_reply_err(req, errno);
+  if (n < 0) return op.ReplyErr(errno);
   fuse_reply_buf(req, buf.get(), static_cast<size_t>(n));
 }
 
@@ -259,7 +245,7 @@ void Written(Filesystem* fs, OpenFile* file) {
 // of no carrier format at open) is judged again against the file as it is now: once the file
 // can carry location (its owner wrote a photo into it), OP_WRITE refuses, so the writer can never
 // break the metadata and then read the file raw.
-int WriteAllowed(Filesystem* fs, fuse_req_t req, OpenFile* file) {
+int WriteAllowed(Filesystem* fs, OpRequest& op, OpenFile* file) {
   if (!file->redacted()) return 0;
   std::string path;
   if (!fs->nodes().PathOf(file->node->id, &path)) return EACCES;
@@ -270,7 +256,7 @@ int WriteAllowed(Filesystem* fs, fuse_req_t req, OpenFile* file) {
     name.remove_prefix(slash + 1);
   }
   FileInfo info = fs->facts().Lookup(file->fd.get(), st, name);
-  return Verdict(fs->Context(req).Decide(OP_WRITE, path, false, &info));
+  return Verdict(op.ctx().Decide(OP_WRITE, path, false, &info));
 }
 
 // After a write through a redacted view: its page cache, which other redacted readers share,
@@ -288,13 +274,13 @@ void AfterRedactedWrite(Filesystem* fs, NodeId redacted_node) {
 
 void sfs_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t off,
                fuse_file_info* fi) {
-  Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kWrite);
+  OpRequest op(req, OpKind::kWrite);
+  Filesystem* fs = op.fs();
   fs->stats().write_requests.fetch_add(1);
   OpenFile* file = FileOf(fi);
-  if (int err = WriteAllowed(fs, req, file)) return (void)fuse_reply_err(req, err);
+  if (int err = WriteAllowed(fs, op, file)) return op.ReplyErr(err);
   ssize_t n = pwrite(file->fd.get(), buf, size, off);
-  if (n < 0) return (void)fuse_reply_err(req, errno);
+  if (n < 0) return op.ReplyErr(errno);
   Written(fs, file);
   NodeId redacted = RedactedNodeOf(file);
   fuse_reply_write(req, static_cast<size_t>(n));
@@ -309,20 +295,22 @@ void sfs_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t o
 // close(dup()) it does otherwise gives the lower filesystem a close as the app's would natively,
 // which reports errors only on network filesystems, not the ext4 or f2fs of Android's storage.
 void sfs_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  Filesystem* fs = Fs(req);
+  OpRequest op(req, std::nullopt);
+  Filesystem* fs = op.fs();
   if (fs->session() != nullptr && !fs->session()->serves_posix_locks()) {
-    return (void)fuse_reply_err(req, ENOSYS);
+    return op.ReplyErr(ENOSYS);
   }
   OpenFile* file = FileOf(fi);
   // A close releases the closing process's record locks on the file (POSIX).
   fs->locks().ReleaseOwner(file->lock_key(), fi->lock_owner);
   // close(dup()) makes the lower filesystem see a close, as the app's close would natively.
   base::UniqueFd fd(dup(file->fd.get()));
-  fuse_reply_err(req, fd.valid() && fd.Close() == 0 ? 0 : errno);
+  op.ReplyErr(fd.valid() && fd.Close() == 0 ? 0 : errno);
 }
 
 void sfs_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  Filesystem* fs = Fs(req);
+  OpRequest op(req, std::nullopt);
+  Filesystem* fs = op.fs();
   OpenFile* file = FileOf(fi);
   fs->Unregister(file);
   // The last close of an open file ends its flock() lock. The lower description may outlive the
@@ -337,44 +325,48 @@ void sfs_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   if (file->writable) Written(fs, file);
   if (!file->redacted()) fs->backing().Detach(*file->node, file->passthrough);
   delete file;
-  fuse_reply_err(req, 0);
+  op.ReplyErr(0);
 }
 
 void sfs_fsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
+  OpRequest op(req, std::nullopt);
   int fd = FileOf(fi)->fd.get();
-  fuse_reply_err(req, (datasync ? fdatasync(fd) : fsync(fd)) == 0 ? 0 : errno);
+  op.ReplyErr((datasync ? fdatasync(fd) : fsync(fd)) == 0 ? 0 : errno);
 }
 
 void sfs_fallocate(fuse_req_t req, fuse_ino_t, int mode, off_t offset, off_t length,
                    fuse_file_info* fi) {
-  Filesystem* fs = Fs(req);
+  OpRequest op(req, std::nullopt);
+  Filesystem* fs = op.fs();
   OpenFile* file = FileOf(fi);
-  if (int err = WriteAllowed(fs, req, file)) return (void)fuse_reply_err(req, err);
+  if (int err = WriteAllowed(fs, op, file)) return op.ReplyErr(err);
   int rc = fallocate(file->fd.get(), mode, offset, length);
   if (rc == 0) Written(fs, file);
   NodeId redacted = RedactedNodeOf(file);
-  fuse_reply_err(req, rc == 0 ? 0 : errno);
+  op.ReplyErr(rc == 0 ? 0 : errno);
   AfterRedactedWrite(fs, redacted);
 }
 
 void sfs_lseek(fuse_req_t req, fuse_ino_t, off_t off, int whence, fuse_file_info* fi) {
+  OpRequest op(req, std::nullopt);
   off_t res = lseek(FileOf(fi)->fd.get(), off, whence);
-  if (res < 0) return (void)fuse_reply_err(req, errno);
+  if (res < 0) return op.ReplyErr(errno);
   fuse_reply_lseek(req, res);
 }
 
 void sfs_copy_file_range(fuse_req_t req, fuse_ino_t, off_t off_in, fuse_file_info* fi_in,
                          fuse_ino_t, off_t off_out, fuse_file_info* fi_out, size_t len, int flags) {
-  Filesystem* fs = Fs(req);
+  OpRequest op(req, std::nullopt);
+  Filesystem* fs = op.fs();
   // ANDROID semantics: MediaProvider implements no copy_file_range. ENOSYS makes the kernel stop
   // asking for this mount and copy through its own splice of the two files, whose reads come
   // here as READs (a redacted source's are redacted) or go through passthrough.
-  if (!fs->posix()) return (void)fuse_reply_err(req, ENOSYS);
+  if (!fs->posix()) return op.ReplyErr(ENOSYS);
   fs->stats().read_requests.fetch_add(1);
   fs->stats().write_requests.fetch_add(1);
   OpenFile* from = FileOf(fi_in);
   OpenFile* to = FileOf(fi_out);
-  if (int err = WriteAllowed(fs, req, to)) return (void)fuse_reply_err(req, err);
+  if (int err = WriteAllowed(fs, op, to)) return op.ReplyErr(err);
   if (from->redacted() || to->redacted()) {
     // The lower copy_file_range would copy raw bytes: copy the redacted ones instead, one bounded
     // chunk per request (a short copy is allowed; the caller loops). A raw source copied into a
@@ -385,15 +377,15 @@ void sfs_copy_file_range(fuse_req_t req, fuse_ino_t, off_t off_in, fuse_file_inf
       fs->stats().redacted_reads.fetch_add(1);
       if (int err = ReadRedacted(fs->plans(), from->fd.get(), from->slot, &from->plan, buf.size(),
                                  off_in, buf.data(), &got)) {
-        return (void)fuse_reply_err(req, err);
+        return op.ReplyErr(err);
       }
     } else {
       ssize_t r = pread(from->fd.get(), buf.data(), buf.size(), off_in);
-      if (r < 0) return (void)fuse_reply_err(req, errno);
+      if (r < 0) return op.ReplyErr(errno);
       got = static_cast<size_t>(r);
     }
     ssize_t n = got == 0 ? 0 : pwrite(to->fd.get(), buf.data(), got, off_out);
-    if (n < 0) return (void)fuse_reply_err(req, errno);
+    if (n < 0) return op.ReplyErr(errno);
     Written(fs, to);
     NodeId redacted = RedactedNodeOf(to);
     fuse_reply_write(req, static_cast<size_t>(n));
@@ -402,7 +394,7 @@ void sfs_copy_file_range(fuse_req_t req, fuse_ino_t, off_t off_in, fuse_file_inf
   loff_t in = off_in, out = off_out;
   ssize_t n =
       copy_file_range(from->fd.get(), &in, to->fd.get(), &out, len, static_cast<unsigned>(flags));
-  if (n < 0) return (void)fuse_reply_err(req, errno);
+  if (n < 0) return op.ReplyErr(errno);
   Written(fs, to);
   fuse_reply_write(req, static_cast<size_t>(n));
 }

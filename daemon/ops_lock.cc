@@ -22,8 +22,8 @@ namespace scopedfs::daemon {
 namespace {
 
 // Waits are counted against the app that asks (root and system uids are not counted).
-std::optional<uid_t> AppOf(Filesystem* fs, fuse_req_t req) {
-  RequestContext ctx = fs->Context(req);
+std::optional<uid_t> AppOf(OpRequest& op) {
+  const RequestContext& ctx = op.ctx();
   return ctx.IsApp() ? std::optional<uid_t>(ctx.uid()) : std::nullopt;
 }
 
@@ -40,16 +40,17 @@ void ReplyWhenGranted(Filesystem* fs, fuse_req_t req, std::optional<uid_t> app,
 }  // namespace
 
 void sfs_getlk(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, struct flock* lock) {
-  Filesystem* fs = Fs(req);
+  OpRequest op(req, std::nullopt);
   OpenFile* file = FileOf(fi);
-  if (int err = fs->locks().GetLock(file->lock_key(), fi->lock_owner, file->fd.get(), lock)) {
-    return (void)fuse_reply_err(req, err);
+  if (int err = op.fs()->locks().GetLock(file->lock_key(), fi->lock_owner, file->fd.get(), lock)) {
+    return op.ReplyErr(err);
   }
   fuse_reply_lock(req, lock);
 }
 
 void sfs_setlk(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, struct flock* lock, int sleep) {
-  Filesystem* fs = Fs(req);
+  OpRequest op(req, std::nullopt);
+  Filesystem* fs = op.fs();
   OpenFile* file = FileOf(fi);
   FileLocks* locks = &fs->locks();
   FileLocks::FileKey key = file->lock_key();
@@ -61,9 +62,9 @@ void sfs_setlk(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, struct flock* loc
   // The handle outlives the request: the kernel holds the caller's file until the reply.
   int fd = file->fd.get();
   struct flock wanted = *lock;  // l_pid: the caller's process, as its F_GETLK reports it
-  std::optional<uid_t> app = AppOf(fs, req);
+  std::optional<uid_t> app = AppOf(op);
   int err = locks->SetLock(key, owner, fd, wanted, wanted.l_pid, app);
-  if (err != EAGAIN || !sleep) return (void)fuse_reply_err(req, err);
+  if (err != EAGAIN || !sleep) return op.ReplyErr(err);
   ReplyWhenGranted(fs, req, app, [locks, key, owner, fd, wanted, app] {
     return locks->SetLock(key, owner, fd, wanted, wanted.l_pid, app);
   });
@@ -72,13 +73,14 @@ void sfs_setlk(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, struct flock* loc
 // flock() locks belong to the open file: taken on the handle's own lower description, which
 // every fd the caller dups from it shares, as natively.
 void sfs_flock(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, int op) {
-  Filesystem* fs = Fs(req);
-  if (!fs->posix()) return (void)fuse_reply_err(req, ENOSYS);
+  OpRequest request(req, std::nullopt);
+  Filesystem* fs = request.fs();
+  if (!fs->posix()) return request.ReplyErr(ENOSYS);
   int fd = FileOf(fi)->fd.get();
   auto attempt = [fd, op] { return flock(fd, op | LOCK_NB) == 0 ? 0 : errno; };
   int err = attempt();
-  if (err != EWOULDBLOCK || (op & LOCK_NB)) return (void)fuse_reply_err(req, err);
-  ReplyWhenGranted(fs, req, AppOf(fs, req), attempt);
+  if (err != EWOULDBLOCK || (op & LOCK_NB)) return request.ReplyErr(err);
+  ReplyWhenGranted(fs, req, AppOf(request), attempt);
 }
 
 }  // namespace scopedfs::daemon

@@ -58,7 +58,7 @@ int EntryFor(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   if (child.fd.get() < 0) return errno;
   if (fstatat(child.fd.get(), "", &child.st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
     return errno;
-  ViewMask view = kRawView;
+  View view = kRawView;
   if (existing_content) {
     child.path = ChildPath(p.path, name);
     child.info = fs->facts().Lookup(child.fd.get(), child.st, name, NeedsOf(ctx.engine()));
@@ -243,6 +243,19 @@ bool GainChecked(const RequestContext& ctx) {
   return ctx.engine() == nullptr || !ctx.engine()->place_independent();
 }
 
+// The checks of a rename or link that no decision of the caller's makes (CheckLayoutMove,
+// CheckNoGain) refuse the move itself: audited as refusals of `op` onto `to`, naming the check.
+int LayoutRefused(const RequestContext& ctx, int err, scopedfs::Op op, const std::string& to,
+                  bool directory, const FileInfo& info) {
+  if (err == 0) return 0;
+  return ctx.RefusedByCheck(err, "(layout move rules)", op, to, directory, &info);
+}
+int GainRefused(const RequestContext& ctx, int err, scopedfs::Op op, const std::string& to,
+                bool directory, const FileInfo& info) {
+  if (err != EXDEV) return err;  // 0, kFactsNotCurrent (retried) or a failure to look
+  return ctx.RefusedByCheck(err, "(a move may not let any app do more)", op, to, directory, &info);
+}
+
 int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
              fuse_ino_t newparent, const char* newname, unsigned int flags) {
   if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) return EINVAL;
@@ -277,16 +290,24 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   // The layout's rules first: they look at the two paths only, so their answer tells nothing
   // about what either place holds.
   std::string dst_path = ChildPath(np.path, dst_name);
-  if (int err = CheckLayoutMove(ctx, src.path, dst_path)) return err;
+  if (int err = LayoutRefused(ctx, CheckLayoutMove(ctx, src.path, dst_path), OP_RENAME, dst_path,
+                              src_dir, src.info)) {
+    return err;
+  }
   if (exchange) {
-    if (int err = CheckLayoutMove(ctx, dst_path, src.path)) return err;
+    if (int err = LayoutRefused(ctx, CheckLayoutMove(ctx, dst_path, src.path), OP_RENAME, src.path,
+                                src_dir, src.info)) {
+      return err;
+    }
   }
   if (int err = Verdict(ctx.Decide(OP_RENAME, src.path, src_dir, &src.info))) return err;
   if (int err = CheckPlace(fs, ctx, np, dst_name.c_str(), src_dir, src.info, exchange, flags)) {
     return err;
   }
-  if (int err = CheckNoGain(fs, ctx, src.path, src.info, dst_path, dst_name,
-                            src.st.st_mode & S_IFMT, src.fd.get(), &src_tree)) {
+  if (int err = GainRefused(ctx,
+                            CheckNoGain(fs, ctx, src.path, src.info, dst_path, dst_name,
+                                        src.st.st_mode & S_IFMT, src.fd.get(), &src_tree),
+                            OP_RENAME, dst_path, src_dir, src.info)) {
     return err;
   }
   if (exchange) {
@@ -297,8 +318,10 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
     if (int err = CheckPlace(fs, ctx, p, src_name.c_str(), dst_dir, dst.info, true, flags)) {
       return err;
     }
-    if (int err = CheckNoGain(fs, ctx, dst.path, dst.info, src.path, src_name,
-                              dst.st.st_mode & S_IFMT, dst.fd.get(), &dst_tree)) {
+    if (int err = GainRefused(ctx,
+                              CheckNoGain(fs, ctx, dst.path, dst.info, src.path, src_name,
+                                          dst.st.st_mode & S_IFMT, dst.fd.get(), &dst_tree),
+                              OP_RENAME, src.path, dst_dir, dst.info)) {
       return err;
     }
   }
@@ -350,7 +373,10 @@ int DoLink(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_ino_t
   std::string to = ChildPath(np.path, newname);
   bool nameless = v.st.st_nlink == 0;
   if (!nameless) {
-    if (int err = CheckLayoutMove(ctx, r.path, to)) return err;
+    if (int err =
+            LayoutRefused(ctx, CheckLayoutMove(ctx, r.path, to), OP_CREATE, to, false, info)) {
+      return err;
+    }
   }
   bool exists;
   if (int err = CheckFreeName(fs, ctx, np, newname, &exists)) return err;
@@ -364,7 +390,9 @@ int DoLink(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_ino_t
   // O_EXCL, never linked before) is reached by name by no one; naming it is judged as the create
   // it amounts to, just above, with its content as it is now.
   if (!nameless) {
-    if (int err = CheckNoGain(fs, ctx, r.path, info, to, newname, S_IFREG, r.fd.get())) {
+    if (int err =
+            GainRefused(ctx, CheckNoGain(fs, ctx, r.path, info, to, newname, S_IFREG, r.fd.get()),
+                        OP_CREATE, to, false, info)) {
       return err;
     }
   }
@@ -433,39 +461,30 @@ int RetryWhileScanning(uid_t app, const std::function<int()>& op) {
 }
 
 void sfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
-  Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kMkdir);
+  OpRequest op(req, OpKind::kMkdir);
   fuse_entry_param e;
-  RequestContext ctx = fs->Context(req);
-  ctx.set_request_op(OP_MKDIR);
-  std::optional<PosixCaller> as = PosixCallerOf(fs, req);
-  ReplyEntry(req, ctx.Audited(DoMkdir(fs, ctx, as ? &*as : nullptr, parent, name, mode, &e)), e);
+  op.ctx().set_request_op(OP_MKDIR);
+  std::optional<PosixCaller> as = PosixCallerOf(op.fs(), req);
+  op.ReplyEntry(DoMkdir(op.fs(), op.ctx(), as ? &*as : nullptr, parent, name, mode, &e), e);
 }
 
 void sfs_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
-  Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kMknod);
+  OpRequest op(req, OpKind::kMknod);
   fuse_entry_param e;
-  RequestContext ctx = fs->Context(req);
-  std::optional<PosixCaller> as = PosixCallerOf(fs, req);
-  ReplyEntry(req, ctx.Audited(DoMknod(fs, ctx, as ? &*as : nullptr, parent, name, mode, rdev, &e)),
-             e);
+  std::optional<PosixCaller> as = PosixCallerOf(op.fs(), req);
+  op.ReplyEntry(DoMknod(op.fs(), op.ctx(), as ? &*as : nullptr, parent, name, mode, rdev, &e), e);
 }
 
 void sfs_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kUnlink);
-  RequestContext ctx = fs->Context(req);
-  ctx.set_request_op(OP_DELETE);
-  fuse_reply_err(req, ctx.Audited(DoRemove(fs, ctx, parent, name, false)));
+  OpRequest op(req, OpKind::kUnlink);
+  op.ctx().set_request_op(OP_DELETE);
+  op.ReplyErr(DoRemove(op.fs(), op.ctx(), parent, name, false));
 }
 
 void sfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kRmdir);
-  RequestContext ctx = fs->Context(req);
-  ctx.set_request_op(OP_RMDIR);
-  fuse_reply_err(req, ctx.Audited(DoRemove(fs, ctx, parent, name, true)));
+  OpRequest op(req, OpKind::kRmdir);
+  op.ctx().set_request_op(OP_RMDIR);
+  op.ReplyErr(DoRemove(op.fs(), op.ctx(), parent, name, true));
 }
 
 // Android's emulated storage has no links: MediaProvider implements neither LINK nor SYMLINK, so
@@ -475,62 +494,46 @@ void sfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
 constexpr int kNoLinksOnAndroid = ENOSYS;
 
 void sfs_symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name) {
-  Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kSymlink);
+  OpRequest op(req, OpKind::kSymlink);
   fuse_entry_param e;
-  std::optional<PosixCaller> as = PosixCallerOf(fs, req);
-  if (!as) {
-    fuse_reply_err(req, kNoLinksOnAndroid);
-    return;
-  }
-  ReplyEntry(req, DoSymlink(fs, fs->Context(req), *as, link, parent, name, &e), e);
+  std::optional<PosixCaller> as = PosixCallerOf(op.fs(), req);
+  if (!as) return op.ReplyErr(kNoLinksOnAndroid);
+  op.ctx().set_request_op(OP_CREATE);
+  op.ReplyEntry(DoSymlink(op.fs(), op.ctx(), *as, link, parent, name, &e), e);
 }
 
 void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
                 const char* newname, unsigned int flags) {
-  Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kRename);
-  RequestContext ctx = fs->Context(req);
-  ctx.set_request_op(OP_RENAME);
-  int err = RetryWhileScanning(fuse_req_ctx(req)->uid, [&] {
-    return DoRename(fs, ctx, parent, name, newparent, newname, flags);
-  });
-  fuse_reply_err(req, ctx.Audited(err));
+  OpRequest op(req, OpKind::kRename);
+  op.ctx().set_request_op(OP_RENAME);
+  op.ReplyErr(RetryWhileScanning(fuse_req_ctx(req)->uid, [&] {
+    return DoRename(op.fs(), op.ctx(), parent, name, newparent, newname, flags);
+  }));
 }
 
 void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) {
-  Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kLink);
-  if (!fs->posix()) {
-    fuse_reply_err(req, kNoLinksOnAndroid);
-    return;
-  }
+  OpRequest op(req, OpKind::kLink);
+  if (!op.fs()->posix()) return op.ReplyErr(kNoLinksOnAndroid);
   fuse_entry_param e;
-  RequestContext ctx = fs->Context(req);
-  int err = RetryWhileScanning(fuse_req_ctx(req)->uid,
-                               [&] { return DoLink(fs, ctx, ino, newparent, newname, &e); });
-  ReplyEntry(req, err, e);
+  op.ctx().set_request_op(OP_CREATE);
+  op.ReplyEntry(
+      RetryWhileScanning(fuse_req_ctx(req)->uid,
+                         [&] { return DoLink(op.fs(), op.ctx(), ino, newparent, newname, &e); }),
+      e);
 }
 
 void sfs_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
                 fuse_file_info* fi) {
-  Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kCreate);
+  OpRequest op(req, OpKind::kCreate);
   fuse_entry_param e;
   int backing_id = -1;
-  RequestContext ctx = fs->Context(req);
-  ctx.set_request_op(OP_CREATE);
-  std::optional<PosixCaller> as = PosixCallerOf(fs, req);
+  op.ctx().set_request_op(OP_CREATE);
+  std::optional<PosixCaller> as = PosixCallerOf(op.fs(), req);
+  const PosixCaller* caller = as ? &*as : nullptr;
   int err = strcmp(name, "/") == 0
-                ? DoTmpfile(fs, ctx, as ? &*as : nullptr, parent, mode, fi, &e, &backing_id)
-                : DoCreate(fs, ctx, as ? &*as : nullptr, parent, name, mode, fi, &e, &backing_id);
-  if (ctx.Audited(err) != 0) {
-    fs->stats().open_denied.fetch_add(1);
-    fuse_reply_err(req, err);
-    return;
-  }
-  if (backing_id >= 0) fs->stats().open_passthrough.fetch_add(1);
-  ReplyOpened(req, fi, backing_id, &e);
+                ? DoTmpfile(op.fs(), op.ctx(), caller, parent, mode, fi, &e, &backing_id)
+                : DoCreate(op.fs(), op.ctx(), caller, parent, name, mode, fi, &e, &backing_id);
+  op.ReplyOpened(err, fi, backing_id, &e);
 }
 
 }  // namespace scopedfs::daemon

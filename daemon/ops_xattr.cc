@@ -63,54 +63,54 @@ int XattrTarget(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, const
 
 void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
                   int flags) {
-  Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kXattr);
-  if (int err = NoXattrAnswer(fs, EOPNOTSUPP)) return (void)fuse_reply_err(req, err);
+  OpRequest op(req, OpKind::kXattr);
+  Filesystem* fs = op.fs();
+  if (int err = NoXattrAnswer(fs, EOPNOTSUPP)) return op.ReplyErr(err);
   XattrPath proc;
-  if (int err = XattrTarget(fs, fs->Context(req), ino, name, &proc)) {
-    return (void)fuse_reply_err(req, err);
+  if (int err = XattrTarget(fs, op.ctx(), ino, name, &proc)) {
+    return op.ReplyErr(err);
   }
   int err = setxattr(proc.c_str(), name, value, size, flags) == 0 ? 0 : errno;
   if (err == 0) MarkKernelAttrsStale(proc.node.get());  // the kernel invalidates its ctime
-  fuse_reply_err(req, err);
+  op.ReplyErr(err);
 }
 
 void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
-  Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kXattr);
-  if (int err = NoXattrAnswer(fs, ENODATA)) return (void)fuse_reply_err(req, err);
-  if (ReservedXattr(name)) return (void)fuse_reply_err(req, ENODATA);
+  OpRequest op(req, OpKind::kXattr);
+  Filesystem* fs = op.fs();
+  if (int err = NoXattrAnswer(fs, ENODATA)) return op.ReplyErr(err);
+  if (ReservedXattr(name)) return op.ReplyErr(ENODATA);
   XattrPath proc;
-  if (int err = XattrTarget(fs, fs->Context(req), ino, nullptr, &proc)) {
-    return (void)fuse_reply_err(req, err);
+  if (int err = XattrTarget(fs, op.ctx(), ino, nullptr, &proc)) {
+    return op.ReplyErr(err);
   }
   if (size == 0) {
     ssize_t n = getxattr(proc.c_str(), name, nullptr, 0);
-    if (n < 0) return (void)fuse_reply_err(req, errno);
+    if (n < 0) return op.ReplyErr(errno);
     return (void)fuse_reply_xattr(req, static_cast<size_t>(n));
   }
   std::vector<char> buf(size);
   ssize_t n = getxattr(proc.c_str(), name, buf.data(), size);
-  if (n < 0) return (void)fuse_reply_err(req, errno);
+  if (n < 0) return op.ReplyErr(errno);
   fuse_reply_buf(req, buf.data(), static_cast<size_t>(n));
 }
 
 void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
-  Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kXattr);
-  if (fs->xattr_mode() == XattrMode::kNosys) return (void)fuse_reply_err(req, ENOSYS);
+  OpRequest op(req, OpKind::kXattr);
+  Filesystem* fs = op.fs();
+  if (fs->xattr_mode() == XattrMode::kNosys) return op.ReplyErr(ENOSYS);
   if (fs->xattr_mode() == XattrMode::kNoattr) {
     return (void)(size == 0 ? fuse_reply_xattr(req, 0) : fuse_reply_buf(req, nullptr, 0));
   }
   XattrPath proc;
-  if (int err = XattrTarget(fs, fs->Context(req), ino, nullptr, &proc)) {
-    return (void)fuse_reply_err(req, err);
+  if (int err = XattrTarget(fs, op.ctx(), ino, nullptr, &proc)) {
+    return op.ReplyErr(err);
   }
   ssize_t n = listxattr(proc.c_str(), nullptr, 0);
-  if (n < 0) return (void)fuse_reply_err(req, errno);
+  if (n < 0) return op.ReplyErr(errno);
   std::vector<char> all(static_cast<size_t>(n) + 1);
   n = listxattr(proc.c_str(), all.data(), all.size());
-  if (n < 0) return (void)fuse_reply_err(req, errno);
+  if (n < 0) return op.ReplyErr(errno);
   std::string visible;
   for (size_t i = 0; i < static_cast<size_t>(n);) {
     const char* entry = all.data() + i;
@@ -119,21 +119,21 @@ void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
     i += len + 1;
   }
   if (size == 0) return (void)fuse_reply_xattr(req, visible.size());
-  if (visible.size() > size) return (void)fuse_reply_err(req, ERANGE);
+  if (visible.size() > size) return op.ReplyErr(ERANGE);
   fuse_reply_buf(req, visible.data(), visible.size());
 }
 
 void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
-  Filesystem* fs = Fs(req);
-  OpTimer t(fs->stats(), OpKind::kXattr);
-  if (int err = NoXattrAnswer(fs, ENODATA)) return (void)fuse_reply_err(req, err);
+  OpRequest op(req, OpKind::kXattr);
+  Filesystem* fs = op.fs();
+  if (int err = NoXattrAnswer(fs, ENODATA)) return op.ReplyErr(err);
   XattrPath proc;
-  if (int err = XattrTarget(fs, fs->Context(req), ino, name, &proc)) {
-    return (void)fuse_reply_err(req, err);
+  if (int err = XattrTarget(fs, op.ctx(), ino, name, &proc)) {
+    return op.ReplyErr(err);
   }
   int err = removexattr(proc.c_str(), name) == 0 ? 0 : errno;
   if (err == 0) MarkKernelAttrsStale(proc.node.get());  // the kernel invalidates its ctime
-  fuse_reply_err(req, err);
+  op.ReplyErr(err);
 }
 
 }  // namespace scopedfs::daemon

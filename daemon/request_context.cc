@@ -69,6 +69,16 @@ void RequestContext::NoteDecision(const policy::Decision& d, scopedfs::Op op,
   }
 }
 
+int RequestContext::RefusedByCheck(int err, absl::string_view check, scopedfs::Op op,
+                                   absl::string_view path, bool directory,
+                                   const FileInfo* info) const {
+  policy::Decision refused;
+  refused.outcome = OUTCOME_DENY;
+  refused.rule_name = check;
+  NoteDecision(refused, op, path, directory, info);
+  return err;
+}
+
 int RequestContext::Audited(int err) const {
   if (err != 0 && refused_ && audit_ != nullptr) Audit(false, refusal_, err, 0);
   return err;

@@ -45,6 +45,16 @@ class RequestContext {
   // not exist fails before any decision is made, so it is never logged; neither is a refusal that
   // a later permitting decision superseded (a readdir skipping hidden names, then succeeding).
   int Audited(int err) const;
+  // A refusal that no single decision of this caller's makes (a rename or link the layout's move
+  // rules refuse, or one that would let some app do more to the object): remembered as the
+  // latest refusal, as a refusing decision is, with `check` in place of a rule name, so that
+  // Audited(err) logs it. Returns `err`.
+  int RefusedByCheck(int err, absl::string_view check, scopedfs::Op op, absl::string_view path,
+                     bool directory, const FileInfo* info) const;
+  // The latest refusal is not the request's answer: it only filtered what the request shows (a
+  // listing skipping a name hidden from the caller), or listing visibility finds the name anyway
+  // (FindsName). A later failure of the request is then not logged as that refusal.
+  void RefusalSuperseded() const { refused_ = false; }
   // A LOOKUP's decisions from one engine call (Engine::DecideLookup), remembered for the audit
   // log as the lookup decision. `located`: the file's facts as if it carried location.
   policy::LookupDecisions DecideLookup(absl::string_view path, bool directory, const FileInfo* info,

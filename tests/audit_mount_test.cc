@@ -3,13 +3,16 @@
 // forge a line; the rate limit holds a looping app to its burst and the log says how many lines
 // it dropped. audit2why explains a line the daemon wrote, and live explain answers with the
 // daemon's policy and the file's real content.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -236,6 +239,165 @@ TEST_F(AuditMountTest, LiveExplainUsesTheFilesRealContent) {
   // Errors are clear.
   EXPECT_FALSE(storage_.Ctl({"explain", "--uid=10062", "--op=fly", "--path=a"}).ok());
   EXPECT_FALSE(storage_.Ctl({"explain", "--uid=10062", "--op=read", "--path=../etc"}).ok());
+}
+
+// --- Every op that answers with a refusal logs it -----------------------------------------------
+
+// The one "denied" line of `uid` whose text holds `needle`, or a test failure.
+std::string OneLine(const std::string& log, absl::string_view prefix, absl::string_view needle) {
+  std::vector<std::string> lines;
+  for (const std::string& line : LinesStartingWith(log, prefix)) {
+    if (absl::StrContains(line, needle)) lines.push_back(line);
+  }
+  EXPECT_EQ(lines.size(), 1u) << prefix << " ... " << needle << " in:\n" << log;
+  return lines.empty() ? "" : lines[0];
+}
+
+// access(W_OK) on another app's photo answers what a write would: EACCES, and one line.
+TEST_F(AuditMountTest, ARefusedAccessIsLogged) {
+  SCOPEDFS_ASSERT_OK(
+      storage_.WriteLower("DCIM/Camera/gps.jpg", ReadFileOrDie("tests/media/gps.jpg"), kCamera));
+  AppResult r = As(kSocial).Run("access W_OK", [] {
+    AppResult out;
+    out.err = access("DCIM/Camera/gps.jpg", W_OK) == 0 ? 0 : errno;
+    return out;
+  });
+  EXPECT_TRUE(FailsWith(r, EACCES));
+  std::string line = OneLine(storage_.DaemonLog(), "scopedfs: denied { write } uid=10062 ",
+                             "path=\"DCIM/Camera/gps.jpg\"");
+  EXPECT_TRUE(absl::EndsWith(line, "errno=EACCES")) << line;
+}
+
+// An app of another Android user opening this user's storage root: the OPENDIR is refused.
+TEST_F(AuditMountTest, ARefusedOpendirIsLogged) {
+  constexpr uid_t kIntruder = 10 * 100000 + kNotes;
+  AppResult root = As(kIntruder).List(".");
+  ASSERT_TRUE(FailsWith(root, ENOENT)) << root;
+  std::string line =
+      OneLine(storage_.DaemonLog(), "scopedfs: denied { read } uid=1010067 ", "path=\"\"");
+  EXPECT_TRUE(absl::StrContains(line, " tclass=dir ")) << line;
+  EXPECT_TRUE(absl::EndsWith(line, "errno=ENOENT")) << line;
+}
+
+// A rename the layout refuses without any rule: into Android/data/<pkg>, a mount of its own on a
+// device (EXDEV). The line names the check in place of a rule.
+TEST_F(AuditMountTest, ARenameAcrossMountsIsLogged) {
+  SCOPEDFS_ASSERT_OK(storage_.MkdirLower("Android/data/com.example.files", kFiles));
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/f.txt", "x", kFiles));
+  EXPECT_TRUE(FailsWith(As(kFiles).Rename("Download/f.txt", "Android/data/com.example.files/f.txt"),
+                        EXDEV));
+  std::string line = OneLine(storage_.DaemonLog(), "scopedfs: denied { rename } uid=10064 ",
+                             "path=\"Android/data/com.example.files/f.txt\"");
+  EXPECT_TRUE(absl::EndsWith(line, "rule=\"(layout move rules)\" errno=EXDEV")) << line;
+}
+
+// A write through a redacted view is judged again against the file as it is now: once its owner
+// has written a photo with location into it, the write is refused, and logged.
+TEST_F(AuditMountTest, ARefusedWriteIsLogged) {
+  constexpr char kShared[] = "Download/shared.bin";
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower(kShared, Pattern(4096, 7), kNotes));
+  ASSERT_TRUE(Succeeds(As(kFiles).Read(kShared)));  // its facts: no carrier format yet
+  int opened[2], rewritten[2];
+  ASSERT_EQ(pipe(opened), 0);
+  ASSERT_EQ(pipe(rewritten), 0);
+  std::string lower = storage_.Lower(kShared);
+  std::string photo = ReadFileOrDie("tests/media/gps.jpg");
+  // The owner's rewrite, in place (the same inode), once the writer holds its fd.
+  std::thread owner([&] {
+    char c;
+    if (read(opened[0], &c, 1) == 1) {
+      int fd = open(lower.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+      if (fd >= 0) {
+        (void)!write(fd, photo.data(), photo.size());
+        close(fd);
+      }
+    }
+    (void)!write(rewritten[1], "g", 1);
+  });
+  AppResult w = As(kFiles).Run("write after the owner's rewrite", [&] {
+    AppResult out;
+    int fd = open(kShared, O_WRONLY | O_CLOEXEC);
+    (void)!write(opened[1], "o", 1);
+    char c;
+    (void)!read(rewritten[0], &c, 1);
+    if (fd < 0) {
+      out.err = 1000 + errno;  // the open itself failed
+      return out;
+    }
+    out.err = pwrite(fd, "zz", 2, 0) == 2 ? 0 : errno;
+    close(fd);
+    return out;
+  });
+  owner.join();
+  for (int fd : {opened[0], opened[1], rewritten[0], rewritten[1]}) close(fd);
+  ASSERT_TRUE(FailsWith(w, EACCES)) << w;
+  std::string line = OneLine(storage_.DaemonLog(), "scopedfs: denied { write } uid=10064 ",
+                             "path=\"Download/shared.bin\"");
+  EXPECT_TRUE(absl::StrContains(line, " location=present ")) << line;
+  EXPECT_TRUE(absl::EndsWith(line, "errno=EACCES")) << line;
+}
+
+// Symlinks, links and xattrs exist under POSIX semantics only (ENOSYS under ANDROID, before any
+// decision): the Android rules under POSIX semantics.
+class PosixAuditMountTest : public AuditMountTest {
+ protected:
+  DaemonOptions Options() const override {
+    DaemonOptions o = AuditMountTest::Options();
+    o.policy = policy_path_;
+    return o;
+  }
+  void SetUp() override {
+    policy_path_ = AndroidRulesUnderPosixSemantics();
+    ASSERT_FALSE(policy_path_.empty());
+    MountTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    SCOPEDFS_ASSERT_OK(storage_.WriteLower(kPhoto, ReadFileOrDie("tests/media/gps.jpg"), kCamera));
+    Own(kPhoto, kCamera, 0666);
+    for (const char* rel : {"DCIM/Camera", "Music"}) {
+      ASSERT_EQ(chmod(storage_.Lower(rel).c_str(), 0777), 0) << rel;
+    }
+  }
+  // Under POSIX semantics the lower file's owner is its creator.
+  void Own(const std::string& rel, uid_t uid, mode_t mode) {
+    ASSERT_EQ(chown(storage_.Lower(rel).c_str(), uid, uid), 0) << rel;
+    ASSERT_EQ(chmod(storage_.Lower(rel).c_str(), mode), 0) << rel;
+  }
+  static constexpr char kPhoto[] = "DCIM/Camera/gps.jpg";
+  std::string policy_path_;
+};
+
+TEST_F(PosixAuditMountTest, ARefusedSymlinkIsLogged) {
+  EXPECT_TRUE(FailsWith(As(kCamera).Symlink("x", "Music/clip.jpg"), EPERM));
+  std::string line = OneLine(storage_.DaemonLog(), "scopedfs: denied { create } uid=10065 ",
+                             "path=\"Music/clip.jpg\"");
+  EXPECT_TRUE(absl::EndsWith(line, "errno=EPERM")) << line;
+}
+
+TEST_F(PosixAuditMountTest, ARefusedLinkIsLogged) {
+  EXPECT_TRUE(FailsWith(As(kCamera).Link(kPhoto, "Music/clip.jpg"), EPERM));
+  std::string line = OneLine(storage_.DaemonLog(), "scopedfs: denied { create } uid=10065 ",
+                             "path=\"Music/clip.jpg\"");
+  EXPECT_TRUE(absl::EndsWith(line, "errno=EPERM")) << line;
+}
+
+// A link that would give an app more than the photo's own name (gallery, which may only read it,
+// could write it under its own Android/media): EXDEV, logged naming the check.
+TEST_F(PosixAuditMountTest, ALinkThatWouldGiveMoreIsLogged) {
+  constexpr char kGalleryMedia[] = "Android/media/com.example.gallery";
+  SCOPEDFS_ASSERT_OK(storage_.MkdirLower(kGalleryMedia));
+  Own(kGalleryMedia, kGallery, 0755);
+  EXPECT_TRUE(FailsWith(As(kGallery).Link(kPhoto, absl::StrCat(kGalleryMedia, "/x.jpg")), EXDEV));
+  std::string line = OneLine(storage_.DaemonLog(), "scopedfs: denied { create } uid=10061 ",
+                             "path=\"Android/media/com.example.gallery/x.jpg\"");
+  EXPECT_TRUE(absl::EndsWith(line, "rule=\"(a move may not let any app do more)\" errno=EXDEV"))
+      << line;
+}
+
+TEST_F(PosixAuditMountTest, ARefusedXattrChangeIsLogged) {
+  EXPECT_TRUE(FailsWith(As(kSocial).SetXattr(kPhoto, "user.tag", "x"), EACCES));
+  std::string line = OneLine(storage_.DaemonLog(), "scopedfs: denied { setattr } uid=10062 ",
+                             "path=\"DCIM/Camera/gps.jpg\"");
+  EXPECT_TRUE(absl::EndsWith(line, "errno=EACCES")) << line;
 }
 
 }  // namespace

@@ -1,0 +1,76 @@
+// One FUSE request as every sfs_<op> handler takes it: the filesystem, the request's one context
+// (RequestContext), the op's latency timer and the reply. A handler builds an OpRequest, calls
+// its Do<Op> (which returns 0 or an errno) and replies through it exactly once; a failure that a
+// refusal caused is written to the audit log on the way out (RequestContext::Audited), so no op
+// can reply without auditing. Private to the op files, as fs_internal.h.
+#ifndef SCOPEDFS_DAEMON_OP_REQUEST_H_
+#define SCOPEDFS_DAEMON_OP_REQUEST_H_
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <optional>
+
+#include "daemon/fuse_session.h"
+#include "daemon/request_context.h"
+#include "daemon/stats.h"
+
+namespace scopedfs::daemon {
+
+class Filesystem;
+
+// Records one op's latency in the stats when it goes out of scope.
+class OpTimer {
+ public:
+  OpTimer(Stats& stats, OpKind kind)
+      : stats_(stats), kind_(kind), start_(std::chrono::steady_clock::now()) {}
+  ~OpTimer();
+
+ private:
+  Stats& stats_;
+  OpKind kind_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+class OpRequest {
+ public:
+  // `timed`: the stats row the op's latency goes to; nullopt for the ops `scopedfsctl stats` does
+  // not time (FORGET, FLUSH, RELEASE, ...).
+  OpRequest(fuse_req_t req, std::optional<OpKind> timed);
+  OpRequest(const OpRequest&) = delete;
+  OpRequest& operator=(const OpRequest&) = delete;
+
+  fuse_req_t req() const { return req_; }
+  Filesystem* fs() const { return fs_; }
+  // The request's context, built on first use and then the same for the whole request: ops that
+  // decide nothing (READ, FSYNC, ...) never build one (with SELinux on, it asks the kernel for
+  // the caller's domain), and an op that decides twice (WRITE's re-judgement) uses one.
+  RequestContext& ctx();
+
+  // `err`, after auditing it: when it is a failure and the context's latest decision refused,
+  // one "denied" line. Replying through the Reply* methods does this already.
+  int Audited(int err) { return ctx_ ? ctx_->Audited(err) : err; }
+
+  // The replies. Each ends the request (fuse_req_t is gone after it) and audits a failure.
+  void ReplyErr(int err);
+  // LOOKUP, MKDIR, MKNOD, SYMLINK, LINK: `err` or the entry.
+  void ReplyEntry(int err, const fuse_entry_param& e);
+  // GETATTR, SETATTR: `err` or the attributes, their inode number as presented, cached for as
+  // long as AttrTimeoutFor says.
+  // `ino`: a GETATTR's inode, whose attributes keep the timeout its name was published with when
+  // they are cached with the name (CachesAttrsWithName); 0 for replies that are not a GETATTR's.
+  void ReplyAttr(int err, struct stat st, fuse_ino_t ino = 0);
+  // OPEN, CREATE (`entry` non-null): `err`, counted as a refused open, or the open handle, with
+  // the backing id when the open is passthrough.
+  void ReplyOpened(int err, fuse_file_info* fi, int backing_id, const fuse_entry_param* entry);
+
+ private:
+  fuse_req_t req_;
+  Filesystem* fs_;
+  std::optional<OpTimer> timer_;
+  std::optional<RequestContext> ctx_;
+};
+
+}  // namespace scopedfs::daemon
+
+#endif  // SCOPEDFS_DAEMON_OP_REQUEST_H_
