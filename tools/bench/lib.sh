@@ -65,6 +65,8 @@ bench_start_scopedfsd() {
   local transport=${BENCH_TRANSPORT:-${SCOPEDFSD_TRANSPORT:-}} extra=()
   [[ -n "$transport" ]] && extra+=("--transport=$transport")
   [[ -n "${BENCH_XATTR:-}" ]] && extra+=("--xattr=$BENCH_XATTR")
+  # BENCH_ONE_USER=1 passes --mount_reached_by_one_user (a mount only one user's apps reach).
+  [[ -n "${BENCH_ONE_USER:-}" ]] && extra+=("--mount_reached_by_one_user")
   ${BENCH_WRAP[@]+"${BENCH_WRAP[@]}"} "$1" --source="$2" --mountpoint="$3" --policy="$4" --apps="$BENCH_APPS" \
     --passthrough="$5" --control_socket="$6" ${extra[@]+"${extra[@]}"} 2>>"$7" &
   BENCH_LAST_PID=$!

@@ -181,7 +181,8 @@ def request_summary(reqs, c, step, files):
 # The request-count table's columns: the ceiling first, then scopedfs under each policy and
 # transport (a column whose contender did not run shows n/a with the reason below the table).
 CEILING_COLUMNS = ("ceiling", "permissive", "permissive_noattr", "permissive_nosys", "android_owner",
-                   "android_strict", "permissive_uring", "android_owner_uring", "bindfs", "mergerfs")
+                   "android_strict", "permissive_uring", "android_owner_uring", "android_device_uring",
+                   "bindfs", "mergerfs")
 
 
 def ceiling_section(cells, kreqs, labels, files):
@@ -252,7 +253,8 @@ METADATA_GOALS = (("ls -lR warm", 1.5, 2.0), ("find -size", 1.3, 2.0), ("du -s",
 def metadata_targets(cells, kreqs, labels, files):
     """The metadata targets table: each row's goal, every transport's figure with its FUSE
     requests per file, and the ceiling beside them. Returns (lines, rows missed)."""
-    groups = (("permissive", "permissive_uring"), ("android_owner", "android_owner_uring"))
+    groups = (("permissive", "permissive_uring"),
+              ("android_owner", "android_owner_uring", "android_device_uring"))
     L = ["## Targets for metadata", ""]
     L.append("Time as a multiple of native's (open+close: the rate as a fraction of native's, "
              "higher is better), with the FUSE requests per file the kernel sent, from this run. "

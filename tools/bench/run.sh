@@ -202,7 +202,8 @@ if [[ "$ONLY" == semantics ]]; then
   CONTENDERS=(native permissive permissive_android permissive_app permissive_android_app)
 else
   CONTENDERS=(native ceiling permissive permissive_noattr permissive_nosys permissive_android permissive_app
-    permissive_android_app android_owner android_strict permissive_uring android_owner_uring redacted nopassthrough
+    permissive_android_app android_owner android_strict permissive_uring android_owner_uring android_device_uring
+    redacted nopassthrough
     bindfs mergerfs)
 fi
 declare -A LABEL=(
@@ -213,6 +214,7 @@ declare -A LABEL=(
   [permissive_nosys]="scopedfs permissive --xattr=nosys, root"
   [permissive_uring]="scopedfs permissive, root, io_uring"
   [android_owner_uring]="scopedfs android, owner app, io_uring"
+  [android_device_uring]="scopedfs android, owner app, io_uring, one user's mount"
   [permissive]="scopedfs permissive, root"
   [permissive_android]="permissive rules, ANDROID semantics, root"
   [permissive_app]="scopedfs permissive, app uid"
@@ -257,9 +259,12 @@ setup() {
       bench_start_ceiling "$CEILING" "$lower" "$mnt" "$work/daemon-$c.log" ||
         { REASON="passthrough_ll did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
       ;;
-    android_owner | redacted | android_strict | android_owner_uring)
+    android_owner | redacted | android_strict | android_owner_uring | android_device_uring)
       SOCK=$work/ctl-$c
-      local policy=$BENCH_ANDROID transport=${SCOPEDFSD_TRANSPORT:-}
+      local policy=$BENCH_ANDROID transport=${SCOPEDFSD_TRANSPORT:-} one_user=""
+      # As a device mounts it: a mount only one user's apps reach (vold's per-user mounts), so
+      # attributes of names every app of the user finds are cached.
+      [[ "$c" == android_device_uring ]] && one_user=1
       if [[ "$c" == android_strict ]]; then
         [[ -f "$ANDROID_STRICT" ]] || { REASON="n/a: $ANDROID_STRICT is missing (strict visibility has not landed)"; return 1; }
         policy=$ANDROID_STRICT
@@ -268,7 +273,7 @@ setup() {
         bench_uring_usable "$SCOPEDFSD" "$URING_OK" || { REASON=$BENCH_URING_REASON; return 1; }
         transport=uring
       fi
-      BENCH_TRANSPORT=$transport bench_start_scopedfsd "$SCOPEDFSD" "$lower" "$mnt" "$policy" true "$SOCK" \
+      BENCH_ONE_USER=$one_user BENCH_TRANSPORT=$transport bench_start_scopedfsd "$SCOPEDFSD" "$lower" "$mnt" "$policy" true "$SOCK" \
         "$work/daemon-$c.log" || { REASON="scopedfsd did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
       AS=$BENCH_OWNER_UID
       [[ "$c" == redacted ]] && AS=$BENCH_REDACTED_UID
