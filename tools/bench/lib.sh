@@ -62,7 +62,10 @@ bench_start_scopedfsd() {
   # then the wrapper's.
   # BENCH_TRANSPORT (else SCOPEDFSD_TRANSPORT), when set, is passed on as --transport=.
   # BENCH_XATTR, when set, is passed on as --xattr=.
+  # Without either, a daemon that has transports is told --transport=dev: once a *_uring
+  # contender has turned enable_uring on, auto would serve every later contender over io_uring.
   local transport=${BENCH_TRANSPORT:-${SCOPEDFSD_TRANSPORT:-}} extra=()
+  [[ -z "$transport" ]] && bench_has_transport_flag "$1" && transport=dev
   [[ -n "$transport" ]] && extra+=("--transport=$transport")
   [[ -n "${BENCH_XATTR:-}" ]] && extra+=("--xattr=$BENCH_XATTR")
   # BENCH_ONE_USER=1 passes --mount_reached_by_one_user (a mount only one user's apps reach).
@@ -107,9 +110,16 @@ BENCH_URING_RESTORE=""
 # bench_uring_usable <scopedfsd> <may_enable>: whether io_uring contenders can run; sets
 # BENCH_URING_REASON when not. With <may_enable> 1 it turns enable_uring on (and
 # bench_uring_restore puts the old value back).
+# bench_has_transport_flag <scopedfsd>: whether it takes --transport (the help is read whole
+# first: grep -q would end the pipe early, and under pipefail the writer's SIGPIPE reads as no).
+bench_has_transport_flag() {
+  local help
+  help=$("$1" --help 2>&1 || true)
+  [[ "$help" == *--transport* ]]
+}
 bench_uring_usable() {
   BENCH_URING_REASON=""
-  if ! "$1" --help 2>&1 | grep -q -- '--transport'; then
+  if ! bench_has_transport_flag "$1"; then
     BENCH_URING_REASON="n/a: this scopedfsd has no --transport flag (no io_uring transport)"
     return 1
   fi
