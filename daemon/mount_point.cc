@@ -136,8 +136,11 @@ absl::StatusOr<std::string> DetachDeadFuseMount(const std::string& path) {
     // Forced to ask the file system: with no mask and no sync flag, FUSE answers from the
     // attributes it has, and a dead mount's root looks alive.
     struct statx stx = {};
+    // ENOTCONN: the connection is gone. ECONNABORTED: it was aborted, which is also what a
+    // request gets while the kernel tears down the io_uring queues of a daemon that died serving
+    // over FUSE over io_uring (dev_uring.c ends the requests queued to its ring that way).
     if (statx(AT_FDCWD, path.c_str(), AT_STATX_FORCE_SYNC, STATX_BASIC_STATS, &stx) == 0 ||
-        errno != ENOTCONN) {
+        (errno != ENOTCONN && errno != ECONNABORTED)) {
       return report;
     }
     if (detached == kMaxDeadMounts) {
