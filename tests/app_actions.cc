@@ -155,6 +155,17 @@ AppResult App::Stat(const std::string& path) const {
   });
 }
 
+AppResult App::StatRepeatedly(const std::string& path, int times) const {
+  return Run(absl::StrCat("stat ", path, " ", times, " times"), [&] {
+    AppResult out;
+    struct stat st;
+    for (int i = 0; i < times; ++i) {
+      if (stat(path.c_str(), &st) != 0 && out.err == 0) out.err = errno;
+    }
+    return out;
+  });
+}
+
 AppResult App::Lstat(const std::string& path) const {
   return Run(absl::StrCat("lstat ", path), [&] {
     struct stat st;

@@ -41,14 +41,7 @@ class CacheMountTest : public MountTest {
   // Stats `path` as `uid` three times in one process, quickly; returns the LOOKUPs they cost.
   int64_t LookupsForThreeStats(uid_t uid, const std::string& path) {
     int64_t before = Lookups();
-    AppResult r = As(uid).Run("stat thrice", [&] {
-      AppResult out;
-      struct stat st;
-      for (int i = 0; i < 3; ++i) {
-        if (stat(path.c_str(), &st) != 0) out.err = errno;
-      }
-      return out;
-    });
+    AppResult r = As(uid).StatRepeatedly(path, 3);
     EXPECT_TRUE(Succeeds(r));
     return Lookups() - before;
   }

@@ -120,7 +120,10 @@ class App {
   // Runs `body` as this app; body returns an AppResult that is shipped back through a pipe.
   AppResult Run(absl::string_view what, const std::function<AppResult()>& body) const;
 
-  AppResult Stat(const std::string& path) const;   // value = st_size, mode, dev
+  AppResult Stat(const std::string& path) const;  // value = st_size, mode, dev
+  // `times` stats of `path` in one process, one after the other, as a caching test needs them
+  // (the kernel may answer all but the first from its caches); err: the first failure's errno.
+  AppResult StatRepeatedly(const std::string& path, int times) const;
   AppResult Lstat(const std::string& path) const;  // same, without following a symlink
   AppResult Read(const std::string& path) const;   // open O_RDONLY, read everything into data
   AppResult Open(const std::string& path, int flags, mode_t mode = 0644) const;  // then close

@@ -64,14 +64,7 @@ class UserCacheMountTest : public MountTest, public testing::WithParamInterface<
   // Requests three stats of `path` by `uid`, in one process, cost the daemon.
   int64_t AskedForThreeStats(uid_t uid, const std::string& path) {
     int64_t before = Asked();
-    AppResult r = As(uid).Run("stat thrice", [&] {
-      AppResult out;
-      struct stat st;
-      for (int i = 0; i < 3; ++i) {
-        if (stat(path.c_str(), &st) != 0) out.err = errno;
-      }
-      return out;
-    });
+    AppResult r = As(uid).StatRepeatedly(path, 3);
     EXPECT_TRUE(Succeeds(r));
     return Asked() - before;
   }
