@@ -42,6 +42,8 @@
 #include "absl/synchronization/mutex.h"
 #include "daemon/fuse_kernel_abi.h"
 
+struct io_uring_sqe;
+
 namespace scopedfs::daemon {
 
 // --transport: io_uring where the kernel offers it (auto), io_uring or fail (uring), or
@@ -82,6 +84,12 @@ absl::Status Probe();
 // refuse (a queue that does not exist) makes it drop io_uring for the connection and serve
 // through /dev/fuse again (fs/fuse/dev_uring.c: a failed FUSE_IO_URING_CMD_REGISTER clears it).
 absl::Status FallBackToDevice(int fuse_fd);
+
+// A FUSE_IO_URING command (`cmd`: REGISTER or COMMIT_AND_FETCH) for queue `qid` in a 128-byte
+// submission, and a 128-byte submission cleared for another use.
+void PrepareFuseCommand(io_uring_sqe* sqe, int fuse_fd, uint32_t cmd, uint16_t qid,
+                        uint64_t commit_id);
+void ClearSqe128(io_uring_sqe* sqe);
 
 }  // namespace uring
 
