@@ -33,18 +33,6 @@ class CacheMountTest : public MountTest {
     o.control_socket = true;
     return o;
   }
-  int64_t Lookups() {
-    absl::StatusOr<int64_t> n = storage_.OpCount("lookup");
-    EXPECT_TRUE(n.ok()) << n.status();
-    return n.ok() ? *n : -1;
-  }
-  // Stats `path` as `uid` three times in one process, quickly; returns the LOOKUPs they cost.
-  int64_t LookupsForThreeStats(uid_t uid, const std::string& path) {
-    int64_t before = Lookups();
-    AppResult r = As(uid).StatRepeatedly(path, 3);
-    EXPECT_TRUE(Succeeds(r));
-    return Lookups() - before;
-  }
   std::string policy_ = "policy/configs/permissive.textproto";
 };
 

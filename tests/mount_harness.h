@@ -275,6 +275,12 @@ class MountTest : public ::testing::Test {
   void SetUp() override;
   void TearDown() override;
   App As(uid_t uid) const { return storage_.As(uid); }
+  // The daemon's count of LOOKUP requests (the daemon needs DaemonOptions::control_socket); -1,
+  // with a test failure, when it cannot be read.
+  int64_t Lookups();
+  // The LOOKUPs three stats of `path` by `uid`, in one process, cost: 0 where the kernel answers
+  // from names it cached.
+  int64_t LookupsForThreeStats(uid_t uid, const std::string& path);
 
   ScopedStorage storage_;
 };

@@ -434,6 +434,19 @@ void MountTest::SetUp() {
   SCOPEDFS_ASSERT_OK(storage_.StartDaemon(Options()));
 }
 
+int64_t MountTest::Lookups() {
+  absl::StatusOr<int64_t> n = storage_.OpCount("lookup");
+  EXPECT_TRUE(n.ok()) << n.status();
+  return n.ok() ? *n : -1;
+}
+
+int64_t MountTest::LookupsForThreeStats(uid_t uid, const std::string& path) {
+  int64_t before = Lookups();
+  AppResult r = As(uid).StatRepeatedly(path, 3);
+  EXPECT_TRUE(Succeeds(r));
+  return Lookups() - before;
+}
+
 void MountTest::TearDown() {
   if (storage_.daemon_running()) {
     DaemonExit e = storage_.StopDaemon();

@@ -100,18 +100,6 @@ class VisibilityMountTest : public MountTest, public testing::WithParamInterface
     EXPECT_EQ(lstat(storage_.Lower(rel).c_str(), &st), 0) << rel;
     return st;
   }
-  int64_t Lookups() {
-    absl::StatusOr<int64_t> n = storage_.OpCount("lookup");
-    EXPECT_TRUE(n.ok()) << n.status();
-    return n.ok() ? *n : -1;
-  }
-  // Stats `path` as `uid` three times in one process; returns the LOOKUPs they cost.
-  int64_t LookupsForThreeStats(uid_t uid, const std::string& path) {
-    int64_t before = Lookups();
-    AppResult r = As(uid).StatRepeatedly(path, 3);
-    EXPECT_TRUE(Succeeds(r));
-    return Lookups() - before;
-  }
 };
 
 INSTANTIATE_TEST_SUITE_P(Visibility, VisibilityMountTest, testing::Bool(),
