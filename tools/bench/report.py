@@ -5,11 +5,17 @@ results.tsv: contender, workload, unit, OK|FAILED, then every run's figure (OK) 
 requests.tsv: contender, step, FUSE op, count (scopedfsd's counters, first run).
 kernel_requests.tsv: contender, step, FUSE opcode, count (the kernel's fuse_request_send
 tracepoint, first run; every FUSE contender; opcode _lost when the trace buffer overran).
-profile.txt: perf report excerpts of the daemon. The chart is drawn by gnuplot (Debian's
+profile.txt: perf report excerpts of the daemon (the full run).
+profiles.tsv: one JSON summary a line of each target row's system-wide profile (the targets run;
+written by `report.py --profile-summary` from `perf report --sort comm,dso,sym`); `report.py
+--misses --results=results.tsv` prints the rows that run.sh profiles. The chart is drawn by gnuplot (Debian's
 gnuplot-nox); without it the markdown says so and no PNG is written.
 """
 import argparse
+import json
 import os
+import re
+import sys
 import platform
 import shutil
 import statistics
@@ -50,6 +56,178 @@ WHY = {
 }
 
 
+# --- System-wide profiles of one step (perf record -a; perf report --sort comm,dso,sym -n -t TAB)
+# The daemon's threads: scopedfsd's workers keep the process name, its other threads are sfs-*.
+DAEMON_COMM = re.compile(r"^(scopedfsd|sfs-)")
+# Kernel symbols of the scheduler and of wake-ups: where a FUSE round trip spends its CPU time
+# outside fs/fuse when the two sides sit on different CPUs.
+SCHED_SYM = re.compile(r"schedule|switch_to|finish_task_switch|pick_next|try_to_wake_up|ttwu|"
+                       r"wake_up|enqueue_|dequeue_|update_curr|update_load|select_task_rq|"
+                       r"newidle_balance|load_balance|__sysvec_call_function|flush_smp_call")
+# The kernel's FUSE code (fs/fuse, built in here: its functions are fuse_* and a few others).
+FUSE_SYM = re.compile(r"^(__)?fuse_|^request_wait_answer$|^queue_request|^flush_bg_queue$|"
+                      r"^process_init_reply$|^create_new_entry$|^lookup_entry")
+SHARE_NAMES = (("app_user", "app, user"), ("app_kernel", "app, kernel"),
+               ("daemon_user", "daemon, user"), ("daemon_kernel", "daemon, kernel"),
+               ("idle", "idle (swapper)"), ("perf", "perf itself"), ("other", "other processes"))
+
+
+def profile_summary(argv):
+    """Reads `perf report --no-children --sort comm,dso,sym -n -t TAB --stdio` on stdin and
+    prints one JSON line: the shares of the samples by who ran (app, daemon: user vs kernel;
+    idle; perf; others), the kernel's FUSE functions and the scheduler across all of them, and
+    the top symbols."""
+    p = argparse.ArgumentParser()
+    p.add_argument("--profile-summary", action="store_true")
+    for name in ("contender", "step", "app", "seconds", "error"):
+        p.add_argument("--" + name, default="")
+    a = p.parse_args(argv)
+    shares = defaultdict(int)
+    fuse = sched = total = 0
+    rows = []
+    for line in sys.stdin:
+        if line.startswith("#") or not line.strip():
+            continue
+        f = [x.strip() for x in line.rstrip("\n").split("\t")]
+        if len(f) < 5:
+            continue
+        try:
+            n = int(f[1])
+        except ValueError:
+            continue
+        comm, dso, sym = f[2], f[3], f[4]
+        kernel = sym.startswith("[k]")
+        name = sym[4:] if sym[:1] == "[" else sym
+        total += n
+        if comm == a.app or (a.app == "tar" and comm == "setpriv"):
+            who = "app"
+        elif DAEMON_COMM.match(comm):
+            who = "daemon"
+        elif comm.startswith("swapper"):
+            who = "idle"
+        elif comm.startswith("perf"):
+            who = "perf"
+        else:
+            who = "other"
+        if who in ("app", "daemon"):
+            who += "_kernel" if kernel else "_user"
+        shares[who] += n
+        if kernel and FUSE_SYM.search(name):
+            fuse += n
+        if kernel and who != "idle" and SCHED_SYM.search(name):
+            sched += n
+        rows.append((n, comm, dso, name))
+    rows.sort(key=lambda r: -r[0])
+    out = {"contender": a.contender, "step": a.step, "app": a.app, "seconds": float(a.seconds or 0),
+           "samples": total, "error": a.error if not total else "",
+           "shares": {k: shares.get(k, 0) / max(1, total) for k, _ in SHARE_NAMES},
+           "fuse_kernel": fuse / max(1, total), "scheduler": sched / max(1, total),
+           "top": [[n / max(1, total), comm, dso, name] for n, comm, dso, name in rows[:15]]}
+    print(json.dumps(out))
+
+
+def load_profiles(path):
+    """{(contender, step): summary} from profiles.tsv (absent or empty: {})."""
+    out = {}
+    if path and os.path.exists(path):
+        for line in open(path):
+            line = line.strip()
+            if line:
+                try:
+                    d = json.loads(line)
+                except ValueError:
+                    continue
+                out[(d["contender"], d["step"])] = d
+    return out
+
+
+def profile_sections(profiles, kreqs, reqs, labels, files, meta_missed):
+    """details.md's "Profiles of the missed target rows": a heading per row (the table links to
+    it), the shares of the samples, the FUSE requests per file by opcode, the top symbols."""
+    L = ["## Profiles of the missed target rows", ""]
+    L.append("One extra, untimed pass of each step that missed its goal, with the contender's "
+             "mount as in the timed runs, under `perf record -a -e cpu-clock -F 499` (every CPU, "
+             "idle included: a FUSE request's time is split between the app, the kernel and the "
+             "daemon, and the waits show as idle), reported with `perf report --no-children "
+             "--sort comm,dso,sym`. Shares are of all samples on both CPUs while the step ran: "
+             "*app* is the step's command (tar, ls, ...), *daemon* scopedfsd's threads, each "
+             "split into user and kernel; *kernel FUSE* is self time in fs/fuse functions "
+             "(`fuse_*`) whoever ran them, *scheduler* self time in the scheduler and wake-up "
+             "functions outside idle. The seconds are the profiled pass's, perf running; the "
+             "timed figures are in the table. FUSE requests per file are the kernel's count "
+             "(`fuse_request_send`) of the first timed run.")
+    L.append("")
+    if not meta_missed:
+        L.append("No target row missed its goal in this run.")
+        L.append("")
+    for c, w in meta_missed:
+        heading, _ = profile_anchor(c, w)
+        L.append("### " + heading)
+        L.append("")
+        d = profiles.get((c, w))
+        L.append("%s, %s." % (labels.get(c, c), w))
+        if d is None:
+            L.append("")
+            L.append("Not profiled in this run (perf missing, `--no-profile`, or the contender "
+                     "could not be set up again).")
+            L.append("")
+            continue
+        if not d["samples"]:
+            L.append("")
+            L.append("perf recorded no samples: %s" % (d.get("error") or "no reason given"))
+            L.append("")
+            continue
+        sh = d["shares"]
+        L.append("")
+        L.append("%d samples in %.1f s (the command under perf, perf's start included):" % (
+            d["samples"], d["seconds"]))
+        L.append("")
+        L.append("| " + " | ".join(text for _, text in SHARE_NAMES) +
+                 " | kernel FUSE (any process) | scheduler (not idle) |")
+        L.append("|" + "---|" * (len(SHARE_NAMES) + 2))
+        L.append("| " + " | ".join("%.1f%%" % (100 * sh.get(k, 0)) for k, _ in SHARE_NAMES) +
+                 " | %.1f%% | %.1f%% |" % (100 * d["fuse_kernel"], 100 * d["scheduler"]))
+        if w in TREE_STEPS:
+            ops, unit, n, src = kreqs.get((c, w), {}), "file", files, "the kernel's count"
+        else:
+            # fio and open+close: the daemon's counters around the step, per call (all fio jobs
+            # together, per job).
+            step = "fio" if w.startswith("fio ") else w
+            ops = reqs.get((c, step), {})
+            unit, n, src = ("fio job" if step == "fio" else "call"), ops.get("_calls", 0), \
+                "the daemon's counters"
+        lost = ops.get("_lost", 0)
+        ops = {k: v for k, v in ops.items() if not k.startswith("_")}
+        if ops:
+            total = sum(ops.values())
+            L.append("")
+            L.append("FUSE requests (%s, first run): %.2f per %s (%s)%s." % (
+                src, total / max(1, n), unit, ", ".join(
+                    "%s %.2f" % (k.replace("FUSE_", ""), v / max(1, n))
+                    for k, v in sorted(ops.items(), key=lambda kv: -kv[1])),
+                "; the trace lost %d" % lost if lost else ""))
+        else:
+            L.append("")
+            L.append("FUSE requests: none counted (%s)." % src)
+        L.append("")
+        L.append("| share | command | object | symbol |")
+        L.append("|---|---|---|---|")
+        for share, comm, dso, name in d["top"][:12]:
+            L.append("| %.1f%% | %s | %s | `%s` |" % (100 * share, comm, dso, name))
+        L.append("")
+    return L
+
+
+def print_misses(argv):
+    p = argparse.ArgumentParser()
+    p.add_argument("--misses", action="store_true")
+    p.add_argument("--results", required=True)
+    a = p.parse_args(argv)
+    cells, _, _ = load_results(a.results)
+    for c, w in missed_targets(cells):
+        print("%s\t%s" % (c, w))
+
+
 def parse_args():
     p = argparse.ArgumentParser()
     for name in ("results", "requests", "profile", "out", "data", "rev", "load", "mode", "runs", "tree_files", "tree",
@@ -57,6 +235,7 @@ def parse_args():
         p.add_argument("--" + name, required=True)
     p.add_argument("--only", default="")
     p.add_argument("--kernel-requests", default="")
+    p.add_argument("--profiles", default="")
     return p.parse_args()
 
 
@@ -192,7 +371,8 @@ def ceiling_section(cells, kreqs, labels, files):
     L.append("Time as a multiple of native (rates: native over the contender, so higher is "
              "slower everywhere), and beside it the FUSE requests per file the kernel sent "
              "(`fuse_request_send` tracepoint, first run, %s files). The ceiling is libfuse's "
-             "passthrough_ll example with `cache=always,timeout=86400` (no xattr: ENOSYS), "
+             "passthrough_ll example with `cache=always,timeout=86400,writeback` (no xattr: "
+             "ENOSYS), "
              "built at run time: what a FUSE filesystem can reach on this machine." %
              "{:,}".format(files))
     L.append("")
@@ -243,24 +423,71 @@ def ceiling_section(cells, kreqs, labels, files):
     return L
 
 
-# Metadata targets: time as a multiple of native (open+close: rate as a fraction of native's),
-# for the permissive policy as root and the Android policy as the owner app, on each transport.
+# Metadata targets: time as a multiple of native (open+close and fio: rate as a fraction of
+# native's), for the permissive policy as root and the Android policy as the owner app, on each
+# transport. (step, goal for the permissive group, goal for the android group.)
 METADATA_GOALS = (("ls -lR warm", 1.5, 2.0), ("find -size", 1.3, 2.0), ("du -s", 1.3, 2.0),
                   ("ls -lR cold", 3.0, 4.0), ("grep -r", 2.5, 3.0), ("tar x", 3.0, 3.0),
-                  ("rm -rf", 4.0, 4.0), ("open+close rate", 0.1, 0.1))
+                  ("rm -rf", 4.0, 4.0), ("open+close rate", 0.1, 0.1),
+                  ("fio read 4k", 0.9, 0.9), ("fio write 4k", 0.9, 0.9),
+                  ("fio randread 4k", 0.9, 0.9), ("fio randwrite 4k", 0.9, 0.9))
+# The contenders each goal column applies to (run.sh's TARGET_CONTENDERS), and the peers shown
+# beside them without a goal.
+TARGET_GROUPS = (("permissive", "permissive_uring"),
+                 ("android_owner", "android_owner_uring", "android_device_uring"))
+TARGET_PEERS = ("ceiling", "bindfs", "mergerfs")
 
 
-def metadata_targets(cells, kreqs, labels, files):
+def higher_is_better(w):
+    return w.endswith("rate") or w.startswith("fio ")
+
+
+def target_value(cells, c, w):
+    """The figure a goal is compared with: time over native's, or for rates the fraction of
+    native's rate; None when the contender or native has no figure."""
+    sp = speed(cells, c, w)
+    if not sp:
+        return None
+    return sp if higher_is_better(w) else 1.0 / sp
+
+
+def target_met(w, value, goal):
+    return value >= goal if higher_is_better(w) else value <= goal
+
+
+def missed_targets(cells):
+    """(contender, step) of every target row whose figure misses its goal, in table order."""
+    out = []
+    for w, goal_root, goal_android in METADATA_GOALS:
+        for group, goal in zip(TARGET_GROUPS, (goal_root, goal_android)):
+            for c in group:
+                v = target_value(cells, c, w)
+                if v is not None and not target_met(w, v, goal):
+                    out.append((c, w))
+    return out
+
+
+def profile_anchor(c, w):
+    """The details.md heading of a row's profile and GitHub's id for it (tools/check_docs.py's
+    slug rule: lower case, letters, digits, space, '-' and '_' kept, spaces to '-')."""
+    heading = "Profile: %s, %s" % (c, w)
+    kept = [ch for ch in heading.lower() if ch.isalnum() or ch in " -_"]
+    return heading, "".join(kept).replace(" ", "-")
+
+
+def metadata_targets(cells, kreqs, labels, files, profiles=None, details=""):
     """The metadata targets table: each row's goal, every transport's figure with its FUSE
-    requests per file, and the ceiling beside them. Returns (lines, rows missed)."""
-    groups = (("permissive", "permissive_uring"),
-              ("android_owner", "android_owner_uring", "android_device_uring"))
+    requests per file, and the ceiling and the peers beside them; a missed figure links to its
+    row's profile in <details> when there is one. Returns (lines, rows missed)."""
+    groups = TARGET_GROUPS
+    profiles = profiles or {}
     L = ["## Targets for metadata", ""]
-    L.append("Time as a multiple of native's (open+close: the rate as a fraction of native's, "
-             "higher is better), with the FUSE requests per file the kernel sent, from this run. "
-             "The ceiling is libfuse's passthrough_ll at its most cached (see above). Goals, "
-             "not test assertions; a row that misses is explained under \"Where the time goes\" "
-             "in the per-run details.")
+    L.append("Time as a multiple of native's (open+close and fio: the rate as a fraction of "
+             "native's, higher is better), with the FUSE requests per file the kernel sent, from "
+             "this run. The ceiling is libfuse's passthrough_ll at its most cached (see the "
+             "contenders); bindfs and mergerfs are peers. Goals, not test assertions. A missed "
+             "figure links to its row's system-wide profile when the run made one "
+             "(`run.sh --only=targets`).")
     L.append("")
     head = ["step", "goal: permissive, root"]
     for c in groups[0]:
@@ -268,7 +495,9 @@ def metadata_targets(cells, kreqs, labels, files):
     head.append("goal: android, owner app")
     for c in groups[1]:
         head.append(labels.get(c, c))
-    head.append(labels.get("ceiling", "ceiling"))
+    peers = [c for c in TARGET_PEERS if c == "ceiling" or any(k[0] == c for k in cells)]
+    for c in peers:
+        head.append(labels.get(c, c))
     L.append("| " + " | ".join(head) + " |")
     L.append("|" + "---|" * len(head))
     missed = []
@@ -279,31 +508,31 @@ def metadata_targets(cells, kreqs, labels, files):
             return "n/a"
         if not cell.ok:
             return "n/a" if cell.reason.startswith("n/a") else "FAILED"
-        sp = speed(cells, c, w)
-        if not sp:
+        value = target_value(cells, c, w)
+        if value is None:
             return "?"
-        rate = w.endswith("rate")
-        value = sp if rate else 1.0 / sp
         text = "%.2f×" % value
         ops = kreqs.get((c, w), {})
         if ops and w in TREE_STEPS:
             total = sum(v for k, v in ops.items() if not k.startswith("_"))
             text += " · %.2f req/file" % (total / max(1, files))
         if goal is not None:
-            met = value >= goal if rate else value <= goal
+            met = target_met(w, value, goal)
             if not met:
                 missed.append((c, w))
+                if (c, w) in profiles and details:
+                    text = "[%s](%s#%s)" % (text, details, profile_anchor(c, w)[1])
             text += " ✓" if met else " **✗**"
         return text
 
     for w, goal_root, goal_android in METADATA_GOALS:
-        rate = w.endswith("rate")
+        rate = higher_is_better(w)
         g = (lambda x: ("≥ %g×" if rate else "≤ %g×") % x)
         row = [w, g(goal_root)]
         row += [figure(c, w, goal_root) for c in groups[0]]
         row.append(g(goal_android))
         row += [figure(c, w, goal_android) for c in groups[1]]
-        row.append(figure("ceiling", w, None))
+        row += [figure(c, w, None) for c in peers]
         L.append("| " + " | ".join(row) + " |")
     L.append("")
     return L, missed
@@ -336,6 +565,56 @@ def targets(cells):
     out.append(("red_cold", "redacted read, cold", "≥ 2× bindfs",
                 [thr("redacted", "photo read cold", 2.0, "bindfs")]))
     return out
+
+
+# One bullet per contender, in run order (contender_list keeps those the run had).
+CONTENDER_BULLETS = OrderedDict((
+    ("native", "- **native**: the lower tmpfs directory itself, as root."),
+    ("ceiling", """- **FUSE ceiling (passthrough_ll, cached)**: libfuse's own low-level passthrough example as
+  Debian's libfuse3-dev 3.14 ships it (`/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c`),
+  compiled at run time (`gcc -O2 ... $(pkg-config --cflags --libs fuse3)`) into the work
+  directory and run as `passthrough_ll -f -o source=LOWER,cache=always,timeout=86400,writeback,allow_other MNT`,
+  as root. These are the most cached of the options it offers: `cache=always` keeps the page cache
+  across opens (`FOPEN_KEEP_CACHE`) and caches listings (`FOPEN_CACHE_DIR`); `timeout=86400`
+  caches names and attributes for a day; `writeback` lets the kernel cache writes
+  (`FUSE_CAP_WRITEBACK_CACHE`); xattrs stay off (its default: every xattr request is answered
+  ENOSYS, so the kernel stops asking); READDIRPLUS (its `lo_readdirplus`; libfuse 3.14 asks for
+  `FUSE_CAP_READDIRPLUS` and `_AUTO` by default) and export support are on; multithreaded (libfuse's default loop and idle-thread count). Its other
+  options do not cache more: `flock` only adds lock requests, and `-o clone_fd` (a /dev/fuse fd
+  per thread) measured no clear difference on the 3,000-file slice here. No policy, no
+  redaction: what a FUSE filesystem can reach on this machine."""),
+    ("permissive", """- **scopedfs permissive, root**: `scopedfsd --policy=policy/configs/permissive.textproto`, acting
+  as root; POSIX semantics (`default_permissions`, `FUSE_POSIX_ACL`); caller-independent, so
+  names and attributes are cached for `--entry_cache_seconds` (10 s)."""),
+    ("android_owner", """- **scopedfs android, owner app**: `--policy=policy/configs/android.textproto`, acting as
+  com.example.notes (uid 10067, `setpriv --reuid --regid --clear-groups`) on files it owns in
+  `Download/`; directories the rules show to every caller are cached for 10 s; passthrough
+  opens."""),
+    ("permissive_uring", """- **... io_uring**: the same daemon and policy served over FUSE over io_uring
+  (`--transport=uring`; needs `/sys/module/fuse/parameters/enable_uring` = Y at mount time, which
+  `run.sh --uring` sets for the run and puts back)."""),
+    ("android_device_uring", """- **scopedfs android, owner app, io_uring, one user's mount**: as the android io_uring
+  contender with `--mount_reached_by_one_user`, as a device mounts it (vold's per-user mount: only
+  one user's apps reach it, so attributes of names every app of the user finds are cached)."""),
+    ("redacted", """- **scopedfs redacted reader**: the same policy, as com.example.social (uid 10062, no
+  ACCESS_MEDIA_LOCATION) reading camera's GPS-tagged JPEG: every read is served by the daemon's
+  redacted view. It only reads that photo, so the other workloads are n/a."""),
+    ("nopassthrough", """- **scopedfs --passthrough=false**: the permissive policy as root, every read and write through
+  the daemon."""),
+    ("bindfs", """- **bindfs** 1.14: defaults plus `--multithreaded` (bindfs is single-threaded by default; its
+  man page names this option as the speed trade-off) and `-o allow_other`."""),
+    ("mergerfs", """- **mergerfs** 2.33, one branch: the man page's basic setup for software that needs mmap
+  (`use_ino,cache.files=partial,dropcacheonclose=true,category.create=mfs`) plus two of its
+  PERFORMANCE suggestions that keep POSIX behaviour (`cache.readdir=true`,
+  `security_capability=false`) and `allow_other`; attribute and entry caches at their default
+  1 s."""),
+))
+
+
+def contender_list(contenders):
+    return "\n".join(text for c, text in CONTENDER_BULLETS.items()
+                     if c in contenders or (c == "permissive_uring" and any(
+                         x.endswith("_uring") for x in contenders)))
 
 
 AB_CONTENDER_TEXT = """- **permissive rules, ANDROID semantics** (root, and app uid): the A/B of POSIX semantics. A copy of
@@ -508,6 +787,9 @@ def main():
     if a.only == "semantics":
         write_semantics_only(a, cells, workloads, reqs, labels, machine(a.rev, a.load))
         return
+    if a.only == "targets":
+        write_targets_only(a, cells, workloads, bench_contenders, reqs, kreqs, labels, m)
+        return
     chart_problem = write_chart(cells, workloads, bench_contenders, labels, a.data)
     chart_link = os.path.relpath(os.path.join(a.data, "benchmarks.png"), a.out)
 
@@ -536,27 +818,7 @@ def main():
 
     L.append("## Contenders")
     L.append("")
-    L.append("""- **native**: the lower tmpfs directory itself, as root.
-- **scopedfs permissive, root**: `scopedfsd --policy=policy/configs/permissive.textproto`, acting
-  as root; POSIX semantics (`default_permissions`, `FUSE_POSIX_ACL`); caller-independent, so
-  names and attributes are cached for `--entry_cache_seconds` (10 s).
-- **scopedfs android, owner app**: `--policy=policy/configs/android.textproto`, acting as
-  com.example.camera (uid 10065, `setpriv --reuid --regid --clear-groups`) on files it owns in
-  `Download/` and `DCIM/Camera/`; directories the rules show to every caller are cached for
-  10 s, files have entry timeout 0; passthrough opens.
-- **scopedfs redacted reader**: the same policy, as com.example.social (uid 10062, no
-  ACCESS_MEDIA_LOCATION) reading camera's GPS-tagged JPEG: every read is served by the daemon's
-  redacted view. It only reads that photo, so the other workloads are n/a.
-- **scopedfs --passthrough=false**: the permissive policy as root, every read and write through
-  the daemon.
-- **bindfs** 1.14: defaults plus `--multithreaded` (bindfs is single-threaded by default; its
-  man page names this option as the speed trade-off) and `-o allow_other`.
-- **mergerfs** 2.33, one branch: the man page's basic setup for software that needs mmap
-  (`use_ino,cache.files=partial,dropcacheonclose=true,category.create=mfs`) plus two of its
-  PERFORMANCE suggestions that keep POSIX behaviour (`cache.readdir=true`,
-  `security_capability=false`) and `allow_other`; attribute and entry caches at their default
-  1 s.
-""" + AB_CONTENDER_TEXT)
+    L.append(contender_list(bench_contenders) + "\n" + AB_CONTENDER_TEXT)
     L.append("")
     L.append("## Workloads")
     L.append("")
@@ -727,6 +989,89 @@ def every_figure(cells, labels):
     return L
 
 
+def header_lines(a, m, what):
+    L = ["# Benchmarks%s" % what, ""]
+    L.append("Written by `tools/bench/run.sh%s%s` (do not edit by hand; rerun it). Every contender "
+             "sits on the same tmpfs lower tree in the same run. Each figure is the median of %s "
+             "run%s (min and max in the details); ratios are to native in the same run." %
+             ("" if a.mode == "full" else " --" + a.mode, " --only=" + a.only if a.only else "",
+              a.runs, "" if a.runs == "1" else "s"))
+    L.append("")
+    L.append("- Machine: %s, %s cores, %s RAM; kernel %s; load average at the end %s "
+             "(FUSE round trips each need the daemon's thread scheduled, so on a busy 2-core "
+             "machine they suffer more than native calls; expect ±10-20%% noise)." %
+             (m["cpu"], m["cores"], m["mem"], m["kernel"], m["load"]))
+    L.append("- scopedfs %s; %s." % (m["rev"], ", ".join(m["pkgs"])))
+    L.append("- Source tree: `%s`, %s files (non-directory entries); fio files %s MiB; "
+             "suite time %.0f s (profiles included)." % (
+                 a.tree, "{:,}".format(int(a.tree_files)), a.fio_mb, float(a.seconds)))
+    L.append("")
+    return L
+
+
+def write_targets_only(a, cells, workloads, contenders, reqs, kreqs, labels, m):
+    """BENCHMARKS.md of `run.sh --only=targets`: the targets table first, each missed figure
+    linked to its row's profile in details.md; details.md has the profiles."""
+    profiles = load_profiles(a.profiles)
+    details_path = os.path.join(a.data, "details.md")
+    details_rel = os.path.relpath(details_path, a.out)
+    files = int(a.tree_files)
+    L = header_lines(a, m, ": metadata targets")
+    meta_lines, meta_missed = metadata_targets(cells, kreqs, labels, files, profiles, details_rel)
+    L.extend(meta_lines)
+    profiled = sum(1 for k in meta_missed if k in profiles)
+    L.append("%d of %d target figures missed their goal; %d of them profiled (linked above; "
+             "every profile is in [%s](%s))." % (
+                 len(meta_missed), sum(1 for w, _, _ in METADATA_GOALS for g in TARGET_GROUPS
+                                       for c in g if target_value(cells, c, w) is not None),
+                 profiled, details_rel, details_rel))
+    L.append("")
+    L.append("## Contenders")
+    L.append("")
+    L.append(contender_list(contenders))
+    L.append("")
+    L.append("## Workloads")
+    L.append("")
+    L.append("""- **fio**: one job each, psync, 4 KiB blocks, sequential and random, read and write,
+  on a %s MiB file the app owns (%s), page cache kept between jobs (`--invalidate=0`).
+  scopedfs opens it with kernel passthrough: the daemon sees no READ or WRITE.
+- **open+close rate**: `tools/bench/metaops open`, one name component per call, over existing
+  empty files, for %s s.
+- **source tree**: `tar x --no-same-owner` of the tree into `Download/` through the mount; the
+  count of files `find` sees afterwards (a mismatch fails every step); `ls -lR` after dropping
+  the kernel's caches (cold) and again (warm); `find -size +16k` (its count must match
+  native's); `grep -r -c -F kmalloc`; `du -s`; `rm -rf` (the tree must be gone).
+- **order**: every contender once per run, in the order listed, %s runs; the per-row profiles
+  come after the last run, so perf never runs during a timed step.""" % (
+        a.fio_mb, "time-based, %s s per job after a ramp" % a.fio_runtime
+        if a.fio_runtime not in ("0", "") else "one pass",
+        {"full": "1", "quick": "0.5", "tiny": "0.1"}.get(a.mode, "?"), a.runs))
+    L.append("")
+    L.append("## Results (median; ratio to native in brackets)")
+    L.append("")
+    L.append("| workload | " + " | ".join(labels.get(c, c) for c in contenders) + " |")
+    L.append("|---|" + "---|" * len(contenders))
+    for w in workloads:
+        if w == "decision (mix)":
+            continue
+        L.append("| %s | " % w + " | ".join(cell_text(cells, c, w) for c in contenders) + " |")
+    L.append("")
+    L.extend(ceiling_section(cells, kreqs, labels, files))
+    L.append("The per-run details (the profiles of the missed rows, FUSE requests by op, every "
+             "figure of every run) are in [%s](%s)." % (details_rel, details_rel))
+    L.append("")
+    with open(os.path.join(a.out, "BENCHMARKS.md"), "w") as f:
+        f.write("\n".join(L))
+
+    D = ["# Benchmark details: %s" % m["rev"], "",
+         "The per-run dump of the targets run summarised in [BENCHMARKS.md](%s)." %
+         os.path.relpath(os.path.join(a.out, "BENCHMARKS.md"), a.data), ""]
+    D.extend(profile_sections(profiles, kreqs, reqs, labels, files, meta_missed))
+    D.extend(every_figure(cells, labels))
+    with open(details_path, "w") as f:
+        f.write("\n".join(D))
+
+
 def write_semantics_only(a, cells, workloads, reqs, labels, m):
     """BENCHMARKS.md of `run.sh --only=semantics`: the A/B alone."""
     L = ["# Benchmarks: the cost of POSIX semantics", ""]
@@ -748,4 +1093,9 @@ def write_semantics_only(a, cells, workloads, reqs, labels, m):
 
 
 if __name__ == "__main__":
-    main()
+    if "--profile-summary" in sys.argv[1:]:
+        profile_summary(sys.argv[1:])
+    elif "--misses" in sys.argv[1:]:
+        print_misses(sys.argv[1:])
+    else:
+        main()

@@ -3,14 +3,23 @@
 # every contender on the same tmpfs lower tree in the same run, and BENCHMARKS.md with a chart
 # written from the results. See BENCHMARKS.md for what each contender and workload is.
 #
-# Usage: tools/bench/run.sh [--quick] [--tiny] [--only=semantics] [--runs=N] [--out=DIR]
-#                           [--no-profile|--profile]
+# Usage: tools/bench/run.sh [--quick] [--tiny] [--only=semantics|--only=targets] [--runs=N]
+#                           [--out=DIR] [--no-profile|--profile] [--uring]
 #   (default)  the full run: drivers/ of linux-source-6.1, 3 runs, perf profile; < 30 min
 #   --quick    1 run, a 3,000-file slice of drivers/, short fio jobs; < 4 min
 #   --tiny     the CI smoke run: 1 run, a 300-file made-up tree, 4 MiB fio files; < 90 s
 #   --only=semantics  only the cost of POSIX semantics (issue 11): native and the four A/B
 #              contenders below, 5 runs by default (with --quick's tree and fio sizes when
 #              --quick is given too, else the full run's)
+#   --only=targets  only what the metadata targets table needs: native, the ceiling, scopedfs
+#              permissive (root) and android (owner app) over /dev/fuse and io_uring, the
+#              one-user io_uring mount, bindfs and mergerfs; the tree steps, open+close and fio
+#              4 KiB read/write/randread/randwrite; 3 runs of the full tree by default (< 25 min
+#              with --uring, profiles included). Then one extra, untimed pass of every target
+#              row that missed its goal, under a system-wide profile (perf record -a), summarised
+#              per row in details.md and linked from the table. Like the full run it writes
+#              BENCHMARKS.md into the repository root unless --quick or --out say otherwise;
+#              with --quick it profiles too (--no-profile skips the profiles).
 # The A/B of POSIX semantics: the permissive policy as it is (POSIX) against a generated copy
 # that differs only in `semantics: SEMANTICS_ANDROID`, as root and as an app uid, run next to
 # each other in every run and in alternating order (A B in odd runs, B A in even ones), so
@@ -37,18 +46,19 @@ cd "$(dirname "$0")/../.."
 REPO=$PWD
 source tools/bench/lib.sh
 
-MODE=full RUNS="" OUT="" PROFILE=1 FORCE_PROFILE=0 ONLY="" URING_OK=0
+MODE=full RUNS="" OUT="" PROFILE=1 FORCE_PROFILE=0 NO_PROFILE=0 ONLY="" URING_OK=0
 for arg in "$@"; do
   case "$arg" in
     --uring) URING_OK=1 ;;
     --quick) MODE=quick ;;
     --tiny) MODE=tiny ;;
     --only=semantics) ONLY=semantics ;;
+    --only=targets) ONLY=targets ;;
     --runs=*) RUNS=${arg#--runs=} ;;
     --out=*) OUT=${arg#--out=} ;;
-    --no-profile) PROFILE=0 ;;
+    --no-profile) PROFILE=0 NO_PROFILE=1 ;;
     --profile) FORCE_PROFILE=1 ;;
-    *) echo "usage: $0 [--quick] [--tiny] [--only=semantics] [--runs=N] [--out=DIR] [--no-profile|--profile] [--uring]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick] [--tiny] [--only=semantics|--only=targets] [--runs=N] [--out=DIR] [--no-profile|--profile] [--uring]" >&2; exit 2 ;;
   esac
 done
 # The targeted A/B run: more runs of fewer contenders, no profile.
@@ -59,8 +69,10 @@ case "$MODE" in
   tiny) RUNS=${RUNS:-1} FIO_MB=4 FIO_RT=0 FIO_RAMP=0 META_FILES=100 META_SECONDS=0.1 PROFILE=0 ;;
 esac
 ((FORCE_PROFILE)) && PROFILE=1
+# The targets run profiles its missed rows even when quick (that is what it is for); not tiny.
+[[ "$ONLY" == targets && "$MODE" != tiny && $NO_PROFILE == 0 ]] && PROFILE=1
 if [[ -z "$OUT" ]]; then
-  if [[ "$MODE" == full && -z "$ONLY" ]]; then OUT=$REPO DATA=$REPO/tools/bench/results; else OUT=/tmp/scopedfs-bench-out; fi
+  if [[ "$MODE" == full && "$ONLY" != semantics ]]; then OUT=$REPO DATA=$REPO/tools/bench/results; else OUT=/tmp/scopedfs-bench-out; fi
 fi
 DATA=${DATA:-$OUT}
 mkdir -p "$OUT" "$DATA"
@@ -198,8 +210,13 @@ chown "$BENCH_OWNER_UID:$BENCH_OWNER_UID" "$lower/Download/app"
 
 # The A/B pairs (POSIX, ANDROID): every run has both members of a pair next to each other.
 AB_PAIRS=("permissive permissive_android" "permissive_app permissive_android_app")
+# The contenders of the metadata targets table, profiled where they miss (report.py's
+# TARGET_GROUPS).
+TARGET_CONTENDERS=(permissive permissive_uring android_owner android_owner_uring android_device_uring)
 if [[ "$ONLY" == semantics ]]; then
   CONTENDERS=(native permissive permissive_android permissive_app permissive_android_app)
+elif [[ "$ONLY" == targets ]]; then
+  CONTENDERS=(native ceiling "${TARGET_CONTENDERS[@]}" bindfs mergerfs)
 else
   CONTENDERS=(native ceiling permissive permissive_noattr permissive_nosys permissive_android permissive_app
     permissive_android_app android_owner android_strict permissive_uring android_owner_uring android_device_uring
@@ -345,6 +362,9 @@ fio_mbps() {
 }
 
 FIO_JOBS=("read 4k" "randread 4k" "write 4k" "randwrite 4k" "read 1m" "randread 1m" "write 1m" "randwrite 1m")
+META_OPS=(open stat)
+# The targets run: only the 4 KiB jobs and open+close are in the table.
+[[ "$ONLY" == targets ]] && FIO_JOBS=("${FIO_JOBS[@]:0:4}") META_OPS=(open)
 
 # run_fio <contender>: every fio job in one fio process (jobs run one after another, stonewall),
 # so fio's start-up is paid once. One terse line per job: field 5 is its error, 7 and 48 its
@@ -395,7 +415,7 @@ run_photo() {  # cold and warm sequential read (128 KiB) of the GPS-tagged photo
 
 run_meta() {
   local c=$1 m v
-  for m in open stat; do
+  for m in "${META_OPS[@]}"; do
     local w="$m rate"
     [[ "$m" == open ]] && w="open+close rate"
     if [[ "$c" == redacted ]]; then fail "$c" "$w" "n/a: the files are the owner's documents, hidden from this reader"; continue; fi
@@ -469,6 +489,7 @@ run_tree() {
 }
 
 WORKLOADS=("${FIO_JOBS[@]/#/fio }" "photo read cold" "photo read warm" "open+close rate" "stat rate" "${TREE_STEPS[@]}")
+[[ "$ONLY" == targets ]] && WORKLOADS=("${FIO_JOBS[@]/#/fio }" "open+close rate" "${TREE_STEPS[@]}")
 
 run_engine() {
   progress policy "decision microbenchmark"
@@ -512,7 +533,7 @@ for ((RUN = 1; RUN <= RUNS; RUN++)); do
       continue
     fi
     run_fio "$c"
-    run_photo "$c"
+    [[ "$ONLY" == targets ]] || run_photo "$c"
     run_meta "$c"
     run_tree "$c"
     teardown
@@ -520,51 +541,12 @@ for ((RUN = 1; RUN <= RUNS; RUN++)); do
   done
 done
 RUN=$RUNS
-if [[ "$ONLY" == semantics ]]; then
-  fail policy_engine "decision (mix)" "n/a: not measured by --only=semantics"
+if [[ -n "$ONLY" ]]; then
+  fail policy_engine "decision (mix)" "n/a: not measured by --only=$ONLY"
 else
   run_engine
 fi
 requests_per_step
-
-# --- Where the time goes: one more, untimed pass of some steps with the daemon under perf (perf
-# here samples a command it starts, not one it attaches to with -p, so each step gets a daemon).
-profile_step() {  # profile_step <contender> <step> <cmd...>: runs cmd as $AS under a profiled daemon
-  local c=$1 step=$2 child
-  shift 2
-  progress "$c" "perf: $step"
-  BENCH_WRAP=(perf record -q -e cpu-clock -F 999 -o "$work/perf.data" --)
-  setup "$c" || { BENCH_WRAP=(); return 0; }
-  BENCH_WRAP=()
-  bench_as "$AS" "$@" >/dev/null 2>&1 || true
-  child=$(pgrep -P "$PID" | head -1 || true)
-  [[ -n "$child" ]] && kill -TERM "$child"
-  wait "$PID" 2>/dev/null || true
-  teardown
-  {
-    echo "== $c | $step"
-    perf report -i "$work/perf.data" --no-children --sort dso,symbol --stdio 2>&1 |
-      grep -v '^#' | grep -v '^$' | sed 's/[ -]*$//; s/   */  /g' | head -14 || true
-  } >>"$PROFILE_TXT"
-}
-if ((PROFILE)) && command -v perf >/dev/null; then
-  for c in permissive android_owner; do
-    AS=0
-    [[ "$c" == android_owner ]] && AS=$BENCH_OWNER_UID
-    t=$lower/Download/tree-prof
-    rm -rf "$t"
-    mkdir -p "$t"
-    chown "$AS" "$t"
-    bench_own "$AS" "$t"
-    profile_step "$c" "tar x" tar -x --no-same-owner -f "$TREE_TAR" -C "$work/mnt-$c/Download/tree-prof"
-    profile_step "$c" "ls -lR twice (cold, then warm)" sh -c "ls -lR '$work/mnt-$c/Download/tree-prof'; ls -lR '$work/mnt-$c/Download/tree-prof'"
-    profile_step "$c" "stat rate" "$METAOPS" stat "$work/mnt-$c/Download/meta" "$META_FILES" 2
-    rm -rf "$t"
-  done
-fi
-END=$(bench_now)
-LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
-[[ -t 2 ]] && printf '\r\033[K' >&2
 
 # --- Results: one line per (contender, workload): OK with every run's figure, or FAILED.
 units() {
@@ -592,8 +574,140 @@ for c in "${CONTENDERS[@]}" policy_engine; do
   done
 done >"$RESULTS"
 
+# --- Where the time goes: one more, untimed pass of some steps with the daemon under perf (perf
+# here samples a command it starts, not one it attaches to with -p, so each step gets a daemon).
+profile_step() {  # profile_step <contender> <step> <cmd...>: runs cmd as $AS under a profiled daemon
+  local c=$1 step=$2 child
+  shift 2
+  progress "$c" "perf: $step"
+  BENCH_WRAP=(perf record -q -e cpu-clock -F 999 -o "$work/perf.data" --)
+  setup "$c" || { BENCH_WRAP=(); return 0; }
+  BENCH_WRAP=()
+  bench_as "$AS" "$@" >/dev/null 2>&1 || true
+  child=$(pgrep -P "$PID" | head -1 || true)
+  [[ -n "$child" ]] && kill -TERM "$child"
+  wait "$PID" 2>/dev/null || true
+  teardown
+  {
+    echo "== $c | $step"
+    perf report -i "$work/perf.data" --no-children --sort dso,symbol --stdio 2>&1 |
+      grep -v '^#' | grep -v '^$' | sed 's/[ -]*$//; s/   */  /g' | head -14 || true
+  } >>"$PROFILE_TXT"
+}
+if ((PROFILE)) && [[ -z "$ONLY" ]] && command -v perf >/dev/null; then
+  for c in permissive android_owner; do
+    AS=0
+    [[ "$c" == android_owner ]] && AS=$BENCH_OWNER_UID
+    t=$lower/Download/tree-prof
+    rm -rf "$t"
+    mkdir -p "$t"
+    chown "$AS" "$t"
+    bench_own "$AS" "$t"
+    profile_step "$c" "tar x" tar -x --no-same-owner -f "$TREE_TAR" -C "$work/mnt-$c/Download/tree-prof"
+    profile_step "$c" "ls -lR twice (cold, then warm)" sh -c "ls -lR '$work/mnt-$c/Download/tree-prof'; ls -lR '$work/mnt-$c/Download/tree-prof'"
+    profile_step "$c" "stat rate" "$METAOPS" stat "$work/mnt-$c/Download/meta" "$META_FILES" 2
+    rm -rf "$t"
+  done
+fi
+# --- Per-row profiles of the targets run: every (target contender, step) that missed its goal in
+# the timed runs above gets one more, untimed pass of that step under a system-wide profile, so
+# the app's, the daemon's and the kernel's shares of the time all show (perf of the daemon alone
+# sees mostly its own context switches). The other steps of the pass run unprofiled, only to put
+# the tree in the state the profiled step expects (tar x before ls, drop_caches before ls cold).
+PROFILES=$DATA/profiles.tsv
+: >"$PROFILES"
+PERF_HZ=499  # 2 CPUs x 499 Hz: ~1,000 samples a second, little enough that perf itself stays small
+# BENCH_PROFILE_MAX, when set, profiles only that many rows (the CI smoke run); the others run
+# plainly and details.md says they were not profiled.
+PROFILES_LEFT=${BENCH_PROFILE_MAX:--1}
+# perf_row <contender> <step> <app> <cmd...>: runs cmd as $AS under `perf record -a`, appends the
+# summary (report.py --profile-summary) to $PROFILES; <app> is the command's name (its comm).
+perf_row() {
+  local c=$1 step=$2 app=$3 t0 t1 as=()
+  shift 3
+  if ((PROFILES_LEFT == 0)); then
+    bench_as "$AS" "$@" >/dev/null 2>&1 || true
+    return 0
+  fi
+  ((PROFILES_LEFT > 0)) && PROFILES_LEFT=$((PROFILES_LEFT - 1))
+  progress "$c" "perf -a: $step"
+  [[ "$AS" == 0 ]] || as=(setpriv --reuid="$AS" --regid="$AS" --clear-groups)
+  t0=$(bench_now)
+  perf record -a -e cpu-clock -F "$PERF_HZ" -q -o "$work/perf.data" -- ${as[@]+"${as[@]}"} "$@" \
+    >/dev/null 2>"$work/perf.err" || true
+  t1=$(bench_now)
+  perf report -i "$work/perf.data" --no-children --sort comm,dso,sym --stdio -n -t $'\t' 2>/dev/null |
+    python3 tools/bench/report.py --profile-summary --contender="$c" --step="$step" --app="$app" \
+      --seconds="$(echo "$t1 - $t0" | bc)" --error="$(grep -m1 -v '^$' "$work/perf.err" 2>/dev/null || true)" \
+      >>"$PROFILES" || echo "run.sh: no profile summary for $c / $step" >&2
+  rm -f "$work/perf.data" "$work/perf.data.old"
+}
+# plain_or_perf <contender> <step> <app> <cmd...>: the step under perf when it missed, else plainly.
+plain_or_perf() {
+  if [[ -n "${MISSED[$1|$2]:-}" ]]; then perf_row "$@"; else
+    progress "$1" "(for the profiles) $2"
+    shift 3
+    bench_as "$AS" "$@" >/dev/null 2>&1 || true
+  fi
+}
+profile_targets() {
+  local c w t job rw bs want step app cmd
+  declare -gA MISSED=()
+  while IFS=$'\t' read -r c w; do [[ -n "$c" ]] && MISSED[$c|$w]=1; done \
+    < <(python3 tools/bench/report.py --misses --results="$RESULTS")
+  ((${#MISSED[@]} > 0)) || return 0
+  RUN=profile
+  for c in "${TARGET_CONTENDERS[@]}"; do
+    want=""
+    for w in "${WORKLOADS[@]}"; do [[ -n "${MISSED[$c|$w]:-}" ]] && want=1; done
+    [[ -n "$want" ]] || continue
+    setup "$c" || { echo "run.sh: no profiles of $c: $REASON" >&2; continue; }
+    for job in "${FIO_JOBS[@]}"; do
+      read -r rw bs <<<"$job"
+      [[ -n "${MISSED[$c|fio $rw $bs]:-}" ]] || continue
+      local timing=()
+      [[ "$FIO_RT" != 0 ]] && timing=(--time_based --runtime="$FIO_RT" --ramp_time="$FIO_RAMP")
+      perf_row "$c" "fio $rw $bs" fio fio --name="$rw-$bs" --rw="$rw" --bs="$bs" --filename="$BASE/fio.dat" \
+        --size="${FIO_MB}M" --ioengine=psync --invalidate=0 --disk_util=0 "${timing[@]}" --output-format=terse
+    done
+    if [[ -n "${MISSED[$c|open+close rate]:-}" ]]; then
+      perf_row "$c" "open+close rate" metaops "$METAOPS" open "$BASE/meta" "$META_FILES" "$META_SECONDS"
+    fi
+    want=""
+    for w in "${TREE_STEPS[@]}"; do [[ -n "${MISSED[$c|$w]:-}" ]] && want=1; done
+    if [[ -n "$want" ]]; then
+      # Unprofiled steps run only where a later one needs them: tar x makes the tree, a cold
+      # ls -lR makes the warm one warm; an unprofiled rm -rf is done in the lower tree.
+      t=$DIR/tree-prof
+      bench_as "$AS" mkdir "$t"
+      plain_or_perf "$c" "tar x" tar tar -x --no-same-owner -f "$TREE_TAR" -C "$t"
+      drop_caches
+      if [[ -n "${MISSED[$c|ls -lR cold]:-}${MISSED[$c|ls -lR warm]:-}" ]]; then
+        plain_or_perf "$c" "ls -lR cold" ls ls -lR "$t"
+      fi
+      for w in "ls -lR warm:ls:ls -lR" "find -size:find:find $t -size +16k" \
+        "grep -r:grep:grep -r -c -F kmalloc $t" "du -s:du:du -s $t" "rm -rf:rm:rm -rf $t"; do
+        IFS=: read -r step app cmd <<<"$w"
+        [[ "$step" == "ls -lR warm" ]] && cmd="ls -lR $t"
+        # shellcheck disable=SC2086  # cmd is split into words on purpose; $t has no spaces
+        if [[ -n "${MISSED[$c|$step]:-}" ]]; then perf_row "$c" "$step" "$app" $cmd; fi
+      done
+      rm -rf "$LDIR/tree-prof"
+    fi
+    teardown
+  done
+}
+if ((PROFILE)) && [[ "$ONLY" == targets ]]; then
+  if command -v perf >/dev/null; then profile_targets
+  else echo "run.sh: perf is not installed (linux-perf): no per-row profiles" >&2; fi
+fi
+
+END=$(bench_now)
+LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
+[[ -t 2 ]] && printf '\r\033[K' >&2
+
 python3 tools/bench/report.py --results="$RESULTS" --requests="$REQUESTS" --profile="$PROFILE_TXT" \
   --out="$OUT" --data="$DATA" --rev="$REV" --load="$LOAD" --mode="$MODE" --runs="$RUNS" --tree_files="$TREE_FILES" --tree="$(basename "$TREE_TAR")" \
   --fio_mb="$FIO_MB" --fio_runtime="$FIO_RT" --seconds="$(echo "$END - $START" | bc)" --only="$ONLY" \
-  --kernel-requests="$KREQUESTS" --labels="$(for c in "${CONTENDERS[@]}"; do printf '%s=%s;' "$c" "${LABEL[$c]}"; done)"
+  --kernel-requests="$KREQUESTS" --profiles="${PROFILES:-}" --labels="$(for c in "${CONTENDERS[@]}"; do printf '%s=%s;' "$c" "${LABEL[$c]}"; done)"
 echo "bench: wrote $OUT/BENCHMARKS.md and $DATA/benchmarks.png ($(printf '%.0f' "$(echo "$END - $START" | bc)") s)" >&2
