@@ -7,7 +7,7 @@ kernel_requests.tsv: contender, step, FUSE opcode, count (the kernel's fuse_requ
 tracepoint, first run; every FUSE contender; opcode _lost when the trace buffer overran).
 profile.txt: perf report excerpts of the daemon (the full run).
 profiles.tsv: one JSON summary a line of each target row's system-wide profile (the targets run;
-written by `report.py --profile-summary` from `perf report --sort comm,dso,sym`); `report.py
+written by `report.py --profile-summary` from `perf script`); `report.py
 --misses --results=results.tsv` prints the rows that run.sh profiles. The chart is drawn by gnuplot (Debian's
 gnuplot-nox); without it the markdown says so and no PNG is written.
 """
@@ -56,9 +56,10 @@ WHY = {
 }
 
 
-# --- System-wide profiles of one step (perf record -a; perf report --sort comm,dso,sym -n -t TAB)
-# The daemon's threads: scopedfsd's workers keep the process name, its other threads are sfs-*.
-DAEMON_COMM = re.compile(r"^(scopedfsd|sfs-)")
+# --- System-wide profiles of one step (perf record -a; perf script)
+# One sample of `perf script -F pid,comm,ip,sym,dso`: "comm pid ip symbol (dso)".
+PERF_SCRIPT_LINE = re.compile(r"^\s*(?P<comm>.*?)\s+(?P<pid>\d+)\s+(?P<ip>[0-9a-f]+)\s+"
+                              r"(?P<sym>.*?)\s+\((?P<dso>[^()]*)\)\s*$")
 # Kernel symbols of the scheduler and of wake-ups: where a FUSE round trip spends its CPU time
 # outside fs/fuse when the two sides sit on different CPUs.
 SCHED_SYM = re.compile(r"schedule|switch_to|finish_task_switch|pick_next|try_to_wake_up|ttwu|"
@@ -73,36 +74,31 @@ SHARE_NAMES = (("app_user", "app, user"), ("app_kernel", "app, kernel"),
 
 
 def profile_summary(argv):
-    """Reads `perf report --no-children --sort comm,dso,sym -n -t TAB --stdio` on stdin and
-    prints one JSON line: the shares of the samples by who ran (app, daemon: user vs kernel;
-    idle; perf; others), the kernel's FUSE functions and the scheduler across all of them, and
-    the top symbols."""
+    """Reads `perf script -F pid,comm,ip,sym,dso` (one sample a line) on stdin and prints one
+    JSON line: the shares of the samples by who ran (the app, the daemon process --daemon-pid,
+    each in user and kernel mode; idle; perf; others), the kernel's FUSE functions and the
+    scheduler across all of them, and the top symbols. The daemon is told by its process id, as
+    other scopedfsd processes (another engineer's tests) may run on the machine meanwhile."""
     p = argparse.ArgumentParser()
     p.add_argument("--profile-summary", action="store_true")
-    for name in ("contender", "step", "app", "seconds", "error"):
+    for name in ("contender", "step", "app", "seconds", "error", "daemon-pid"):
         p.add_argument("--" + name, default="")
     a = p.parse_args(argv)
     shares = defaultdict(int)
     fuse = sched = total = 0
-    rows = []
+    rows = defaultdict(int)
     for line in sys.stdin:
-        if line.startswith("#") or not line.strip():
+        m = PERF_SCRIPT_LINE.match(line.rstrip("\n"))
+        if not m:
             continue
-        f = [x.strip() for x in line.rstrip("\n").split("\t")]
-        if len(f) < 5:
-            continue
-        try:
-            n = int(f[1])
-        except ValueError:
-            continue
-        comm, dso, sym = f[2], f[3], f[4]
-        kernel = sym.startswith("[k]")
-        name = sym[4:] if sym[:1] == "[" else sym
+        comm, pid, name, dso = m.group("comm"), m.group("pid"), m.group("sym"), m.group("dso")
+        kernel = dso.startswith("[kernel")
+        n = 1
         total += n
-        if comm == a.app or (a.app == "tar" and comm == "setpriv"):
-            who = "app"
-        elif DAEMON_COMM.match(comm):
+        if pid == a.daemon_pid:
             who = "daemon"
+        elif comm == a.app:
+            who = "app"
         elif comm.startswith("swapper"):
             who = "idle"
         elif comm.startswith("perf"):
@@ -116,8 +112,11 @@ def profile_summary(argv):
             fuse += n
         if kernel and who != "idle" and SCHED_SYM.search(name):
             sched += n
-        rows.append((n, comm, dso, name))
-    rows.sort(key=lambda r: -r[0])
+        # The daemon's threads are one line per symbol (sfs-uring-0.2 and sfs-uring-1.5 alike).
+        dso = os.path.basename(dso) if dso.startswith("/") else dso
+        rows[("scopedfsd (daemon)" if who.startswith("daemon") else comm, dso, name)] += n
+    rows = sorted(((n, comm, dso, name) for (comm, dso, name), n in rows.items()),
+                  key=lambda r: -r[0])
     out = {"contender": a.contender, "step": a.step, "app": a.app, "seconds": float(a.seconds or 0),
            "samples": total, "error": a.error if not total else "",
            "shares": {k: shares.get(k, 0) / max(1, total) for k, _ in SHARE_NAMES},
@@ -148,9 +147,10 @@ def profile_sections(profiles, kreqs, reqs, labels, files, meta_missed):
     L.append("One extra, untimed pass of each step that missed its goal, with the contender's "
              "mount as in the timed runs, under `perf record -a -e cpu-clock -F 499` (every CPU, "
              "idle included: a FUSE request's time is split between the app, the kernel and the "
-             "daemon, and the waits show as idle), reported with `perf report --no-children "
-             "--sort comm,dso,sym`. Shares are of all samples on both CPUs while the step ran: "
-             "*app* is the step's command (tar, ls, ...), *daemon* scopedfsd's threads, each "
+             "daemon, and the waits show as idle), each sample read with `perf script -F "
+             "pid,comm,ip,sym,dso`. Shares are of all samples on both CPUs while the step ran: "
+             "*app* is the step's command (tar, ls, ...), *daemon* the contender's scopedfsd "
+             "process (all its threads; other processes of the same name count as other), each "
              "split into user and kernel; *kernel FUSE* is self time in fs/fuse functions "
              "(`fuse_*`) whoever ran them, *scheduler* self time in the scheduler and wake-up "
              "functions outside idle. The seconds are the profiled pass's, perf running; the "
@@ -213,7 +213,9 @@ def profile_sections(profiles, kreqs, reqs, labels, files, meta_missed):
         L.append("| share | command | object | symbol |")
         L.append("|---|---|---|---|")
         for share, comm, dso, name in d["top"][:12]:
-            L.append("| %.1f%% | %s | %s | `%s` |" % (100 * share, comm, dso, name))
+            name = name if len(name) <= 90 else name[:89] + "…"
+            L.append("| %.1f%% | %s | %s | `%s` |" % (100 * share, comm, dso,
+                                                     name.replace("|", "/").replace("`", "'")))
         L.append("")
     return L
 

@@ -621,7 +621,8 @@ PERF_HZ=499  # 2 CPUs x 499 Hz: ~1,000 samples a second, little enough that perf
 # plainly and details.md says they were not profiled.
 PROFILES_LEFT=${BENCH_PROFILE_MAX:--1}
 # perf_row <contender> <step> <app> <cmd...>: runs cmd as $AS under `perf record -a`, appends the
-# summary (report.py --profile-summary) to $PROFILES; <app> is the command's name (its comm).
+# summary (report.py --profile-summary, from perf script) to $PROFILES; <app> is the command's
+# name (its comm), $PID the contender's daemon.
 perf_row() {
   local c=$1 step=$2 app=$3 t0 t1 as=()
   shift 3
@@ -636,8 +637,8 @@ perf_row() {
   perf record -a -e cpu-clock -F "$PERF_HZ" -q -o "$work/perf.data" -- ${as[@]+"${as[@]}"} "$@" \
     >/dev/null 2>"$work/perf.err" || true
   t1=$(bench_now)
-  perf report -i "$work/perf.data" --no-children --sort comm,dso,sym --stdio -n -t $'\t' 2>/dev/null |
-    python3 tools/bench/report.py --profile-summary --contender="$c" --step="$step" --app="$app" \
+  perf script -i "$work/perf.data" -F pid,comm,ip,sym,dso 2>/dev/null |
+    python3 tools/bench/report.py --profile-summary --contender="$c" --step="$step" --app="$app" --daemon-pid="$PID" \
       --seconds="$(echo "$t1 - $t0" | bc)" --error="$(grep -m1 -v '^$' "$work/perf.err" 2>/dev/null || true)" \
       >>"$PROFILES" || echo "run.sh: no profile summary for $c / $step" >&2
   rm -f "$work/perf.data" "$work/perf.data.old"
