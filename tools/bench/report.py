@@ -1043,11 +1043,12 @@ def write_targets_only(a, cells, workloads, contenders, reqs, kreqs, labels, m):
   count of files `find` sees afterwards (a mismatch fails every step); `ls -lR` after dropping
   the kernel's caches (cold) and again (warm); `find -size +16k` (its count must match
   native's); `grep -r -c -F kmalloc`; `du -s`; `rm -rf` (the tree must be gone).
-- **order**: every contender once per run, in the order listed, %s runs; the per-row profiles
+- **order**: every contender once per run, in the order listed, %s; the per-row profiles
   come after the last run, so perf never runs during a timed step.""" % (
         a.fio_mb, "time-based, %s s per job after a ramp" % a.fio_runtime
         if a.fio_runtime not in ("0", "") else "one pass",
-        {"full": "1", "quick": "0.5", "tiny": "0.1"}.get(a.mode, "?"), a.runs))
+        {"full": "1", "quick": "0.5", "tiny": "0.1"}.get(a.mode, "?"),
+        "1 run" if a.runs == "1" else "%s runs" % a.runs))
     L.append("")
     L.append("## Results (median; ratio to native in brackets)")
     L.append("")

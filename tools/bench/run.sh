@@ -614,8 +614,11 @@ fi
 # the app's, the daemon's and the kernel's shares of the time all show (perf of the daemon alone
 # sees mostly its own context switches). The other steps of the pass run unprofiled, only to put
 # the tree in the state the profiled step expects (tar x before ls, drop_caches before ls cold).
-PROFILES=$DATA/profiles.tsv
-: >"$PROFILES"
+PROFILES=""
+if [[ "$ONLY" == targets ]]; then
+  PROFILES=$DATA/profiles.tsv
+  : >"$PROFILES"
+fi
 PERF_HZ=499  # 2 CPUs x 499 Hz: ~1,000 samples a second, little enough that perf itself stays small
 # BENCH_PROFILE_MAX, when set, profiles only that many rows (the CI smoke run); the others run
 # plainly and details.md says they were not profiled.
@@ -710,5 +713,7 @@ LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 python3 tools/bench/report.py --results="$RESULTS" --requests="$REQUESTS" --profile="$PROFILE_TXT" \
   --out="$OUT" --data="$DATA" --rev="$REV" --load="$LOAD" --mode="$MODE" --runs="$RUNS" --tree_files="$TREE_FILES" --tree="$(basename "$TREE_TAR")" \
   --fio_mb="$FIO_MB" --fio_runtime="$FIO_RT" --seconds="$(echo "$END - $START" | bc)" --only="$ONLY" \
-  --kernel-requests="$KREQUESTS" --profiles="${PROFILES:-}" --labels="$(for c in "${CONTENDERS[@]}"; do printf '%s=%s;' "$c" "${LABEL[$c]}"; done)"
-echo "bench: wrote $OUT/BENCHMARKS.md and $DATA/benchmarks.png ($(printf '%.0f' "$(echo "$END - $START" | bc)") s)" >&2
+  --kernel-requests="$KREQUESTS" --profiles="$PROFILES" --labels="$(for c in "${CONTENDERS[@]}"; do printf '%s=%s;' "$c" "${LABEL[$c]}"; done)"
+wrote="$OUT/BENCHMARKS.md"
+[[ "$ONLY" == targets ]] && wrote+=" and $DATA/details.md" || wrote+=" and $DATA/benchmarks.png"
+echo "bench: wrote $wrote ($(printf '%.0f' "$(echo "$END - $START" | bc)") s)" >&2
