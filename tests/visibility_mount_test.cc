@@ -474,6 +474,39 @@ TEST_P(VisibilityMountTest, ACachedNameNeverServesTheRawViewToARedactedReader) {
   EXPECT_TRUE(SameBytes(own.data, photo));
 }
 
+// What an app can see of the cached raw name (docs/visibility.md): an O_PATH descriptor the social
+// app takes through the owner's cached raw name holds the raw inode, and its reopen through
+// /proc/self/fd fails ESTALE, as no walk precedes that open; an open by path then succeeds. Under
+// STRICT nothing is cached: the descriptor holds the app's own view and reopens.
+TEST_P(VisibilityMountTest, AReopenOfAnOPathDescriptorOfTheCachedRawViewFailsESTALE) {
+  const std::string path = "Pictures/trip.jpg";
+  std::string photo = ReadFileOrDie("tests/media/gps.jpg");
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower(path, photo, kCamera));
+  ASSERT_TRUE(Succeeds(As(kCamera).Stat(path)));
+  AppResult reopened = As(kSocial).Run("reopen an O_PATH fd", [path] {
+    AppResult out;
+    int opath = open(path.c_str(), O_PATH | O_CLOEXEC);
+    if (opath < 0) {
+      out.err = errno;
+      return out;
+    }
+    int fd = open(absl::StrCat("/proc/self/fd/", opath).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      out.err = errno;
+    } else {
+      close(fd);
+    }
+    close(opath);
+    return out;
+  });
+  if (listing()) {
+    EXPECT_TRUE(FailsWith(reopened, ESTALE));
+  } else {
+    EXPECT_TRUE(Succeeds(reopened));
+  }
+  EXPECT_TRUE(Succeeds(As(kSocial).Read(path)));
+}
+
 // A name cached under LISTING is still refused to an app of another user, at its GETATTR.
 TEST_P(VisibilityMountTest, CachedNamesAreRefusedToOtherUsers) {
   ASSERT_EQ(StatAs(kNotes, kDoc).err, 0);
