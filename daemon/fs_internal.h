@@ -206,9 +206,11 @@ inline double AttrTimeoutFor(const RequestContext& ctx, const struct stat& st, d
 }
 // Under LISTING on a mount only one user's apps reach (FilesystemOptions::
 // mount_reached_by_one_user), the operator's assertion removes the reason above: a non-directory
-// whose name the kernel caches for every caller of the user (entry timeout > 0: not a view that
-// differs by caller, not a name found by another spelling, not in a package-private area) gets
-// its attributes cached as long as its name, as MediaProvider caches them. Directories keep 0:
+// whose name the kernel caches for every caller of the user (entry timeout > 0: not a redacted
+// view, not a name found by another spelling, not in a package-private area) gets its attributes
+// cached as long as its name, as MediaProvider caches them; but not a file whose view may differ
+// by caller (PublishEntry), whose raw inode's cached attributes a write or truncate through the
+// redacted inode would leave stale. Directories keep 0:
 // DirectoryAsSeen answers root and apps differently. The kernel marks the attributes stale
 // itself after a write (passthrough or not), a SETATTR, a link or an unlink through the mount,
 // and a reload invalidates every inode (Filesystem::SetEngine). Never for a caller of another
