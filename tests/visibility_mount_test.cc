@@ -474,6 +474,44 @@ TEST_P(VisibilityMountTest, ACachedNameNeverServesTheRawViewToARedactedReader) {
   EXPECT_TRUE(SameBytes(own.data, photo));
 }
 
+// Two apps of different views alternating on one file, concurrently: the owner (raw view) and
+// the social app (redacted view) each walk to it and read it 300 times. Every read of the owner's
+// is raw and every read of the social app's is filled, and neither ever sees an error: each swap
+// of the kernel's name costs requests, never an ESTALE, as every open follows a walk.
+TEST_P(VisibilityMountTest, TwoAppsAlternatingEachReadTheirOwnViewWithoutError) {
+  const std::string path = "Pictures/trip.jpg";
+  std::string photo = ReadFileOrDie("tests/media/gps.jpg");
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower(path, photo, kCamera));
+  AppResult filled = As(kSocial).Read(path);
+  ASSERT_TRUE(Succeeds(filled));
+  ASSERT_FALSE(filled.data == photo);
+  // Exit code: 0, or 100 + errno of the first failure, or 1 for a read of the other view's bytes.
+  auto reader = [&](const std::string& expected) {
+    return [&path, expected] {
+      for (int i = 0; i < 300; ++i) {
+        struct stat st;
+        if (stat(path.c_str(), &st) != 0) return 100 + errno;
+        int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return 100 + errno;
+        std::string got(expected.size() + 1, '\0');
+        ssize_t n = pread(fd, got.data(), got.size(), 0);
+        int err = errno;
+        close(fd);
+        if (n < 0) return 100 + err;
+        got.resize(static_cast<size_t>(n));
+        if (got != expected) return 1;
+      }
+      return 0;
+    };
+  };
+  pid_t owner = StartAs(kCamera, reader(photo), storage_.mountpoint());
+  pid_t social = StartAs(kSocial, reader(filled.data), storage_.mountpoint());
+  int owner_exit = WaitChild(owner);
+  int social_exit = WaitChild(social);
+  EXPECT_EQ(owner_exit, 0) << (owner_exit > 100 ? ErrnoName(owner_exit - 100) : "");
+  EXPECT_EQ(social_exit, 0) << (social_exit > 100 ? ErrnoName(social_exit - 100) : "");
+}
+
 // What an app can see of the cached raw name (docs/visibility.md): an O_PATH descriptor the social
 // app takes through the owner's cached raw name holds the raw inode, and its reopen through
 // /proc/self/fd fails ESTALE, as no walk precedes that open; an open by path then succeeds. Under
