@@ -208,13 +208,14 @@ inline double AttrTimeoutFor(const RequestContext& ctx, const struct stat& st, d
 // mount_reached_by_one_user), the operator's assertion removes the reason above: a non-directory
 // whose name the kernel caches for every caller of the user (entry timeout > 0: not a redacted
 // view, not a name found by another spelling, not in a package-private area) gets its attributes
-// cached as long as its name, as MediaProvider caches them; but not a file whose view may differ
-// by caller (PublishEntry), whose raw inode's cached attributes a write or truncate through the
-// redacted inode would leave stale. Directories keep 0:
-// DirectoryAsSeen answers root and apps differently. The kernel marks the attributes stale
-// itself after a write (passthrough or not), a SETATTR, a link or an unlink through the mount,
-// and a reload invalidates every inode (Filesystem::SetEngine). Never for a caller of another
-// user: its requests are still judged wherever they reach the daemon.
+// cached as long as its name, as MediaProvider caches them; the raw view of a file whose view
+// may differ by caller too. Directories keep 0: DirectoryAsSeen answers root and apps
+// differently. The kernel marks the attributes stale itself after a write (passthrough or not),
+// a SETATTR, a link or an unlink through the mount, on the inode the request came through; a
+// change made through the file's other view (an app owed the redacted view writing, truncating
+// or chmodding it) drops the raw inode's before its reply (OpRequest::Changed); and a reload
+// invalidates every inode (Filesystem::SetEngine). Never for a caller of another user: its
+// requests are still judged wherever they reach the daemon.
 inline bool CachesAttrsWithName(const Filesystem* fs, const RequestContext& ctx, mode_t mode) {
   return fs->options().mount_reached_by_one_user && !S_ISDIR(mode) && ctx.engine() != nullptr &&
          ctx.engine()->visibility() == VISIBILITY_LISTING && !OfAnotherUser(ctx);

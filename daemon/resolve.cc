@@ -103,12 +103,9 @@ std::shared_ptr<Node> PublishEntry(Filesystem* fs, const RequestContext& ctx, fu
   e->attr_timeout = AttrTimeoutFor(ctx, child->st, fs->options().entry_cache_seconds);
   e->entry_timeout = EntryTimeoutFor(fs, ctx, child->path, S_ISDIR(child->st.st_mode),
                                      /*redacted=*/view != kRawView);
-  // A file whose view may differ has its raw view's name cached, but not its attributes: a write
-  // or truncate through its redacted inode (mediated, as an all-files app may write another
-  // app's file of unknown content) would leave the raw inode's cached attributes stale.
-  bool view_may_differ = ViewJudged(ctx, child->st.st_mode) && CouldCarryLocation(child->info);
-  bool with_name =
-      e->entry_timeout > 0 && !view_may_differ && CachesAttrsWithName(fs, ctx, child->st.st_mode);
+  // A raw view's attributes too, for a file whose view may differ: a change made through its
+  // other view's inode drops them from the kernel (OpRequest::Changed).
+  bool with_name = e->entry_timeout > 0 && CachesAttrsWithName(fs, ctx, child->st.st_mode);
   node->attrs_cached_with_name.store(with_name, std::memory_order_relaxed);
   if (with_name) e->attr_timeout = e->entry_timeout;
   return node;
