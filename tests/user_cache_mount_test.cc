@@ -169,9 +169,7 @@ TEST_P(UserCacheMountTest, AnotherAppsStatSendsNoGetattr) {
 // truncate.
 TEST_P(UserCacheMountTest, SizeIsFreshAfterAnotherAppsPassthroughWrite) {
   // A document (no location-carrying format), so its name and attributes are cached for every
-  // app. Made in the lower tree: one made through the mount is empty at its CREATE (content
-  // unknown, so attributes not cached with the name), and its name stays cached without another
-  // LOOKUP to choose again (docs/visibility.md).
+  // app.
   const std::string path = "Download/grow.pdf";
   const int64_t size = static_cast<int64_t>(PdfBytes().size());
   SCOPEDFS_ASSERT_OK(storage_.WriteLower(path, PdfBytes(), kNotes));
