@@ -346,8 +346,9 @@ int DoRename(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
   }
   fs->nodes().Moved(src.st.st_dev, src.st.st_ino, parent, src_name, newparent, dst_name);
   if (!S_ISDIR(src.st.st_mode)) op.Changed(src.st.st_dev, src.st.st_ino);
-  if (had_target && !S_ISDIR(replaced.st.st_mode))
+  if (had_target && !S_ISDIR(replaced.st.st_mode)) {
     op.Changed(replaced.st.st_dev, replaced.st.st_ino);
+  }
   if (had_target && exchange) {
     fs->nodes().Moved(replaced.st.st_dev, replaced.st.st_ino, newparent, dst_name, parent,
                       src_name);
