@@ -2,6 +2,7 @@
 // An invalidation can wait in the kernel for a page lock held by a READ that itself waits for a
 // worker; sent from a worker, it could leave every worker waiting so (libfuse's notes on
 // fuse_lowlevel_notify_inval_inode, and MediaProvider, send them from another thread for this).
+// The one exception, InvalidateAttributes, touches no page and is sent by the caller itself.
 #ifndef SCOPEDFS_DAEMON_KERNEL_NOTIFIER_H_
 #define SCOPEDFS_DAEMON_KERNEL_NOTIFIER_H_
 
