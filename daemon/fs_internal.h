@@ -48,13 +48,22 @@ namespace scopedfs::daemon {
 // (Engine::caller_independent, e.g. the permissive one); directories the rules show to everyone
 // (Engine::VisibleToEveryCaller: Android's shared directories, not Android/data/<pkg>); and under
 // LISTING visibility (policy.proto Visibility) every name a LOOKUP finds for every caller
-// (Engine::FoundByEveryCaller: all but separate-mount areas), unless it is a regular file whose
-// view (inode) may differ by caller: one that could carry location under a policy that may
-// redact. This is MediaProvider's choice (get_entry_timeout: no caching for package-owned paths
-// and names with transforms), with its infinite timeout bounded. A file cached while of no
-// carrier format that later gets location is still safe: an open by a caller owed the redacted
-// view through the cached raw inode fails ESTALE, on which the kernel walks again with
-// LOOKUP_REVAL and gets the caller's view.
+// (Engine::FoundByEveryCaller: all but separate-mount areas), unless the node published is a
+// file's redacted view. This is MediaProvider's choice (get_entry_timeout: no caching for
+// package-owned paths and names with transforms), with its infinite timeout bounded.
+// A file whose view may differ by caller (one that could carry location, under a policy that may
+// redact) has its raw view's name cached all the same, since DoOpen keeps every caller to its
+// own view whatever inode a cached name leads it to: an open by a caller owed the redacted view
+// through the raw inode fails ESTALE, on which the VFS walks the path again with LOOKUP_REVAL
+// (do_filp_open), fuse_dentry_revalidate asks LOOKUP even of a fresh name, the answer's node
+// differs and the kernel swaps the dentry for the caller's view. The same covers a file cached
+// while of no carrier format that later gets location, and execve. The redacted view's name gets
+// timeout 0, so a caller owed the raw view never meets the redacted inode through a cached name:
+// its next walk asks and swaps it back. Two apps alternating thus cost at most one more LOOKUP
+// round and one refused OPEN per swap; a stat needs no swap, as both views have the same
+// attributes. An ESTALE reaches the app only where no walk precedes the open (a reopen of an
+// O_PATH fd through /proc/self/fd) or where the file's judgement changes between the second
+// walk's LOOKUP and its OPEN (docs/visibility.md).
 // Callers of other users are outside all of these proofs: every request of theirs on a node is
 // judged (DoGetattr), so a cached name lets them walk through, never see anything (but for
 // attributes cached on a mount the operator says no other user reaches). A file's
@@ -197,21 +206,24 @@ inline double AttrTimeoutFor(const RequestContext& ctx, const struct stat& st, d
 }
 // Under LISTING on a mount only one user's apps reach (FilesystemOptions::
 // mount_reached_by_one_user), the operator's assertion removes the reason above: a non-directory
-// whose name the kernel caches for every caller of the user (entry timeout > 0: not a view that
-// differs by caller, not a name found by another spelling, not in a package-private area) gets
-// its attributes cached as long as its name, as MediaProvider caches them. Directories keep 0:
-// DirectoryAsSeen answers root and apps differently. The kernel marks the attributes stale
-// itself after a write (passthrough or not), a SETATTR, a link or an unlink through the mount,
-// and a reload invalidates every inode (Filesystem::SetEngine). Never for a caller of another
-// user: its requests are still judged wherever they reach the daemon.
+// whose name the kernel caches for every caller of the user (entry timeout > 0: not a redacted
+// view, not a name found by another spelling, not in a package-private area) gets its attributes
+// cached as long as its name, as MediaProvider caches them; the raw view of a file whose view
+// may differ by caller too. Directories keep 0: DirectoryAsSeen answers root and apps
+// differently. The kernel marks the attributes stale itself after a write (passthrough or not),
+// a SETATTR, a link or an unlink through the mount, on the inode the request came through; a
+// change made through the file's other view (an app owed the redacted view writing, truncating
+// or chmodding it) drops the raw inode's before its reply (OpRequest::Changed); and a reload
+// invalidates every inode (Filesystem::SetEngine). Never for a caller of another user: its
+// requests are still judged wherever they reach the daemon.
 inline bool CachesAttrsWithName(const Filesystem* fs, const RequestContext& ctx, mode_t mode) {
   return fs->options().mount_reached_by_one_user && !S_ISDIR(mode) && ctx.engine() != nullptr &&
          ctx.engine()->visibility() == VISIBILITY_LISTING && !OfAnotherUser(ctx);
 }
-// `path` names a directory when `directory` is set; `view_may_differ`: a regular file whose
-// view (inode) may differ by caller.
+// `path` names a directory when `directory` is set; `redacted`: the node published is a file's
+// redacted view, whose name is never cached (the cache choices above say why the raw view's is).
 double EntryTimeoutFor(Filesystem* fs, const RequestContext& ctx, const std::string& path,
-                       bool directory, bool view_may_differ);
+                       bool directory, bool redacted);
 // Which view (inode) a caller reads a file through, written once: the redacted view when its read
 // is redacted, or when it reads the file raw now but would read it redacted were the file to
 // carry location (`read_if_located`; CouldCarryLocation says when that is asked, and it is

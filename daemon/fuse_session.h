@@ -100,7 +100,8 @@ class FuseSession : public BackingIdSource {
   bool uring_serving() const { return uring_.load() != nullptr; }
   // Requests answered through the ring so far.
   uint64_t uring_requests() const;
-  // Where cache invalidations go (kernel_notifier.h): never sent from a worker. It lives as long
+  // Where cache invalidations go (kernel_notifier.h): none that may wait on a page is sent from a
+  // worker. It lives as long
   // as the session and is stopped before the session is destroyed.
   KernelNotifier& notifier() { return *notifier_; }
   const std::string& mountpoint() const { return options_.mountpoint; }

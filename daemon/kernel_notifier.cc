@@ -22,6 +22,14 @@ void KernelNotifier::InvalidateInode(uint64_t node) {
   if (!stopping_) queued_.insert(node);
 }
 
+void KernelNotifier::InvalidateAttributes(uint64_t node) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return;
+  }
+  fuse_lowlevel_notify_inval_inode(se_, node, -1, 0);
+}
+
 void KernelNotifier::InvalidateEntry(uint64_t parent, std::string name) {
   absl::MutexLock lock(&mu_);
   if (!stopping_) queued_entries_.emplace(parent, std::move(name));

@@ -2,6 +2,7 @@
 // An invalidation can wait in the kernel for a page lock held by a READ that itself waits for a
 // worker; sent from a worker, it could leave every worker waiting so (libfuse's notes on
 // fuse_lowlevel_notify_inval_inode, and MediaProvider, send them from another thread for this).
+// The one exception, InvalidateAttributes, touches no page and is sent by the caller itself.
 #ifndef SCOPEDFS_DAEMON_KERNEL_NOTIFIER_H_
 #define SCOPEDFS_DAEMON_KERNEL_NOTIFIER_H_
 
@@ -30,6 +31,15 @@ class KernelNotifier {
   // kernel; a node already queued is not queued twice, so the queue holds at most one entry per
   // node.
   void InvalidateInode(uint64_t node) ABSL_LOCKS_EXCLUDED(mu_);
+  // Drops the node's attributes from the kernel's cache now, from the calling thread (a FUSE
+  // worker may call it before its reply): an invalidation of attributes only (a negative offset)
+  // touches no page, so it waits for no page lock and no request (fs/fuse/inode.c
+  // fuse_reverse_inval_inode: it raises the inode's attr_version and marks its attributes
+  // stale). The raised attr_version also makes the kernel discard the attributes of a LOOKUP or
+  // GETATTR reply that was asked before and arrives after (fuse_change_attributes), so one sent
+  // after a change leaves no stale attributes behind. A node the kernel does not hold is nothing
+  // to do. Nothing is sent once Stop has begun.
+  void InvalidateAttributes(uint64_t node) ABSL_LOCKS_EXCLUDED(mu_);
   // Queues an invalidation of the kernel's dentry `name` in the directory node `parent` (a name
   // the kernel may hold for an object that a request under another spelling of it removed or
   // moved: case_names.h). Queued once per (parent, name), as InvalidateInode.

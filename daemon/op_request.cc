@@ -5,6 +5,7 @@
 
 #include "daemon/fs_internal.h"
 #include "daemon/fuse_kernel_abi.h"
+#include "daemon/kernel_notifier.h"
 
 namespace scopedfs::daemon {
 
@@ -24,9 +25,43 @@ RequestContext& OpRequest::ctx() {
   return *ctx_;
 }
 
-void OpRequest::ReplyErr(int err) { fuse_reply_err(req_, Audited(err)); }
+void OpRequest::Changed(dev_t dev, ino_t ino, NodeId through) {
+  changed_.push_back({dev, ino, through});
+}
+
+void OpRequest::ChangedThrough(fuse_ino_t ino) {
+  if (std::shared_ptr<Node> node = fs_->nodes().Get(ino)) Changed(*node);
+}
+
+// From the worker itself, before its reply: an attributes-only invalidation waits for nothing
+// the workers serve (kernel_notifier.h). One lower object has at most one node per view, and
+// the table knows a second one only once apps of both views have walked to it.
+void OpRequest::DropOtherViewsAttributes() {
+  if (changed_.empty()) return;
+  FuseSession* session = fs_->session();
+  for (const ChangedObject& c : changed_) {
+    for (View view : {kRawView, kRedactedView}) {
+      std::shared_ptr<Node> node = fs_->nodes().Find(c.dev, c.ino, view);
+      if (node == nullptr || node->id == c.through) continue;
+      MarkKernelAttrsStale(node.get());
+      if (session != nullptr) session->notifier().InvalidateAttributes(node->id);
+    }
+  }
+  changed_.clear();
+}
+
+void OpRequest::ReplyErr(int err) {
+  DropOtherViewsAttributes();
+  fuse_reply_err(req_, Audited(err));
+}
+
+void OpRequest::ReplyWrite(size_t written) {
+  DropOtherViewsAttributes();
+  fuse_reply_write(req_, written);
+}
 
 void OpRequest::ReplyEntry(int err, const fuse_entry_param& e) {
+  DropOtherViewsAttributes();
   if (Audited(err) != 0) {
     fuse_reply_err(req_, err);
   } else {
@@ -35,6 +70,7 @@ void OpRequest::ReplyEntry(int err, const fuse_entry_param& e) {
 }
 
 void OpRequest::ReplyAttr(int err, struct stat st, fuse_ino_t ino) {
+  DropOtherViewsAttributes();
   if (Audited(err) != 0) return (void)fuse_reply_err(req_, err);
   st.st_ino = fs_->PresentedIno(st.st_dev, st.st_ino);
   double timeout = AttrTimeoutFor(ctx(), st, fs_->options().entry_cache_seconds);
@@ -73,6 +109,7 @@ void FillAttr(const struct stat& st, fuse_attr* a) {
 // [fuse_entry_out for CREATE] + fuse_open_out with FOPEN_PASSTHROUGH.
 void OpRequest::ReplyOpened(int err, fuse_file_info* fi, int backing_id,
                             const fuse_entry_param* entry) {
+  DropOtherViewsAttributes();
   if (Audited(err) != 0) {
     fs_->stats().open_denied.fetch_add(1);
     return (void)fuse_reply_err(req_, err);

@@ -2,7 +2,9 @@
 // (RequestContext), the op's latency timer and the reply. A handler builds an OpRequest, calls
 // its Do<Op> (which returns 0 or an errno) and replies through it exactly once; a failure that a
 // refusal caused is written to the audit log on the way out (RequestContext::Audited), so no op
-// can reply without auditing. Private to the op files, as fs_internal.h.
+// can reply without auditing; and a request that changed a file drops, before its reply, the
+// attributes the kernel may cache for the file's other views (Changed). Private to the op files,
+// as fs_internal.h.
 #ifndef SCOPEDFS_DAEMON_OP_REQUEST_H_
 #define SCOPEDFS_DAEMON_OP_REQUEST_H_
 
@@ -11,7 +13,9 @@
 #include <chrono>
 #include <optional>
 
+#include "absl/container/inlined_vector.h"
 #include "daemon/fuse_session.h"
+#include "daemon/node_table.h"
 #include "daemon/request_context.h"
 #include "daemon/stats.h"
 
@@ -47,6 +51,21 @@ class OpRequest {
   // the caller's domain), and an op that decides twice (WRITE's re-judgement) uses one.
   RequestContext& ctx();
 
+  // This request changed the lower object (dev, ino): its size, times, mode, owner or link count
+  // (a write, truncate, chmod, utimes, fallocate, copy, O_TRUNC open, link, unlink, rename or
+  // xattr change). Each view of a file is a kernel inode of its own, and the kernel marks stale
+  // only the attributes of the inode the request came through; those of the object's other
+  // nodes (the raw view's, whose attributes a one-user mount caches with its name, when an app
+  // owed the redacted view changed the file, or the other way round) are dropped before the reply
+  // goes out (KernelNotifier::InvalidateAttributes), so no app sees them stale once the change
+  // has returned. Called after the change is made. `through`: the node the request came through,
+  // left alone; the overload by (dev, ino) drops every node of the object (a change by name,
+  // where the kernel's dentry may lead to either view).
+  void Changed(const Node& through) { Changed(through.dev, through.ino, through.id); }
+  void Changed(dev_t dev, ino_t ino, NodeId through = 0);
+  // Changed(node) for the node `ino`, if the table still has it.
+  void ChangedThrough(fuse_ino_t ino);
+
   // `err`, after auditing it: when it is a failure and the context's latest decision refused,
   // one "denied" line. Replying through the Reply* methods does this already.
   int Audited(int err) { return ctx_ ? ctx_->Audited(err) : err; }
@@ -63,10 +82,24 @@ class OpRequest {
   // OPEN, CREATE (`entry` non-null): `err`, counted as a refused open, or the open handle, with
   // the backing id when the open is passthrough.
   void ReplyOpened(int err, fuse_file_info* fi, int backing_id, const fuse_entry_param* entry);
+  // WRITE, COPY_FILE_RANGE: `written` bytes.
+  void ReplyWrite(size_t written);
+
+  // Drops anything Changed recorded and not dropped yet (a handler that replied otherwise).
+  ~OpRequest() { DropOtherViewsAttributes(); }
 
  private:
+  struct ChangedObject {
+    dev_t dev;
+    ino_t ino;
+    NodeId through;
+  };
+  void DropOtherViewsAttributes();
+
   fuse_req_t req_;
   Filesystem* fs_;
+  // A rename changes at most two objects (the moved one and the one it replaces).
+  absl::InlinedVector<ChangedObject, 2> changed_;
   std::optional<OpTimer> timer_;
   std::optional<RequestContext> ctx_;
 };

@@ -204,6 +204,10 @@ void sfs_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   OpRequest op(req, OpKind::kOpen);
   int backing_id = -1;
   int err = DoOpen(op.fs(), op.ctx(), ino, fi, &backing_id);
+  // An O_TRUNC open truncates the file here (FUSE_ATOMIC_O_TRUNC), and an open for writing
+  // under POSIX semantics may clear set-id bits (KillSetId).
+  bool writes = (fi->flags & O_ACCMODE) != O_RDONLY;
+  if (err == 0 && ((fi->flags & O_TRUNC) || (writes && op.fs()->posix()))) op.ChangedThrough(ino);
   op.ReplyOpened(err, fi, backing_id, nullptr);
   if (err == 0) ListingAfterOpen(op.fs(), ino);
 }
@@ -212,7 +216,10 @@ void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
                  fuse_file_info* fi) {
   OpRequest op(req, OpKind::kSetattr);
   struct stat st;
-  op.ReplyAttr(DoSetattr(op.fs(), op.ctx(), ino, attr, to_set, fi, &st), st);
+  int err = DoSetattr(op.fs(), op.ctx(), ino, attr, to_set, fi, &st);
+  // Also after a failure: a SETATTR of several attributes may have changed some.
+  op.ChangedThrough(ino);
+  op.ReplyAttr(err, st);
 }
 
 void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
@@ -282,8 +289,9 @@ void sfs_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t o
   ssize_t n = pwrite(file->fd.get(), buf, size, off);
   if (n < 0) return op.ReplyErr(errno);
   Written(fs, file);
+  op.Changed(*file->node);
   NodeId redacted = RedactedNodeOf(file);
-  fuse_reply_write(req, static_cast<size_t>(n));
+  op.ReplyWrite(static_cast<size_t>(n));
   AfterRedactedWrite(fs, redacted);
 }
 
@@ -322,7 +330,11 @@ void sfs_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
     for (uint64_t owner : file->lock_owners) fs->locks().ReleaseOwner(file->lock_key(), owner);
   }
   // Passthrough writes never reach the daemon: the handle's end is where they are known to stop.
-  if (file->writable) Written(fs, file);
+  // The other view's cached attributes go too (OpRequest::Changed).
+  if (file->writable) {
+    Written(fs, file);
+    op.Changed(*file->node);
+  }
   if (!file->redacted()) fs->backing().Detach(*file->node, file->passthrough);
   delete file;
   op.ReplyErr(0);
@@ -341,7 +353,10 @@ void sfs_fallocate(fuse_req_t req, fuse_ino_t, int mode, off_t offset, off_t len
   OpenFile* file = FileOf(fi);
   if (int err = WriteAllowed(fs, op, file)) return op.ReplyErr(err);
   int rc = fallocate(file->fd.get(), mode, offset, length);
-  if (rc == 0) Written(fs, file);
+  if (rc == 0) {
+    Written(fs, file);
+    op.Changed(*file->node);
+  }
   NodeId redacted = RedactedNodeOf(file);
   op.ReplyErr(rc == 0 ? 0 : errno);
   AfterRedactedWrite(fs, redacted);
@@ -387,8 +402,9 @@ void sfs_copy_file_range(fuse_req_t req, fuse_ino_t, off_t off_in, fuse_file_inf
     ssize_t n = got == 0 ? 0 : pwrite(to->fd.get(), buf.data(), got, off_out);
     if (n < 0) return op.ReplyErr(errno);
     Written(fs, to);
+    op.Changed(*to->node);
     NodeId redacted = RedactedNodeOf(to);
-    fuse_reply_write(req, static_cast<size_t>(n));
+    op.ReplyWrite(static_cast<size_t>(n));
     return AfterRedactedWrite(fs, redacted);
   }
   loff_t in = off_in, out = off_out;
@@ -396,7 +412,8 @@ void sfs_copy_file_range(fuse_req_t req, fuse_ino_t, off_t off_in, fuse_file_inf
       copy_file_range(from->fd.get(), &in, to->fd.get(), &out, len, static_cast<unsigned>(flags));
   if (n < 0) return op.ReplyErr(errno);
   Written(fs, to);
-  fuse_reply_write(req, static_cast<size_t>(n));
+  op.Changed(*to->node);
+  op.ReplyWrite(static_cast<size_t>(n));
 }
 
 }  // namespace scopedfs::daemon

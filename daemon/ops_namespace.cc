@@ -212,8 +212,9 @@ void ForgetOtherSpelling(Filesystem* fs, fuse_ino_t parent, const std::string& r
   fs->session()->notifier().InvalidateEntry(parent, real);
 }
 
-int DoRemove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
-             bool directory) {
+// `op`: told of the removed object's change (its link count and ctime: OpRequest::Changed).
+int DoRemove(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name, bool directory) {
+  const RequestContext& ctx = op.ctx();
   absl::MutexLock ns(&fs->namespace_mu());
   NoScanWait no_scan;  // a file not scanned yet is judged uncertain, not scanned under the lock
   Resolved p;
@@ -233,6 +234,7 @@ int DoRemove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   fs->NamespaceChanged();
   fs->case_index().Removed(p.fd.get(), before, real);
   fs->nodes().Unlinked(child.st.st_dev, child.st.st_ino, parent, real);
+  if (!is_dir) op.Changed(child.st.st_dev, child.st.st_ino);
   ForgetOtherSpelling(fs, parent, real, name);
   return 0;
 }
@@ -256,8 +258,11 @@ int GainRefused(const RequestContext& ctx, int err, scopedfs::Op op, const std::
   return ctx.RefusedByCheck(err, "(a move may not let any app do more)", op, to, directory, &info);
 }
 
-int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
+// `op`: told of the moved and the replaced object's change (their ctime, the replaced one's link
+// count: OpRequest::Changed).
+int DoRename(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
              fuse_ino_t newparent, const char* newname, unsigned int flags) {
+  const RequestContext& ctx = op.ctx();
   if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) return EINVAL;
   WarmRenameFacts(fs, parent, name);
   if (flags & RENAME_EXCHANGE) WarmRenameFacts(fs, newparent, newname);
@@ -340,6 +345,10 @@ int DoRename(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
     fs->nodes().Unlinked(replaced.st.st_dev, replaced.st.st_ino, newparent, dst_name);
   }
   fs->nodes().Moved(src.st.st_dev, src.st.st_ino, parent, src_name, newparent, dst_name);
+  if (!S_ISDIR(src.st.st_mode)) op.Changed(src.st.st_dev, src.st.st_ino);
+  if (had_target && !S_ISDIR(replaced.st.st_mode)) {
+    op.Changed(replaced.st.st_dev, replaced.st.st_ino);
+  }
   if (had_target && exchange) {
     fs->nodes().Moved(replaced.st.st_dev, replaced.st.st_ino, newparent, dst_name, parent,
                       src_name);
@@ -478,13 +487,13 @@ void sfs_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
 void sfs_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
   OpRequest op(req, OpKind::kUnlink);
   op.ctx().set_request_op(OP_DELETE);
-  op.ReplyErr(DoRemove(op.fs(), op.ctx(), parent, name, false));
+  op.ReplyErr(DoRemove(op.fs(), op, parent, name, false));
 }
 
 void sfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
   OpRequest op(req, OpKind::kRmdir);
   op.ctx().set_request_op(OP_RMDIR);
-  op.ReplyErr(DoRemove(op.fs(), op.ctx(), parent, name, true));
+  op.ReplyErr(DoRemove(op.fs(), op, parent, name, true));
 }
 
 // Android's emulated storage has no links: MediaProvider implements neither LINK nor SYMLINK, so
@@ -507,7 +516,7 @@ void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t 
   OpRequest op(req, OpKind::kRename);
   op.ctx().set_request_op(OP_RENAME);
   op.ReplyErr(RetryWhileScanning(fuse_req_ctx(req)->uid, [&] {
-    return DoRename(op.fs(), op.ctx(), parent, name, newparent, newname, flags);
+    return DoRename(op.fs(), op, parent, name, newparent, newname, flags);
   }));
 }
 
@@ -516,10 +525,11 @@ void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* 
   if (!op.fs()->posix()) return op.ReplyErr(kNoLinksOnAndroid);
   fuse_entry_param e;
   op.ctx().set_request_op(OP_CREATE);
-  op.ReplyEntry(
-      RetryWhileScanning(fuse_req_ctx(req)->uid,
-                         [&] { return DoLink(op.fs(), op.ctx(), ino, newparent, newname, &e); }),
-      e);
+  int err = RetryWhileScanning(fuse_req_ctx(req)->uid, [&] {
+    return DoLink(op.fs(), op.ctx(), ino, newparent, newname, &e);
+  });
+  if (err == 0) op.ChangedThrough(ino);  // its link count and ctime
+  op.ReplyEntry(err, e);
 }
 
 void sfs_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
@@ -533,6 +543,9 @@ void sfs_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode
   int err = strcmp(name, "/") == 0
                 ? DoTmpfile(op.fs(), op.ctx(), caller, parent, mode, fi, &e, &backing_id)
                 : DoCreate(op.fs(), op.ctx(), caller, parent, name, mode, fi, &e, &backing_id);
+  // O_CREAT without O_EXCL opens a file that exists, truncating it with O_TRUNC; a new file has
+  // no other node.
+  if (err == 0) op.ChangedThrough(e.ino);
   op.ReplyOpened(err, fi, backing_id, &e);
 }
 

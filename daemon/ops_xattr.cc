@@ -71,7 +71,10 @@ void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* 
     return op.ReplyErr(err);
   }
   int err = setxattr(proc.c_str(), name, value, size, flags) == 0 ? 0 : errno;
-  if (err == 0) MarkKernelAttrsStale(proc.node.get());  // the kernel invalidates its ctime
+  if (err == 0) {
+    MarkKernelAttrsStale(proc.node.get());  // the kernel invalidates its ctime
+    op.Changed(*proc.node);
+  }
   op.ReplyErr(err);
 }
 
@@ -132,7 +135,10 @@ void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
     return op.ReplyErr(err);
   }
   int err = removexattr(proc.c_str(), name) == 0 ? 0 : errno;
-  if (err == 0) MarkKernelAttrsStale(proc.node.get());  // the kernel invalidates its ctime
+  if (err == 0) {
+    MarkKernelAttrsStale(proc.node.get());  // the kernel invalidates its ctime
+    op.Changed(*proc.node);
+  }
   op.ReplyErr(err);
 }
 

@@ -101,9 +101,10 @@ std::shared_ptr<Node> PublishEntry(Filesystem* fs, const RequestContext& ctx, fu
   e->attr.st_ino = fs->PresentedIno(child->st.st_dev, child->st.st_ino);
   DirectoryAsSeen(fs, ctx, &child->path, &e->attr);
   e->attr_timeout = AttrTimeoutFor(ctx, child->st, fs->options().entry_cache_seconds);
-  bool view_may_differ = ViewJudged(ctx, child->st.st_mode) && CouldCarryLocation(child->info);
-  e->entry_timeout =
-      EntryTimeoutFor(fs, ctx, child->path, S_ISDIR(child->st.st_mode), view_may_differ);
+  e->entry_timeout = EntryTimeoutFor(fs, ctx, child->path, S_ISDIR(child->st.st_mode),
+                                     /*redacted=*/view != kRawView);
+  // A raw view's attributes too, for a file whose view may differ: a change made through its
+  // other view's inode drops them from the kernel (OpRequest::Changed).
   bool with_name = e->entry_timeout > 0 && CachesAttrsWithName(fs, ctx, child->st.st_mode);
   node->attrs_cached_with_name.store(with_name, std::memory_order_relaxed);
   if (with_name) e->attr_timeout = e->entry_timeout;
@@ -111,12 +112,12 @@ std::shared_ptr<Node> PublishEntry(Filesystem* fs, const RequestContext& ctx, fu
 }
 
 double EntryTimeoutFor(Filesystem* fs, const RequestContext& ctx, const std::string& path,
-                       bool directory, bool view_may_differ) {
+                       bool directory, bool redacted) {
   const policy::Engine* engine = ctx.engine();
   if (engine == nullptr) return 0.0;
   bool everyone = engine->caller_independent() ||
                   (directory && engine->VisibleToEveryCaller(path)) ||
-                  (!view_may_differ && engine->FoundByEveryCaller(path));
+                  (!redacted && engine->FoundByEveryCaller(path));
   return everyone ? fs->options().entry_cache_seconds : 0.0;
 }
 

@@ -2,14 +2,17 @@
 // under android.textproto's LISTING visibility, as real app uids: each test runs with the option
 // and without it (the default, where no attribute is cached). With it, another app's second stat
 // of a Download file costs no request, a size written through passthrough is fresh for the next
-// app, views that differ by caller still ask, a reload still invalidates, and an app of another
-// user is refused wherever it reaches the daemon. Needs root and /dev/fuse; skips, saying so,
-// without them.
+// app, the owner's walk of files of unknown content asks nothing and sees at once what an app
+// owed their redacted view changed, redacted views still ask, a reload still invalidates, and an
+// app of another user is refused wherever it reaches the daemon. Needs root and /dev/fuse; skips,
+// saying so, without them.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -21,6 +24,22 @@ namespace {
 constexpr char kDoc[] = "Download/notes.pdf";    // notes' document, found by every app (LISTING)
 constexpr char kPhoto[] = "Pictures/photo.jpg";  // camera's photo: its view differs by app
 constexpr uid_t kOtherUsersFiles = 10 * 100000 + kFiles;
+// notes' text file of unknown content: the all-files app (no ACCESS_MEDIA_LOCATION) reads and
+// writes it through its redacted view, its owner through the raw one.
+constexpr char kText[] = "Documents/todo.txt";
+
+// A pipe a test and an app's process talk through; closed when it goes.
+struct Pipe {
+  int r = -1, w = -1;
+  Pipe() {
+    int fds[2];
+    if (pipe(fds) == 0) r = fds[0], w = fds[1];
+  }
+  ~Pipe() {
+    if (r >= 0) close(r);
+    if (w >= 0) close(w);
+  }
+};
 
 class UserCacheMountTest : public MountTest, public testing::WithParamInterface<bool> {
  protected:
@@ -61,6 +80,63 @@ class UserCacheMountTest : public MountTest, public testing::WithParamInterface<
     });
     return r.err != 0 ? -r.err : std::stoll(r.data);
   }
+  // `uid`'s stat of every path in one process; the first failure's errno, else the last stat's
+  // size (value) and mode.
+  AppResult StatAll(uid_t uid, const std::vector<std::string>& paths) {
+    return As(uid).Run("stat all", [paths] {
+      AppResult out;
+      struct stat st;
+      for (const std::string& path : paths) {
+        if (stat(path.c_str(), &st) != 0) {
+          out.err = errno;
+          return out;
+        }
+        out.value = st.st_size;
+        out.mode = st.st_mode;
+      }
+      return out;
+    });
+  }
+  // The all-files app opens kText for writing (its redacted view), the owner stats it (a LOOKUP
+  // that brings the raw view back into the owner's dentry, with its attributes cached with the
+  // name when cached()), the all-files app makes `change` through its open descriptor, and the
+  // owner stats it again: what that stat finds.
+  AppResult OwnersStatAfterChangeThroughRedactedView(const std::function<int(int fd)>& change) {
+    absl::Status written = storage_.WriteLower(kText, "x", kNotes);
+    EXPECT_TRUE(written.ok()) << written;
+    Pipe opened, go;
+    pid_t changer = StartAs(
+        kFiles,
+        [&] {
+          int fd = open(kText, O_WRONLY | O_CLOEXEC);
+          if (fd < 0) return 100 + errno;
+          if (write(opened.w, "O", 1) != 1) return 1;
+          char c;
+          if (read(go.r, &c, 1) != 1) return 2;
+          int rc = change(fd) == 0 ? 0 : 100 + errno;
+          close(fd);
+          return rc;
+        },
+        storage_.mountpoint());
+    char c;
+    bool is_open = read(opened.r, &c, 1) == 1;
+    AppResult before = As(kNotes).Stat(kText);
+    EXPECT_TRUE(Succeeds(before));
+    EXPECT_EQ(before.value, 1);
+    if (cached()) {
+      EXPECT_EQ(AskedForThreeStats(kNotes, kText), 0) << "its attributes are cached";
+    }
+    EXPECT_EQ(write(go.w, "G", 1), 1);
+    int exit = WaitChild(changer);
+    EXPECT_TRUE(is_open);
+    EXPECT_EQ(exit, 0) << (exit > 100 ? ErrnoName(exit - 100) : "");
+    absl::StatusOr<DaemonStats> stats = storage_.Stats();
+    EXPECT_TRUE(stats.ok()) << stats.status();
+    if (stats.ok()) {
+      EXPECT_EQ((*stats)["open_mediated"], 1) << "not through the redacted view";
+    }
+    return As(kNotes).Stat(kText);
+  }
   // Requests three stats of `path` by `uid`, in one process, cost the daemon.
   int64_t AskedForThreeStats(uid_t uid, const std::string& path) {
     int64_t before = Asked();
@@ -92,10 +168,11 @@ TEST_P(UserCacheMountTest, AnotherAppsStatSendsNoGetattr) {
 // another app after close, although that app's earlier stat cached its attributes; so does a
 // truncate.
 TEST_P(UserCacheMountTest, SizeIsFreshAfterAnotherAppsPassthroughWrite) {
-  // A document (no location-carrying format), so its name is cached for every app.
+  // A document (no location-carrying format), so its name and attributes are cached for every
+  // app.
   const std::string path = "Download/grow.pdf";
   const int64_t size = static_cast<int64_t>(PdfBytes().size());
-  ASSERT_TRUE(Succeeds(As(kNotes).Create(path, PdfBytes())));
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower(path, PdfBytes(), kNotes));
   ASSERT_EQ(SizeAs(kCamera, path), size);
   if (cached()) {
     ASSERT_EQ(AskedForThreeStats(kCamera, path), 0) << "the attributes are cached";
@@ -115,10 +192,18 @@ TEST_P(UserCacheMountTest, SizeIsFreshAfterAnotherAppsPassthroughWrite) {
 }
 
 // A photo's view differs by app (a redacted inode for apps without location access): its
-// attributes are asked again for each fstat of a redacted open, and each walk asks its name.
+// attributes are asked again for each fstat of a redacted open, and each walk of an app that
+// reads it redacted asks its name. Its owner's first walk asks, to swap the dentry back to the
+// raw view, whose attributes are then cached with its name like any other found name's.
 TEST_P(UserCacheMountTest, RedactedViewsStillAsk) {
   EXPECT_GE(AskedForThreeStats(kSocial, kPhoto), 3);
-  EXPECT_GE(AskedForThreeStats(kCamera, kPhoto), 3) << "the owner's raw view";
+  if (cached()) {
+    // Two LOOKUPs: the revalidation that finds another node, and the lookup that replaces it.
+    EXPECT_LE(AskedForThreeStats(kCamera, kPhoto), 2) << "the owner's raw view";
+    EXPECT_EQ(AskedForThreeStats(kCamera, kPhoto), 0) << "the owner's raw view";
+  } else {
+    EXPECT_GE(AskedForThreeStats(kCamera, kPhoto), 3) << "the owner's raw view";
+  }
   int64_t getattrs = Count("getattr");
   AppResult r = As(kSocial).Run("fstat thrice", [] {
     AppResult out;
@@ -136,6 +221,50 @@ TEST_P(UserCacheMountTest, RedactedViewsStillAsk) {
   });
   ASSERT_TRUE(Succeeds(r));
   EXPECT_GE(Count("getattr") - getattrs, 2) << "the redacted view's attributes were cached";
+}
+
+// Files of unknown content, whose view differs by app (the all-files app reads them redacted):
+// the owner's second walk of them costs no LOOKUP and no GETATTR, as its raw view's attributes
+// are cached with the name; by default each stat is a GETATTR.
+TEST_P(UserCacheMountTest, OwnersSecondWalkOfUnknownContentAsksNothing) {
+  std::vector<std::string> paths;
+  for (int i = 0; i < 5; ++i) {
+    paths.push_back(absl::StrCat("Documents/src/f", i, ".c"));
+    SCOPEDFS_ASSERT_OK(storage_.WriteLower(paths.back(), "int x;\n", kNotes));
+  }
+  ASSERT_TRUE(Succeeds(StatAll(kNotes, paths)));
+  int64_t lookups = Count("lookup"), getattrs = Count("getattr");
+  ASSERT_TRUE(Succeeds(StatAll(kNotes, paths)));
+  if (cached()) {
+    EXPECT_EQ(Count("lookup") - lookups, 0);
+    EXPECT_EQ(Count("getattr") - getattrs, 0) << "the raw views' attributes were not cached";
+  } else {
+    EXPECT_GE(Count("getattr") - getattrs, 5) << "attributes are never cached by default";
+  }
+}
+
+// A change the all-files app makes through its redacted view of the owner's text file drops the
+// attributes the kernel cached with the owner's raw name: the owner's next stat, through that
+// cached name, sees the new size or mode at once.
+TEST_P(UserCacheMountTest, OwnerSeesAWriteThroughTheRedactedViewAtOnce) {
+  AppResult after = OwnersStatAfterChangeThroughRedactedView(
+      [](int fd) { return pwrite(fd, "0123456789", 10, 1) == 10 ? 0 : -1; });
+  ASSERT_TRUE(Succeeds(after));
+  EXPECT_EQ(after.value, 11) << "the owner's cached attributes are stale";
+}
+
+TEST_P(UserCacheMountTest, OwnerSeesATruncateThroughTheRedactedViewAtOnce) {
+  AppResult after =
+      OwnersStatAfterChangeThroughRedactedView([](int fd) { return ftruncate(fd, 0); });
+  ASSERT_TRUE(Succeeds(after));
+  EXPECT_EQ(after.value, 0) << "the owner's cached attributes are stale";
+}
+
+TEST_P(UserCacheMountTest, OwnerSeesAChmodThroughTheRedactedViewAtOnce) {
+  AppResult after =
+      OwnersStatAfterChangeThroughRedactedView([](int fd) { return fchmod(fd, 0600); });
+  ASSERT_TRUE(Succeeds(after));
+  EXPECT_EQ(after.mode & 07777, 0600u) << "the owner's cached attributes are stale";
 }
 
 // A reload invalidates the cached attributes as it does the names: the next stat asks.

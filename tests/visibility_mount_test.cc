@@ -15,6 +15,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -94,6 +96,35 @@ class VisibilityMountTest : public MountTest, public testing::WithParamInterface
     seen.size = static_cast<off_t>(v[4]);
     seen.mtime = static_cast<time_t>(v[5]);
     return seen;
+  }
+  // One counter of the daemon's stats; -1, with a test failure, when it cannot be read.
+  int64_t StatOf(const std::string& counter) {
+    absl::StatusOr<DaemonStats> stats = storage_.Stats();
+    EXPECT_TRUE(stats.ok()) << stats.status();
+    if (!stats.ok()) return -1;
+    auto it = stats->find(counter);
+    EXPECT_NE(it, stats->end()) << counter;
+    return it == stats->end() ? -1 : it->second;
+  }
+  // The first `size` bytes of `path` as `uid` maps them (MAP_SHARED, read-only).
+  AppResult MapAs(uid_t uid, const std::string& path, size_t size) {
+    return As(uid).Run(absl::StrCat("mmap ", path), [path, size] {
+      AppResult out;
+      int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) {
+        out.err = errno;
+        return out;
+      }
+      void* p = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+      if (p == MAP_FAILED) {
+        out.err = errno;
+      } else {
+        out.data.assign(static_cast<const char*>(p), size);
+        munmap(p, size);
+      }
+      close(fd);
+      return out;
+    });
   }
   struct stat LowerStat(const std::string& rel) {
     struct stat st = {};
@@ -237,8 +268,9 @@ TEST_P(VisibilityMountTest, LsShowsTheLowerOwnersAndNoHiddenCounts) {
 
 // Names a LOOKUP finds for every caller are cached under LISTING (a second stat, and another
 // app's, cost no LOOKUP); under STRICT every walk asks. A photo's view differs by caller (the
-// redacted view is an inode of its own), so its name is asked again at every walk under both.
-TEST_P(VisibilityMountTest, NamesFoundByEveryoneAreCachedViewsAreNot) {
+// redacted view is an inode of its own): the name is asked again at every walk of an app that
+// reads it redacted, under both; its owner's (the raw view) is cached under LISTING.
+TEST_P(VisibilityMountTest, NamesFoundByEveryoneAreCachedRedactedViewsAreNot) {
   int64_t first = LookupsForThreeStats(kNotes, kDoc);
   if (listing()) {
     EXPECT_LE(first, 2) << "three walks of a 2-name path asked once per name at most";
@@ -247,9 +279,156 @@ TEST_P(VisibilityMountTest, NamesFoundByEveryoneAreCachedViewsAreNot) {
   } else {
     EXPECT_GE(first, 3);
   }
-  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Pictures/photo.jpg", JpegBytes(), kCamera));
+  // With GPS: the social app reads it redacted.
+  SCOPEDFS_ASSERT_OK(
+      storage_.WriteLower("Pictures/photo.jpg", ReadFileOrDie("tests/media/gps.jpg"), kCamera));
   EXPECT_GE(LookupsForThreeStats(kSocial, "Pictures/photo.jpg"), 3);
-  EXPECT_GE(LookupsForThreeStats(kCamera, "Pictures/photo.jpg"), 3);
+  int64_t owner = LookupsForThreeStats(kCamera, "Pictures/photo.jpg");
+  if (listing()) {
+    // The first walk finds the social app's redacted name and swaps it: two LOOKUPs.
+    EXPECT_LE(owner, 2) << "the owner's raw view is cached";
+  } else {
+    EXPECT_GE(owner, 3);
+  }
+}
+
+// Files whose view may differ by caller: of unknown content (source, text, binary, an empty
+// file being written) and a photo with GPS, all the owner's. Under LISTING the name published
+// with the owner's raw view is cached, so the owner's second walk of them asks no LOOKUP (before:
+// one per file); under STRICT each walk asks.
+TEST_P(VisibilityMountTest, TheOwnersSecondWalkAsksNoLookup) {
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"Download/src/main.c", "int main(void) { return 0; }\n"},
+      {"Download/src/README", "plain text\n"},
+      {"Download/src/blob.bin", Pattern(4096, 7)},
+      {"Download/src/empty", ""},
+      {"Pictures/mine.jpg", ReadFileOrDie("tests/media/gps.jpg")},
+  };
+  std::vector<std::string> paths;
+  for (const auto& [path, content] : files) {
+    SCOPEDFS_ASSERT_OK(storage_.WriteLower(path, content, kNotes));
+    paths.push_back(path);
+  }
+  auto walk = [&] {
+    AppResult r = As(kNotes).Run("stat every file", [paths] {
+      AppResult out;
+      for (const std::string& path : paths) {
+        struct stat st;
+        if (stat(path.c_str(), &st) != 0 && out.err == 0) out.err = errno;
+      }
+      return out;
+    });
+    EXPECT_TRUE(Succeeds(r));
+  };
+  walk();
+  int64_t before = Lookups();
+  walk();
+  int64_t second = Lookups() - before;
+  if (listing()) {
+    EXPECT_EQ(second, 0) << "the owner's second walk asked again";
+  } else {
+    EXPECT_GE(second, static_cast<int64_t>(paths.size()));
+  }
+}
+
+// A name cached with the owner's raw view never serves it to an app owed location-filled bytes.
+// The social app (READ_MEDIA_IMAGES, no ACCESS_MEDIA_LOCATION) opening the camera's photo by path
+// meets the raw inode under LISTING: DoOpen refuses it ESTALE (a denied OPEN in the stats), the
+// kernel walks again asking, and the app gets its own redacted view, by read and by mmap, with no
+// error. The owner, once the social app's redacted name is in the kernel, opens the photo O_RDWR
+// by path and gets its raw view with passthrough: the redacted name was never cached.
+TEST_P(VisibilityMountTest, ACachedRawViewSendsARedactedReaderToItsOwnView) {
+  const std::string path = "Pictures/trip.jpg";
+  std::string photo = ReadFileOrDie("tests/media/gps.jpg");
+  const std::string kSecret = "37,46.494N";  // the XMP latitude gps.jpg carries
+  ASSERT_NE(photo.find(kSecret), std::string::npos);
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower(path, photo, kCamera));
+  ASSERT_TRUE(Succeeds(As(kCamera).Stat(path)));
+  int64_t owner = LookupsForThreeStats(kCamera, path);
+  if (listing()) {
+    EXPECT_EQ(owner, 0) << "the owner's raw view was not cached";
+  } else {
+    EXPECT_GE(owner, 3);
+  }
+
+  int64_t denied = StatOf("open_denied");
+  AppResult filled = As(kSocial).Read(path);
+  ASSERT_TRUE(Succeeds(filled));
+  EXPECT_EQ(filled.data.size(), photo.size());
+  EXPECT_FALSE(filled.data == photo) << "read served the raw bytes";
+  EXPECT_EQ(filled.data.find(kSecret), std::string::npos) << "read served the raw view";
+  if (listing()) {
+    EXPECT_GE(StatOf("open_denied") - denied, 1) << "the read never met the cached raw inode";
+  }
+  // The owner's walk caches its raw view again; the social app's mapping is filled too.
+  ASSERT_TRUE(Succeeds(As(kCamera).Stat(path)));
+  AppResult mapped = MapAs(kSocial, path, photo.size());
+  ASSERT_TRUE(Succeeds(mapped));
+  EXPECT_EQ(mapped.data, filled.data) << "mmap served other bytes than read";
+
+  // The kernel now holds the social app's redacted name.
+  int64_t passthrough = StatOf("open_passthrough");
+  int64_t mediated = StatOf("open_mediated");
+  AppResult own = As(kCamera).Run("open O_RDWR and read", [path] {
+    AppResult out;
+    int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+      out.err = errno;
+      return out;
+    }
+    char buf[1 << 16];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof(buf))) > 0) out.data.append(buf, static_cast<size_t>(n));
+    if (n < 0) out.err = errno;
+    close(fd);
+    return out;
+  });
+  ASSERT_TRUE(Succeeds(own));
+  EXPECT_TRUE(SameBytes(own.data, photo));
+  EXPECT_EQ(StatOf("open_passthrough") - passthrough, 1);
+  EXPECT_EQ(StatOf("open_mediated") - mediated, 0);
+  // That walk swapped the name back to the raw view, which is cached again.
+  int64_t again = LookupsForThreeStats(kCamera, path);
+  if (listing()) {
+    EXPECT_EQ(again, 0);
+  } else {
+    EXPECT_GE(again, 3);
+  }
+}
+
+// Files of unknown content, cached with their owner's raw view, that the owner rewrites through
+// the cached name as a photo with GPS: an empty photo being written (read by the social app, which
+// holds READ_MEDIA_IMAGES but not ACCESS_MEDIA_LOCATION) and a text file (a name no image
+// permission reaches: read by the all-files app, which lacks ACCESS_MEDIA_LOCATION too). Each
+// reader gets the photo GPS-filled, by read and by mmap; the owner reads it raw.
+TEST_P(VisibilityMountTest, ACachedFileOfUnknownContentRewrittenAsAPhotoIsReadRedacted) {
+  std::string photo = ReadFileOrDie("tests/media/gps.jpg");
+  const std::string kSecret = "37,46.494N";  // the XMP latitude gps.jpg carries
+  ASSERT_NE(photo.find(kSecret), std::string::npos);
+  for (const auto& [path, reader] : std::vector<std::pair<std::string, uid_t>>{
+           {"Pictures/draft.jpg", kSocial}, {"Download/plan.txt", kFiles}}) {
+    SCOPEDFS_ASSERT_OK(
+        storage_.WriteLower(path, path == "Download/plan.txt" ? "plain text\n" : "", kCamera));
+    ASSERT_TRUE(Succeeds(As(kCamera).Stat(path)));
+    int64_t owner = LookupsForThreeStats(kCamera, path);
+    if (listing()) {
+      EXPECT_EQ(owner, 0) << path << ": the owner's raw view was not cached";
+    } else {
+      EXPECT_GE(owner, 3) << path;
+    }
+    ASSERT_TRUE(Succeeds(As(kCamera).Write(path, photo)));
+    AppResult filled = As(reader).Read(path);
+    ASSERT_TRUE(Succeeds(filled));
+    EXPECT_EQ(filled.data.size(), photo.size()) << path;
+    EXPECT_EQ(filled.data.find(kSecret), std::string::npos) << path << ": read served the raw view";
+    ASSERT_TRUE(Succeeds(As(kCamera).Stat(path)));
+    AppResult mapped = MapAs(reader, path, photo.size());
+    ASSERT_TRUE(Succeeds(mapped));
+    EXPECT_EQ(mapped.data, filled.data) << path << ": mmap served other bytes than read";
+    AppResult own = As(kCamera).Read(path);
+    ASSERT_TRUE(Succeeds(own));
+    EXPECT_TRUE(SameBytes(own.data, photo)) << path;
+  }
 }
 
 // A file of no location-carrying format is cached under LISTING with the raw view's inode; once
@@ -266,10 +445,10 @@ TEST_P(VisibilityMountTest, ACachedNameNeverServesTheRawViewToARedactedReader) {
   const std::string kSecret = "37,46.494N";  // the XMP latitude gps.jpg carries
   ASSERT_NE(photo.find(kSecret), std::string::npos);
   ASSERT_TRUE(Succeeds(As(kNotes).Write(path, photo)));
-  AppResult read = As(kFiles).Read(path);
-  ASSERT_TRUE(Succeeds(read));
-  EXPECT_EQ(read.data.size(), photo.size());
-  EXPECT_EQ(read.data.find(kSecret), std::string::npos) << "read served the raw view";
+  AppResult filled = As(kFiles).Read(path);
+  ASSERT_TRUE(Succeeds(filled));
+  EXPECT_EQ(filled.data.size(), photo.size());
+  EXPECT_EQ(filled.data.find(kSecret), std::string::npos) << "read served the raw view";
   AppResult mapped = As(kFiles).Run("mmap", [&] {
     AppResult out;
     int fd = open(path.c_str(), O_RDONLY);
@@ -293,6 +472,77 @@ TEST_P(VisibilityMountTest, ACachedNameNeverServesTheRawViewToARedactedReader) {
   AppResult own = As(kNotes).Read(path);
   ASSERT_TRUE(Succeeds(own));
   EXPECT_TRUE(SameBytes(own.data, photo));
+}
+
+// Two apps of different views alternating on one file, concurrently: the owner (raw view) and
+// the social app (redacted view) each walk to it and read it 300 times. Every read of the owner's
+// is raw and every read of the social app's is filled, and neither ever sees an error: each swap
+// of the kernel's name costs requests, never an ESTALE, as every open follows a walk.
+TEST_P(VisibilityMountTest, TwoAppsAlternatingEachReadTheirOwnViewWithoutError) {
+  const std::string path = "Pictures/trip.jpg";
+  std::string photo = ReadFileOrDie("tests/media/gps.jpg");
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower(path, photo, kCamera));
+  AppResult filled = As(kSocial).Read(path);
+  ASSERT_TRUE(Succeeds(filled));
+  ASSERT_FALSE(filled.data == photo);
+  // Exit code: 0, or 100 + errno of the first failure, or 1 for a read of the other view's bytes.
+  auto reader = [&](const std::string& expected) {
+    return [&path, expected] {
+      for (int i = 0; i < 300; ++i) {
+        struct stat st;
+        if (stat(path.c_str(), &st) != 0) return 100 + errno;
+        int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return 100 + errno;
+        std::string got(expected.size() + 1, '\0');
+        ssize_t n = pread(fd, got.data(), got.size(), 0);
+        int err = errno;
+        close(fd);
+        if (n < 0) return 100 + err;
+        got.resize(static_cast<size_t>(n));
+        if (got != expected) return 1;
+      }
+      return 0;
+    };
+  };
+  pid_t owner = StartAs(kCamera, reader(photo), storage_.mountpoint());
+  pid_t social = StartAs(kSocial, reader(filled.data), storage_.mountpoint());
+  int owner_exit = WaitChild(owner);
+  int social_exit = WaitChild(social);
+  EXPECT_EQ(owner_exit, 0) << (owner_exit > 100 ? ErrnoName(owner_exit - 100) : "");
+  EXPECT_EQ(social_exit, 0) << (social_exit > 100 ? ErrnoName(social_exit - 100) : "");
+}
+
+// What an app can see of the cached raw name (docs/visibility.md): an O_PATH descriptor the social
+// app takes through the owner's cached raw name holds the raw inode, and its reopen through
+// /proc/self/fd fails ESTALE, as no walk precedes that open; an open by path then succeeds. Under
+// STRICT nothing is cached: the descriptor holds the app's own view and reopens.
+TEST_P(VisibilityMountTest, AReopenOfAnOPathDescriptorOfTheCachedRawViewFailsESTALE) {
+  const std::string path = "Pictures/trip.jpg";
+  std::string photo = ReadFileOrDie("tests/media/gps.jpg");
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower(path, photo, kCamera));
+  ASSERT_TRUE(Succeeds(As(kCamera).Stat(path)));
+  AppResult reopened = As(kSocial).Run("reopen an O_PATH fd", [path] {
+    AppResult out;
+    int opath = open(path.c_str(), O_PATH | O_CLOEXEC);
+    if (opath < 0) {
+      out.err = errno;
+      return out;
+    }
+    int fd = open(absl::StrCat("/proc/self/fd/", opath).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      out.err = errno;
+    } else {
+      close(fd);
+    }
+    close(opath);
+    return out;
+  });
+  if (listing()) {
+    EXPECT_TRUE(FailsWith(reopened, ESTALE));
+  } else {
+    EXPECT_TRUE(Succeeds(reopened));
+  }
+  EXPECT_TRUE(Succeeds(As(kSocial).Read(path)));
 }
 
 // A name cached under LISTING is still refused to an app of another user, at its GETATTR.
