@@ -154,7 +154,8 @@ size_t FileLocks::owners() const {
 int FileLocks::Wait(std::optional<uid_t> app_uid, std::function<bool()> interrupted,
                     std::function<int()> attempt, std::function<void(int)> done) {
   absl::MutexLock lock(&wait_mu_);
-  if (stopping_ || waiters_.size() >= kMaxWaiters || !Charge(app_uid)) return ENOLCK;
+  if (stopping_ || queued_ >= kMaxWaiters || !Charge(app_uid)) return ENOLCK;
+  ++queued_;
   waiters_.push_back(Waiter{app_uid, std::move(interrupted), std::move(attempt), std::move(done)});
   if (!waiter_thread_.joinable()) {
     base::NoTerminationSignals no_signals;  // base/signals.h
@@ -165,7 +166,7 @@ int FileLocks::Wait(std::optional<uid_t> app_uid, std::function<bool()> interrup
 
 size_t FileLocks::waiting() const {
   absl::MutexLock lock(&wait_mu_);
-  return waiters_.size();
+  return queued_;
 }
 
 void FileLocks::WaiterLoop() {
@@ -197,6 +198,7 @@ void FileLocks::WaiterLoop() {
     pause = changed ? absl::Milliseconds(1) : std::min(pause * 2, absl::Milliseconds(10));
     for (const std::optional<uid_t>& uid : finished) Refund(uid);
     absl::MutexLock lock(&wait_mu_);
+    queued_ -= finished.size();
     waiters_.splice(waiters_.begin(), mine);  // oldest first
     if (stopping_) break;
     wait_mu_.AwaitWithTimeout(absl::Condition(&stopping_), pause);
@@ -214,6 +216,8 @@ void FileLocks::WaiterLoop() {
     w.done(ENOLCK);
     Refund(w.app_uid);
   }
+  absl::MutexLock lock(&wait_mu_);
+  queued_ -= left.size();
 }
 
 void FileLocks::Stop() {

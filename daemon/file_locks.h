@@ -76,7 +76,8 @@ class FileLocks {
 
   // Queues a wait: `attempt` is called from the waiter thread until it returns anything but
   // EAGAIN, or until `interrupted` says so (then the result is EINTR); `done` gets the result,
-  // exactly once. Returns 0 if queued, ENOLCK past the bounds (and then `done` is not called).
+  // exactly once. Returns 0 if queued, ENOLCK past the bounds (and then `done` is not called):
+  // never more than kMaxWaiters waits are unanswered at once.
   int Wait(std::optional<uid_t> app_uid, std::function<bool()> interrupted,
            std::function<int()> attempt, std::function<void(int)> done);
   size_t waiting() const;
@@ -115,6 +116,9 @@ class FileLocks {
 
   mutable absl::Mutex wait_mu_;
   std::list<Waiter> waiters_ ABSL_GUARDED_BY(wait_mu_);
+  // Waits queued and not answered yet: those in waiters_ and those the waiter thread is trying
+  // (kMaxWaiters bounds this, and so the replies the daemon defers: uring_transport.h).
+  size_t queued_ ABSL_GUARDED_BY(wait_mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(wait_mu_) = false;
   std::thread waiter_thread_;  // started with the first wait
 };
