@@ -34,12 +34,8 @@ constexpr size_t kRequestPrefix = sizeof(abi::InHeader) + abi::kUringOpInSize;
 // Threads per queue when the session does not say: as many as the /dev/fuse loop's default,
 // since all but one of them may wait for location scans (filesystem.cc).
 constexpr int kDefaultThreadsPerQueue = 8;
-// Entries a queue keeps free beyond those whose replies are deferred.
+// Entries a queue has free beyond its deferred replies and its threads' requests.
 constexpr int kMinFree = 2;
-// Deferred replies hold entries (not threads): at most as many as the daemon defers (lock waits:
-// FileLocks::kMaxWaiters), plus the threads' own. Memory: one payload buffer each, touched only
-// as far as replies reach.
-constexpr int kMaxEntriesPerQueue = 1024 + 2 * kDefaultThreadsPerQueue;
 constexpr size_t kThreadStack = size_t{1} << 20;
 // A leader serving one request this long hands the ring to a follower; the watch sleeps after
 // kQuietTicks checks that found every leader waiting.
@@ -117,10 +113,19 @@ absl::StatusOr<std::unique_ptr<UringTransport>> UringTransport::Create(const Opt
   std::unique_ptr<UringTransport> transport(new UringTransport(options));
   Options& o = transport->options_;
   if (o.threads_per_queue <= 0) o.threads_per_queue = kDefaultThreadsPerQueue;
-  // Requests a leader has not taken yet wait in the kernel and go to the next entry committed, so
-  // a queue needs few entries: kMinFree beyond the one its leader serves and one a stuck leader
-  // holds; deferred replies and stuck leaders add more (Deferred, Watch).
-  o.entries_per_queue = kMinFree + 2;
+  if (o.max_deferred < 0) return absl::InvalidArgumentError("io_uring transport: max_deferred < 0");
+  // The kernel hands a request that finds no free entry only to an entry that commits; an entry
+  // registered later takes none of those waiting (fs/fuse/dev_uring.c: REGISTER makes an entry
+  // available, only COMMIT_AND_FETCH fetches). A deferred reply holds its entry until another
+  // thread gives it, so were every entry of a queue to hold one, requests already waiting there
+  // (the unlock that would grant them) would wait for ever. Every queue therefore has, from the
+  // start, more entries than the daemon ever defers replies (all of them may come from callers
+  // on one CPU), and one per thread and kMinFree more, so a burst of waits never takes the last.
+  // Stuck leaders add one each (Watch), up to max_entries_per_queue. Memory: a payload buffer
+  // each, reserved but touched only as far as requests and replies reach (the kernel hands out
+  // the entry freed last first, so a few stay warm).
+  o.entries_per_queue = o.max_deferred + o.threads_per_queue + kMinFree;
+  o.max_entries_per_queue = o.entries_per_queue + o.threads_per_queue;
   transport->stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (transport->stop_fd_ < 0) return absl::ErrnoToStatus(errno, "eventfd");
   return transport;
@@ -137,7 +142,7 @@ absl::Status UringTransport::Start() {
       // stop poll's.
       io_uring_params params{};
       params.flags = IORING_SETUP_SQE128 | IORING_SETUP_CQSIZE;
-      params.cq_entries = static_cast<unsigned>(kMaxEntriesPerQueue + 1);
+      params.cq_entries = static_cast<unsigned>(options_.max_entries_per_queue + 1);
       int rc = io_uring_queue_init_params(64, &queue->ring, &params);
       if (rc < 0) {
         started = absl::ErrnoToStatus(-rc, "io_uring_queue_init (SQE128)");
@@ -433,7 +438,7 @@ void UringTransport::Watch() {
           }
         }
         // The stuck leader holds an entry: one more keeps kMinFree free for the new leader.
-        if (promoted && static_cast<int>(q->entries.size()) < kMaxEntriesPerQueue) {
+        if (promoted && static_cast<int>(q->entries.size()) < options_.max_entries_per_queue) {
           (void)AddEntry(q.get(), /*submit=*/true);
         }
       }
@@ -564,23 +569,17 @@ void UringTransport::Commit(Entry* entry, uint64_t unique) {
 
 void UringTransport::Deferred(Queue* queue, bool deferred) {
   absl::MutexLock lock(&entries_mu_);
-  if (stopping_.load()) return;
   if (!deferred) {
     queue->deferred--;
     return;
   }
-  queue->deferred++;
-  // The kernel gives a request to an entry that is free when the request comes, or to the next
-  // entry that commits; an entry registered later does not take requests already waiting. So a
-  // queue keeps as many entries free as replies are deferred (at least kMinFree) while it may
-  // grow: a burst of waits finds free entries ahead of it, and growth is geometric.
-  while (queue->live - queue->deferred < std::max(kMinFree, queue->deferred) &&
-         static_cast<int>(queue->entries.size()) < kMaxEntriesPerQueue) {
-    if (absl::Status added = AddEntry(queue, /*submit=*/true); !added.ok()) {
-      fprintf(stderr, "scopedfsd: io_uring queue %d: cannot add an entry: %s\n", queue->qid,
-              std::string(added.message()).c_str());
-      break;
-    }
+  // The ops bound what they defer (Options::max_deferred); past it, the queue's depth no longer
+  // proves that requests waiting in the kernel are fetched. Said, never silent.
+  if (++queue->deferred > options_.max_deferred && !stopping_.load()) {
+    fprintf(stderr,
+            "scopedfsd: io_uring queue %d: %d deferred replies, more than the %d it was sized "
+            "for\n",
+            queue->qid, queue->deferred, options_.max_deferred);
   }
 }
 
