@@ -142,6 +142,8 @@ class UringTransport {
   void Stop();
 
   int queues() const { return options_.queues; }
+  // The entries each queue registers at Start (Options::entries_per_queue).
+  int entries_per_queue() const { return options_.entries_per_queue; }
   int entries() const;
   uint64_t requests() const { return requests_.load(std::memory_order_relaxed); }
   // "io_uring, 2 queues of 8 threads".
