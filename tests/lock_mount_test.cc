@@ -1,10 +1,12 @@
 // Waiting for locks through the mount, under the Android policy, as app processes: a blocked
 // F_SETLKW (and, under POSIX semantics, flock) is granted when the holder lets go, a signal
 // interrupts it, many blocked waiters do not stall other apps, one app's waits are bounded
-// (ENOLCK), and a daemon that stops answers its queued waits. Non-blocking lock semantics against
+// (ENOLCK), a burst of waits from one CPU all reach the daemon (over io_uring, a queue's entries),
+// and a daemon that stops answers its queued waits. Non-blocking lock semantics against
 // native are in posix_compare_mount_test (group Locks).
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -255,6 +257,64 @@ TEST_F(LockMountTest, OneAppsWaitsAreBounded) {
   }
   EXPECT_EQ(granted + refused, kWaiters);
   EXPECT_EQ(WaitChild(other_app), kGranted);
+}
+
+// Over FUSE over io_uring the kernel puts a request on the queue of the CPU its caller runs on,
+// and hands one that finds every entry of that queue taken only to an entry that commits: a
+// burst of waits from one CPU, each held as a deferred reply, must not take them all, or the
+// waits behind them never reach the daemon. So every wait of such a burst is one the daemon
+// holds: a signal interrupts each at once (EINTR), while the holder still holds the lock.
+TEST_F(LockMountTest, ABurstOfWaitsFromOneCpuAllReachTheDaemon) {
+  Pipe locked, release, go, answered;
+  pid_t holder = StartHolder(false, locked, release);
+  ASSERT_TRUE(Readable(locked.r, 10000));
+  constexpr int kWaiters = 64;  // 128 units: within the app's share at 1,024 fds
+  pid_t app = StartAs(
+      kFiles,
+      [&] {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(0, &one);
+        if (sched_setaffinity(0, sizeof(one), &one) != 0) return kNotGranted;
+        int fd = open(kFile, O_RDWR);
+        if (fd < 0) return kNoFile;
+        std::vector<pid_t> waiters;
+        for (int i = 0; i < kWaiters; ++i) {
+          pid_t pid = fork();
+          if (pid == 0) {
+            struct sigaction sa = {};
+            sa.sa_handler = [](int) {};  // no SA_RESTART: an interrupted wait ends with EINTR
+            sigaction(SIGUSR1, &sa, nullptr);
+            char c;
+            if (read(go.r, &c, 1) != 1) _exit(1);
+            int rc = WholeFile(fd, F_SETLKW);
+            char answer = rc == 0 ? 'G' : errno == EINTR ? 'I' : errno == ENOLCK ? 'N' : 'E';
+            (void)!write(answered.w, &answer, 1);
+            _exit(0);
+          }
+          if (pid > 0) waiters.push_back(pid);
+        }
+        usleep(200 * 1000);  // every waiter is blocked reading `go`
+        std::string bytes(waiters.size(), 'x');
+        (void)!write(go.w, bytes.data(), bytes.size());  // all start at once, on CPU 0
+        usleep(500 * 1000);
+        for (pid_t pid : waiters) kill(pid, SIGUSR1);
+        for (pid_t pid : waiters) waitpid(pid, nullptr, 0);
+        return static_cast<int>(waiters.size()) == kWaiters ? kGranted : kNotGranted;
+      },
+      storage_.mountpoint());
+  int interrupted = 0, other = 0;
+  while (interrupted + other < kWaiters && Readable(answered.r, 3000)) {
+    char c;
+    if (read(answered.r, &c, 1) != 1) break;
+    interrupted += c == 'I';
+    other += c != 'I';
+  }
+  EXPECT_EQ(interrupted, kWaiters) << "waits that never reached the daemon answer only now";
+  EXPECT_EQ(other, 0) << "granted or refused while the holder held the lock";
+  ASSERT_EQ(write(release.w, "R", 1), 1);
+  EXPECT_EQ(WaitChild(holder), kGranted);
+  EXPECT_EQ(WaitChild(app), kGranted);
 }
 
 TEST_F(LockMountTest, StoppingDaemonAnswersQueuedWaits) {
