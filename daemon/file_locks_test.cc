@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <string>
@@ -184,7 +185,7 @@ TEST_F(FileLocksTest, GlobalBoundCountsWaitsBeingTried) {
 
 TEST_F(FileLocksTest, WaitsAreBoundedAndStopEndsThem) {
   std::atomic<int> ended{0};
-  const size_t per_app = budget_.limits().fds_per_app;
+  const size_t per_app = std::min(budget_.limits().fds_per_app, FileLocks::kMaxWaitsPerApp);
   for (size_t i = 0; i < per_app; ++i) {
     ASSERT_EQ(locks_.Wait(
                   10062u, [] { return false; }, [] { return EAGAIN; },

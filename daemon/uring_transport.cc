@@ -133,8 +133,11 @@ absl::StatusOr<std::unique_ptr<UringTransport>> UringTransport::Create(const Opt
 
 absl::Status UringTransport::Start() {
   absl::Status started;
+  bool registering = false;
   {
     absl::MutexLock lock(&entries_mu_);
+    // Every queue's ring and entries first, so that a process that cannot map them all (an
+    // address-space limit) has registered nothing and gives everything back below.
     for (int q = 0; q < options_.queues && started.ok(); ++q) {
       auto queue = std::make_unique<Queue>();
       queue->qid = q;
@@ -154,10 +157,26 @@ absl::Status UringTransport::Start() {
       for (int e = 0; e < options_.entries_per_queue && started.ok(); ++e) {
         started = AddEntry(raw, /*submit=*/false);
       }
-      // Thread 0 registers the entries and says how that went; the others wait for requests
-      // only then, as registration takes the completions first.
-      if (started.ok()) started = AddThread(raw, 0);
+    }
+    // Then the threads, followers first: thread 0 of each queue registers its entries and says
+    // how that went, and leads from the start (registration takes the completions first), so
+    // the followers wait until the watch promotes one. Every thread but the queues' first exists
+    // before anything is registered.
+    for (int q = 0; q < options_.queues && started.ok(); ++q) {
+      Queue* raw = queues_[q].get();
+      {
+        absl::MutexLock lead_lock(&raw->lead_mu);
+        raw->leader = 0;
+      }
+      for (int t = 1; t < options_.threads_per_queue && started.ok(); ++t) {
+        started = AddThread(raw, t);
+      }
+    }
+    for (int q = 0; q < options_.queues && started.ok(); ++q) {
+      Queue* raw = queues_[q].get();
+      started = AddThread(raw, 0);
       if (!started.ok()) break;
+      registering = true;
       absl::Condition reported(
           +[](Queue* q) ABSL_NO_THREAD_SAFETY_ANALYSIS { return q->registration.has_value(); },
           raw);
@@ -167,16 +186,21 @@ absl::Status UringTransport::Start() {
         break;
       }
       started = *raw->registration;
-      for (int t = 1; t < options_.threads_per_queue && started.ok(); ++t) {
-        started = AddThread(raw, t);
-      }
     }
   }
   if (started.ok()) {
     base::NoTerminationSignals no_signals;  // the watch thread inherits the mask
     watch_ = std::thread([this] { Watch(); });
   }
-  if (!started.ok()) Stop();
+  if (!started.ok()) {
+    Stop();
+    // Nothing was registered, so no reply can look an entry up: the memory goes now, for the
+    // /dev/fuse transport that serves instead.
+    if (!registering) {
+      absl::MutexLock lock(&entries_mu_);
+      queues_.clear();
+    }
+  }
   return started;
 }
 
@@ -574,8 +598,9 @@ void UringTransport::Deferred(Queue* queue, bool deferred) {
     return;
   }
   // The ops bound what they defer (Options::max_deferred); past it, the queue's depth no longer
-  // proves that requests waiting in the kernel are fetched. Said, never silent.
-  if (++queue->deferred > options_.max_deferred && !stopping_.load()) {
+  // proves that requests waiting in the kernel are fetched. Said (once per crossing), never
+  // silent.
+  if (++queue->deferred == options_.max_deferred + 1 && !stopping_.load()) {
     fprintf(stderr,
             "scopedfsd: io_uring queue %d: %d deferred replies, more than the %d it was sized "
             "for\n",
@@ -658,6 +683,10 @@ void UringTransport::Stop() {
     for (auto& q : queues_) {
       threads.insert(threads.end(), q->threads.begin(), q->threads.end());
       q->threads.clear();
+      // Followers end without a leader to see the stop (a queue whose thread 0 never started).
+      absl::MutexLock lead_lock(&q->lead_mu);
+      q->done = true;
+      q->promoted.SignalAll();
     }
   }
   for (pthread_t t : threads) pthread_join(t, nullptr);

@@ -10,7 +10,7 @@
 // exchange, and notifications (unique 0), so the session's /dev/fuse reader keeps running.
 //
 // Per queue (one per possible CPU: the kernel puts a request on the queue of the CPU its caller
-// runs on): one io_uring, a few ring entries (buffers registered with the kernel), and threads
+// runs on): one io_uring, ring entries (buffers registered with the kernel), and threads
 // (sfs-uring-Q.T) pinned to that CPU, which take turns waiting for the ring and each serve the
 // request they took. An entry holds one request from fetch to commit: a reply deferred to another
 // thread (lock waits) is copied into its entry and committed by the thread that gives it. Each
@@ -103,7 +103,8 @@ class UringTransport {
     int threads_per_queue = 0;
     // The most replies the ops ever leave to another thread at once (lock waits:
     // FileLocks::kMaxWaiters), all of which may come from one CPU's queue. Each queue starts with
-    // that many entries, one per thread and two more (set by Create).
+    // that many entries, one per thread and two more (set by Create): keep it small, as each
+    // entry reserves a buffer of payload_size.
     int max_deferred = 0;
     int entries_per_queue = 0;
     int max_entries_per_queue = 0;  // with one more per leader stuck in a handler (Watch)

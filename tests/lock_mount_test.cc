@@ -187,9 +187,10 @@ TEST_F(LockMountTest, ManyBlockedWaitersDoNotStallOtherApps) {
   Pipe locked, release, got;
   pid_t holder = StartHolder(false, locked, release);
   ASSERT_TRUE(Readable(locked.r, 10000));
-  // More waiters than the daemon has worker threads (8).
+  // More waiters than the daemon has worker threads (8), as many as one app may queue
+  // (FileLocks::kMaxWaitsPerApp).
   std::vector<pid_t> waiters;
-  for (int i = 0; i < 24; ++i) waiters.push_back(StartWaiter(kSocial, false, got));
+  for (int i = 0; i < 16; ++i) waiters.push_back(StartWaiter(kSocial, false, got));
   EXPECT_FALSE(Readable(got.r, 300));
   // Other apps are served meanwhile.
   for (int i = 0; i < 5; ++i) {
@@ -202,15 +203,15 @@ TEST_F(LockMountTest, ManyBlockedWaitersDoNotStallOtherApps) {
   for (pid_t w : waiters) EXPECT_EQ(WaitChild(w), kGranted);
 }
 
-// One app's waits come out of its budget (app_budget.h), with its handles and lock descriptions:
-// under a daemon at 1,024 fds, children of one process of the app, each a lock owner waiting for
-// the held lock (a description and a wait each), are queued until the budget is spent, and the
-// rest are answered ENOLCK at once, while the others go on waiting and another app still waits.
+// One app's waits are bounded (FileLocks::kMaxWaitsPerApp, and its budget, app_budget.h, with its
+// handles and lock descriptions): children of one process of the app, each a lock owner waiting
+// for the held lock, are queued up to the bound, and the rest are answered ENOLCK at once, while
+// the others go on waiting and another app still waits.
 TEST_F(LockMountTest, OneAppsWaitsAreBounded) {
   Pipe locked, release, got, answered;
   pid_t holder = StartHolder(false, locked, release);
   ASSERT_TRUE(Readable(locked.r, 10000));
-  constexpr int kWaiters = 150;  // 300 units: more than one app's share at 1,024 fds
+  constexpr int kWaiters = 150;  // more than one app may queue (FileLocks::kMaxWaitsPerApp)
   pid_t app = StartAs(
       kSocial,
       [&] {
@@ -263,12 +264,13 @@ TEST_F(LockMountTest, OneAppsWaitsAreBounded) {
 // and hands one that finds every entry of that queue taken only to an entry that commits: a
 // burst of waits from one CPU, each held as a deferred reply, must not take them all, or the
 // waits behind them never reach the daemon. So every wait of such a burst is one the daemon
-// holds: a signal interrupts each at once (EINTR), while the holder still holds the lock.
+// holds: past the app's bound it is refused at once (ENOLCK), and a signal interrupts each of
+// the others at once (EINTR), while the holder still holds the lock.
 TEST_F(LockMountTest, ABurstOfWaitsFromOneCpuAllReachTheDaemon) {
   Pipe locked, release, go, answered;
   pid_t holder = StartHolder(false, locked, release);
   ASSERT_TRUE(Readable(locked.r, 10000));
-  constexpr int kWaiters = 64;  // 128 units: within the app's share at 1,024 fds
+  constexpr int kWaiters = 64;  // more than the app may queue: the rest are refused
   pid_t app = StartAs(
       kFiles,
       [&] {
@@ -303,15 +305,18 @@ TEST_F(LockMountTest, ABurstOfWaitsFromOneCpuAllReachTheDaemon) {
         return static_cast<int>(waiters.size()) == kWaiters ? kGranted : kNotGranted;
       },
       storage_.mountpoint());
-  int interrupted = 0, other = 0;
-  while (interrupted + other < kWaiters && Readable(answered.r, 3000)) {
+  int interrupted = 0, refused = 0, other = 0;
+  while (interrupted + refused + other < kWaiters && Readable(answered.r, 3000)) {
     char c;
     if (read(answered.r, &c, 1) != 1) break;
     interrupted += c == 'I';
-    other += c != 'I';
+    refused += c == 'N';
+    other += c != 'I' && c != 'N';
   }
-  EXPECT_EQ(interrupted, kWaiters) << "waits that never reached the daemon answer only now";
-  EXPECT_EQ(other, 0) << "granted or refused while the holder held the lock";
+  EXPECT_EQ(interrupted + refused, kWaiters)
+      << "waits that never reached the daemon are answered only after the holder lets go";
+  EXPECT_GT(interrupted, 0) << "no wait was queued";
+  EXPECT_EQ(other, 0) << "granted while the holder held the lock, or another errno";
   ASSERT_EQ(write(release.w, "R", 1), 1);
   EXPECT_EQ(WaitChild(holder), kGranted);
   EXPECT_EQ(WaitChild(app), kGranted);
