@@ -154,7 +154,14 @@ size_t FileLocks::owners() const {
 int FileLocks::Wait(std::optional<uid_t> app_uid, std::function<bool()> interrupted,
                     std::function<int()> attempt, std::function<void(int)> done) {
   absl::MutexLock lock(&wait_mu_);
-  if (stopping_ || waiters_.size() >= kMaxWaiters || !Charge(app_uid)) return ENOLCK;
+  if (stopping_ || queued_ >= kMaxWaiters) return ENOLCK;
+  if (app_uid.has_value()) {
+    auto mine = queued_by_app_.find(*app_uid);
+    if (mine != queued_by_app_.end() && mine->second >= kMaxWaitsPerApp) return ENOLCK;
+  }
+  if (!Charge(app_uid)) return ENOLCK;
+  ++queued_;
+  if (app_uid.has_value()) ++queued_by_app_[*app_uid];
   waiters_.push_back(Waiter{app_uid, std::move(interrupted), std::move(attempt), std::move(done)});
   if (!waiter_thread_.joinable()) {
     base::NoTerminationSignals no_signals;  // base/signals.h
@@ -163,9 +170,16 @@ int FileLocks::Wait(std::optional<uid_t> app_uid, std::function<bool()> interrup
   return 0;
 }
 
+void FileLocks::Answered(std::optional<uid_t> app_uid) {
+  --queued_;
+  if (!app_uid.has_value()) return;
+  auto mine = queued_by_app_.find(*app_uid);
+  if (mine != queued_by_app_.end() && --mine->second == 0) queued_by_app_.erase(mine);
+}
+
 size_t FileLocks::waiting() const {
   absl::MutexLock lock(&wait_mu_);
-  return waiters_.size();
+  return queued_;
 }
 
 void FileLocks::WaiterLoop() {
@@ -197,6 +211,7 @@ void FileLocks::WaiterLoop() {
     pause = changed ? absl::Milliseconds(1) : std::min(pause * 2, absl::Milliseconds(10));
     for (const std::optional<uid_t>& uid : finished) Refund(uid);
     absl::MutexLock lock(&wait_mu_);
+    for (const std::optional<uid_t>& uid : finished) Answered(uid);
     waiters_.splice(waiters_.begin(), mine);  // oldest first
     if (stopping_) break;
     wait_mu_.AwaitWithTimeout(absl::Condition(&stopping_), pause);
@@ -214,6 +229,8 @@ void FileLocks::WaiterLoop() {
     w.done(ENOLCK);
     Refund(w.app_uid);
   }
+  absl::MutexLock lock(&wait_mu_);
+  for (const Waiter& w : left) Answered(w.app_uid);
 }
 
 void FileLocks::Stop() {

@@ -18,7 +18,11 @@
 // (app_budget.h), with its open files, so no app, and no set of apps, can take the fds the
 // daemon and other apps need; past it, ENOLCK, the errno for "no locks available". Root and the
 // system uids are not counted against any app; all callers together hold at most kMaxOwners
-// descriptions and kMaxWaiters waits.
+// descriptions. Waits are bounded by count too: at most kMaxWaitsPerApp per app and kMaxWaiters
+// in all. Each unanswered wait is a reply the daemon owes, and over FUSE over io_uring each
+// holds a ring entry with a buffer of the mount's largest request (1 MiB) until it is answered,
+// so the transport sizes its queues by kMaxWaiters (uring_transport.h); one app reaches only a
+// quarter of it, so other apps still find room.
 #ifndef SCOPEDFS_DAEMON_FILE_LOCKS_H_
 #define SCOPEDFS_DAEMON_FILE_LOCKS_H_
 
@@ -43,7 +47,8 @@ namespace scopedfs::daemon {
 class FileLocks {
  public:
   static constexpr size_t kMaxOwners = 4096;
-  static constexpr size_t kMaxWaiters = 1024;
+  static constexpr size_t kMaxWaiters = 64;
+  static constexpr size_t kMaxWaitsPerApp = kMaxWaiters / 4;
 
   // A lower file.
   struct FileKey {
@@ -76,7 +81,8 @@ class FileLocks {
 
   // Queues a wait: `attempt` is called from the waiter thread until it returns anything but
   // EAGAIN, or until `interrupted` says so (then the result is EINTR); `done` gets the result,
-  // exactly once. Returns 0 if queued, ENOLCK past the bounds (and then `done` is not called).
+  // exactly once. Returns 0 if queued, ENOLCK past the bounds (and then `done` is not called):
+  // never more than kMaxWaiters waits are unanswered at once, kMaxWaitsPerApp of one app.
   int Wait(std::optional<uid_t> app_uid, std::function<bool()> interrupted,
            std::function<int()> attempt, std::function<void(int)> done);
   size_t waiting() const;
@@ -101,6 +107,8 @@ class FileLocks {
   std::shared_ptr<Owner> OwnerOf(const FileKey& file, uint64_t owner, int fd, pid_t pid,
                                  std::optional<uid_t> app_uid, bool create, int* err);
   void WaiterLoop();
+  // A wait of `app_uid` answered: counted off queued_ and queued_by_app_.
+  void Answered(std::optional<uid_t> app_uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(wait_mu_);
 
   // An app's charge for one description or wait: true if it may have it.
   bool Charge(std::optional<uid_t> app_uid);
@@ -115,6 +123,10 @@ class FileLocks {
 
   mutable absl::Mutex wait_mu_;
   std::list<Waiter> waiters_ ABSL_GUARDED_BY(wait_mu_);
+  // Waits queued and not answered yet: those in waiters_ and those the waiter thread is trying
+  // (kMaxWaiters bounds this, and so the replies the daemon defers: uring_transport.h).
+  size_t queued_ ABSL_GUARDED_BY(wait_mu_) = 0;
+  absl::flat_hash_map<uid_t, size_t> queued_by_app_ ABSL_GUARDED_BY(wait_mu_);
   bool stopping_ ABSL_GUARDED_BY(wait_mu_) = false;
   std::thread waiter_thread_;  // started with the first wait
 };

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <string>
@@ -146,9 +147,45 @@ TEST_F(FileLocksTest, InterruptedWaitEndsWithEintr) {
   EXPECT_EQ(result.load(), EINTR);
 }
 
+// The bound holds while the waiter thread is trying the waits it took: the replies the daemon
+// defers (one per unanswered wait) never outnumber what FUSE over io_uring sized its queues for.
+TEST_F(FileLocksTest, GlobalBoundCountsWaitsBeingTried) {
+  absl::Notification trying, release;
+  std::atomic<int> ended{0};
+  ASSERT_EQ(locks_.Wait(
+                std::nullopt, [] { return false; },
+                [&] {
+                  if (!trying.HasBeenNotified()) trying.Notify();
+                  release.WaitForNotification();
+                  return EAGAIN;
+                },
+                [&](int r) { ended += r == ENOLCK; }),
+            0);
+  ASSERT_TRUE(trying.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  // The waiter thread holds the first wait now, outside the queue.
+  for (size_t i = 1; i < FileLocks::kMaxWaiters; ++i) {
+    ASSERT_EQ(locks_.Wait(
+                  std::nullopt, [] { return false; }, [] { return EAGAIN; },
+                  [&](int r) { ended += r == ENOLCK; }),
+              0)
+        << i;
+  }
+  EXPECT_EQ(locks_.waiting(), FileLocks::kMaxWaiters);
+  bool called = false;
+  EXPECT_EQ(
+      locks_.Wait(
+          std::nullopt, [] { return false; }, [] { return EAGAIN; }, [&](int) { called = true; }),
+      ENOLCK);
+  EXPECT_FALSE(called);
+  release.Notify();
+  locks_.Stop();
+  EXPECT_EQ(ended.load(), static_cast<int>(FileLocks::kMaxWaiters));
+  EXPECT_EQ(locks_.waiting(), 0u);
+}
+
 TEST_F(FileLocksTest, WaitsAreBoundedAndStopEndsThem) {
   std::atomic<int> ended{0};
-  const size_t per_app = budget_.limits().fds_per_app;
+  const size_t per_app = std::min(budget_.limits().fds_per_app, FileLocks::kMaxWaitsPerApp);
   for (size_t i = 0; i < per_app; ++i) {
     ASSERT_EQ(locks_.Wait(
                   10062u, [] { return false; }, [] { return EAGAIN; },

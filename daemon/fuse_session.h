@@ -48,6 +48,10 @@ class FuseSession : public BackingIdSource {
     // io_uring: threads serving each CPU's queue (all but one may wait for location scans, as
     // the /dev/fuse loop's workers may).
     int threads_per_queue = 8;
+    // The most replies the ops ever give later from another thread (lock waits:
+    // FileLocks::kMaxWaiters): io_uring holds each in a ring entry meanwhile, and sizes every
+    // queue beyond it (uring_transport.h).
+    int max_deferred_replies = 0;
   };
 
   // Creates the libfuse session for `ops`, opens /dev/fuse and mounts. Nothing is mounted if

@@ -29,6 +29,7 @@
 #include "daemon/config_reloader.h"
 #include "daemon/config_watch.h"
 #include "daemon/control_socket.h"
+#include "daemon/file_locks.h"
 #include "daemon/filesystem.h"
 #include "daemon/fuse_session.h"
 #include "daemon/live_explain.h"
@@ -366,6 +367,7 @@ int Run() {
   session_options.stats = &(*fs)->stats();
   session_options.transport = *transport;
   session_options.threads_per_queue = options.fuse_threads;
+  session_options.max_deferred_replies = static_cast<int>(FileLocks::kMaxWaiters);
   absl::StatusOr<std::unique_ptr<FuseSession>> session =
       adopted ? FuseSession::Adopt(session_options, fuse_fd, Filesystem::Ops(), fs->get())
               : FuseSession::Mount(session_options, Filesystem::Ops(), fs->get());

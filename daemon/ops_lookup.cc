@@ -99,13 +99,19 @@ void sfs_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   op.ReplyAttr(DoGetattr(op.fs(), op.ctx(), ino, fi, &st), st, ino);
 }
 
-int DoReadlink(Filesystem* fs, fuse_ino_t ino, std::string* target) {
-  std::shared_ptr<Node> node = fs->nodes().Get(ino);
-  if (node == nullptr) return ENOENT;
-  base::UniqueFd fd;
-  if (int err = fs->nodes().OpenNode(*node, &fd)) return err;
+// A symlink's target is what it holds, as a file's bytes are: a caller reads it only where it
+// may read the link, judged as an open for reading is, whoever walked to the node (a name found
+// by LOOKUP under LISTING visibility, or a name cached for another caller). The kernel asks again
+// at every readlink(2) and every walk through the link (the daemon never asks it to cache
+// symlinks, FUSE_CACHE_SYMLINKS), so no target reaches a caller past this.
+int DoReadlink(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, std::string* target) {
+  Visible v;
+  if (int err = ResolveVisible(fs, ctx, ino, &v)) return err;
+  if (!S_ISLNK(v.st.st_mode)) return EINVAL;
+  policy::Decision d = ctx.Decide(OP_READ, v.r.path, /*directory=*/false, &v.info);
+  if (!d.Permits()) return ErrnoOf(d);
   char buf[PATH_MAX + 1];
-  ssize_t n = readlinkat(fd.get(), "", buf, PATH_MAX);
+  ssize_t n = readlinkat(v.r.fd.get(), "", buf, PATH_MAX);
   if (n < 0) return errno;
   target->assign(buf, static_cast<size_t>(n));
   return 0;
@@ -114,7 +120,7 @@ int DoReadlink(Filesystem* fs, fuse_ino_t ino, std::string* target) {
 void sfs_readlink(fuse_req_t req, fuse_ino_t ino) {
   OpRequest op(req, std::nullopt);
   std::string target;
-  if (int err = DoReadlink(op.fs(), ino, &target)) return op.ReplyErr(err);
+  if (int err = DoReadlink(op.fs(), op.ctx(), ino, &target)) return op.ReplyErr(err);
   fuse_reply_readlink(req, target.c_str());
 }
 

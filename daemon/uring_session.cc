@@ -71,6 +71,7 @@ absl::Status FuseSession::ServeInit() {
       uring_options.on_request_arg = options_.stats;
     }
     uring_options.threads_per_queue = options_.threads_per_queue;
+    uring_options.max_deferred = options_.max_deferred_replies;
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     uring_options.payload_size =
         std::max({kMinPayload, static_cast<size_t>(max_write_.load()), max_pages_.load() * page});

@@ -34,12 +34,8 @@ constexpr size_t kRequestPrefix = sizeof(abi::InHeader) + abi::kUringOpInSize;
 // Threads per queue when the session does not say: as many as the /dev/fuse loop's default,
 // since all but one of them may wait for location scans (filesystem.cc).
 constexpr int kDefaultThreadsPerQueue = 8;
-// Entries a queue keeps free beyond those whose replies are deferred.
+// Entries a queue has free beyond its deferred replies and its threads' requests.
 constexpr int kMinFree = 2;
-// Deferred replies hold entries (not threads): at most as many as the daemon defers (lock waits:
-// FileLocks::kMaxWaiters), plus the threads' own. Memory: one payload buffer each, touched only
-// as far as replies reach.
-constexpr int kMaxEntriesPerQueue = 1024 + 2 * kDefaultThreadsPerQueue;
 constexpr size_t kThreadStack = size_t{1} << 20;
 // A leader serving one request this long hands the ring to a follower; the watch sleeps after
 // kQuietTicks checks that found every leader waiting.
@@ -117,10 +113,19 @@ absl::StatusOr<std::unique_ptr<UringTransport>> UringTransport::Create(const Opt
   std::unique_ptr<UringTransport> transport(new UringTransport(options));
   Options& o = transport->options_;
   if (o.threads_per_queue <= 0) o.threads_per_queue = kDefaultThreadsPerQueue;
-  // Requests a leader has not taken yet wait in the kernel and go to the next entry committed, so
-  // a queue needs few entries: kMinFree beyond the one its leader serves and one a stuck leader
-  // holds; deferred replies and stuck leaders add more (Deferred, Watch).
-  o.entries_per_queue = kMinFree + 2;
+  if (o.max_deferred < 0) return absl::InvalidArgumentError("io_uring transport: max_deferred < 0");
+  // The kernel hands a request that finds no free entry only to an entry that commits; an entry
+  // registered later takes none of those waiting (fs/fuse/dev_uring.c: REGISTER makes an entry
+  // available, only COMMIT_AND_FETCH fetches). A deferred reply holds its entry until another
+  // thread gives it, so were every entry of a queue to hold one, requests already waiting there
+  // (the unlock that would grant them) would wait for ever. Every queue therefore has, from the
+  // start, more entries than the daemon ever defers replies (all of them may come from callers
+  // on one CPU), and one per thread and kMinFree more, so a burst of waits never takes the last.
+  // Stuck leaders add one each (Watch), up to max_entries_per_queue. Memory: a payload buffer
+  // each, reserved but touched only as far as requests and replies reach (the kernel hands out
+  // the entry freed last first, so a few stay warm).
+  o.entries_per_queue = o.max_deferred + o.threads_per_queue + kMinFree;
+  o.max_entries_per_queue = o.entries_per_queue + o.threads_per_queue;
   transport->stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (transport->stop_fd_ < 0) return absl::ErrnoToStatus(errno, "eventfd");
   return transport;
@@ -128,8 +133,11 @@ absl::StatusOr<std::unique_ptr<UringTransport>> UringTransport::Create(const Opt
 
 absl::Status UringTransport::Start() {
   absl::Status started;
+  bool registering = false;
   {
     absl::MutexLock lock(&entries_mu_);
+    // Every queue's ring and entries first, so that a process that cannot map them all (an
+    // address-space limit) has registered nothing and gives everything back below.
     for (int q = 0; q < options_.queues && started.ok(); ++q) {
       auto queue = std::make_unique<Queue>();
       queue->qid = q;
@@ -137,7 +145,7 @@ absl::Status UringTransport::Start() {
       // stop poll's.
       io_uring_params params{};
       params.flags = IORING_SETUP_SQE128 | IORING_SETUP_CQSIZE;
-      params.cq_entries = static_cast<unsigned>(kMaxEntriesPerQueue + 1);
+      params.cq_entries = static_cast<unsigned>(options_.max_entries_per_queue + 1);
       int rc = io_uring_queue_init_params(64, &queue->ring, &params);
       if (rc < 0) {
         started = absl::ErrnoToStatus(-rc, "io_uring_queue_init (SQE128)");
@@ -149,10 +157,26 @@ absl::Status UringTransport::Start() {
       for (int e = 0; e < options_.entries_per_queue && started.ok(); ++e) {
         started = AddEntry(raw, /*submit=*/false);
       }
-      // Thread 0 registers the entries and says how that went; the others wait for requests
-      // only then, as registration takes the completions first.
-      if (started.ok()) started = AddThread(raw, 0);
+    }
+    // Then the threads, followers first: thread 0 of each queue registers its entries and says
+    // how that went, and leads from the start (registration takes the completions first), so
+    // the followers wait until the watch promotes one. Every thread but the queues' first exists
+    // before anything is registered.
+    for (int q = 0; q < options_.queues && started.ok(); ++q) {
+      Queue* raw = queues_[q].get();
+      {
+        absl::MutexLock lead_lock(&raw->lead_mu);
+        raw->leader = 0;
+      }
+      for (int t = 1; t < options_.threads_per_queue && started.ok(); ++t) {
+        started = AddThread(raw, t);
+      }
+    }
+    for (int q = 0; q < options_.queues && started.ok(); ++q) {
+      Queue* raw = queues_[q].get();
+      started = AddThread(raw, 0);
       if (!started.ok()) break;
+      registering = true;
       absl::Condition reported(
           +[](Queue* q) ABSL_NO_THREAD_SAFETY_ANALYSIS { return q->registration.has_value(); },
           raw);
@@ -162,16 +186,21 @@ absl::Status UringTransport::Start() {
         break;
       }
       started = *raw->registration;
-      for (int t = 1; t < options_.threads_per_queue && started.ok(); ++t) {
-        started = AddThread(raw, t);
-      }
     }
   }
   if (started.ok()) {
     base::NoTerminationSignals no_signals;  // the watch thread inherits the mask
     watch_ = std::thread([this] { Watch(); });
   }
-  if (!started.ok()) Stop();
+  if (!started.ok()) {
+    Stop();
+    // Nothing was registered, so no reply can look an entry up: the memory goes now, for the
+    // /dev/fuse transport that serves instead.
+    if (!registering) {
+      absl::MutexLock lock(&entries_mu_);
+      queues_.clear();
+    }
+  }
   return started;
 }
 
@@ -433,7 +462,7 @@ void UringTransport::Watch() {
           }
         }
         // The stuck leader holds an entry: one more keeps kMinFree free for the new leader.
-        if (promoted && static_cast<int>(q->entries.size()) < kMaxEntriesPerQueue) {
+        if (promoted && static_cast<int>(q->entries.size()) < options_.max_entries_per_queue) {
           (void)AddEntry(q.get(), /*submit=*/true);
         }
       }
@@ -564,23 +593,18 @@ void UringTransport::Commit(Entry* entry, uint64_t unique) {
 
 void UringTransport::Deferred(Queue* queue, bool deferred) {
   absl::MutexLock lock(&entries_mu_);
-  if (stopping_.load()) return;
   if (!deferred) {
     queue->deferred--;
     return;
   }
-  queue->deferred++;
-  // The kernel gives a request to an entry that is free when the request comes, or to the next
-  // entry that commits; an entry registered later does not take requests already waiting. So a
-  // queue keeps as many entries free as replies are deferred (at least kMinFree) while it may
-  // grow: a burst of waits finds free entries ahead of it, and growth is geometric.
-  while (queue->live - queue->deferred < std::max(kMinFree, queue->deferred) &&
-         static_cast<int>(queue->entries.size()) < kMaxEntriesPerQueue) {
-    if (absl::Status added = AddEntry(queue, /*submit=*/true); !added.ok()) {
-      fprintf(stderr, "scopedfsd: io_uring queue %d: cannot add an entry: %s\n", queue->qid,
-              std::string(added.message()).c_str());
-      break;
-    }
+  // The ops bound what they defer (Options::max_deferred); past it, the queue's depth no longer
+  // proves that requests waiting in the kernel are fetched. Said (once per crossing), never
+  // silent.
+  if (++queue->deferred == options_.max_deferred + 1 && !stopping_.load()) {
+    fprintf(stderr,
+            "scopedfsd: io_uring queue %d: %d deferred replies, more than the %d it was sized "
+            "for\n",
+            queue->qid, queue->deferred, options_.max_deferred);
   }
 }
 
@@ -659,6 +683,10 @@ void UringTransport::Stop() {
     for (auto& q : queues_) {
       threads.insert(threads.end(), q->threads.begin(), q->threads.end());
       q->threads.clear();
+      // Followers end without a leader to see the stop (a queue whose thread 0 never started).
+      absl::MutexLock lead_lock(&q->lead_mu);
+      q->done = true;
+      q->promoted.SignalAll();
     }
   }
   for (pthread_t t : threads) pthread_join(t, nullptr);

@@ -10,12 +10,12 @@
 // exchange, and notifications (unique 0), so the session's /dev/fuse reader keeps running.
 //
 // Per queue (one per possible CPU: the kernel puts a request on the queue of the CPU its caller
-// runs on): one io_uring, a few ring entries (buffers registered with the kernel), and threads
+// runs on): one io_uring, ring entries (buffers registered with the kernel), and threads
 // (sfs-uring-Q.T) pinned to that CPU, which take turns waiting for the ring and each serve the
 // request they took. An entry holds one request from fetch to commit: a reply deferred to another
-// thread (lock waits) is copied into its entry and committed by the thread that gives it, and
-// meanwhile the queue keeps two entries free by registering more (bounded), so waits never leave
-// a CPU's callers without an entry and never hold a thread.
+// thread (lock waits) is copied into its entry and committed by the thread that gives it. Each
+// queue has more entries than the daemon ever defers replies (Options::max_deferred), so waits
+// never leave a CPU's callers without an entry that commits and never hold a thread.
 #ifndef SCOPEDFS_DAEMON_URING_TRANSPORT_H_
 #define SCOPEDFS_DAEMON_URING_TRANSPORT_H_
 
@@ -99,9 +99,15 @@ class UringTransport {
     fuse_session* se = nullptr;
     int fuse_fd = -1;
     int queues = 0;  // the kernel's queue count (uring::PossibleCpus)
-    // Threads serving each queue (0: 8). Each queue starts with as many entries and two more.
+    // Threads serving each queue (0: 8).
     int threads_per_queue = 0;
-    int entries_per_queue = 0;  // set by Create
+    // The most replies the ops ever leave to another thread at once (lock waits:
+    // FileLocks::kMaxWaiters), all of which may come from one CPU's queue. Each queue starts with
+    // that many entries, one per thread and two more (set by Create): keep it small, as each
+    // entry reserves a buffer of payload_size.
+    int max_deferred = 0;
+    int entries_per_queue = 0;
+    int max_entries_per_queue = 0;  // with one more per leader stuck in a handler (Watch)
     // The connection's max payload: max(8 KiB, max_write, max_pages * page size).
     size_t payload_size = 0;
     // FUSE_TMPFILE is handed to libfuse as FUSE_CREATE, as the session's /dev/fuse reads do
@@ -137,6 +143,8 @@ class UringTransport {
   void Stop();
 
   int queues() const { return options_.queues; }
+  // The entries each queue registers at Start (Options::entries_per_queue).
+  int entries_per_queue() const { return options_.entries_per_queue; }
   int entries() const;
   uint64_t requests() const { return requests_.load(std::memory_order_relaxed); }
   // "io_uring, 2 queues of 8 threads".
@@ -158,7 +166,7 @@ class UringTransport {
   void Serve(Entry* entry, char* request, size_t request_size);
   void Commit(Entry* entry, uint64_t unique);
   void Retire(Entry* entry, int res);
-  // An entry's reply is deferred / given: keeps kMinFree entries of the queue free.
+  // An entry's reply is deferred / given: counted, and said past Options::max_deferred.
   void Deferred(Queue* queue, bool deferred);
 
   Options options_;

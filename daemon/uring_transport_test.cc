@@ -1,5 +1,5 @@
 // The io_uring transport's pure parts: a ring entry's request laid out as /dev/fuse gives it, a
-// reply copied into an entry (never truncated), and the transport names.
+// reply copied into an entry (never truncated), the transport names, and the queues' depth.
 #include "daemon/uring_transport.h"
 
 #include <sys/uio.h>
@@ -156,6 +156,24 @@ TEST(TransportTest, NamesRoundTrip) {
   }
   EXPECT_FALSE(ParseTransport("io_uring").has_value());
   EXPECT_FALSE(ParseTransport("").has_value());
+}
+
+// The kernel hands a request that finds every entry of its queue taken only to an entry that
+// commits: deferred replies (lock waits) must never be able to take them all, even all on one
+// queue, nor leave a thread without an entry.
+TEST(TransportTest, EveryQueueIsDeeperThanTheRepliesDeferred) {
+  UringTransport::Options options;
+  options.se = reinterpret_cast<fuse_session*>(1);  // Create only checks the options
+  options.fuse_fd = 0;
+  options.queues = 2;
+  options.payload_size = 8192;
+  options.threads_per_queue = 8;
+  options.max_deferred = 1024;
+  absl::StatusOr<std::unique_ptr<UringTransport>> transport = UringTransport::Create(options);
+  ASSERT_TRUE(transport.ok()) << transport.status();
+  EXPECT_GT((*transport)->entries_per_queue(), 1024 + 8);
+  options.max_deferred = -1;
+  EXPECT_FALSE(UringTransport::Create(options).ok());
 }
 
 TEST(PossibleCpusTest, AtLeastOne) {

@@ -1,10 +1,12 @@
 // Waiting for locks through the mount, under the Android policy, as app processes: a blocked
 // F_SETLKW (and, under POSIX semantics, flock) is granted when the holder lets go, a signal
 // interrupts it, many blocked waiters do not stall other apps, one app's waits are bounded
-// (ENOLCK), and a daemon that stops answers its queued waits. Non-blocking lock semantics against
+// (ENOLCK), a burst of waits from one CPU all reach the daemon (over io_uring, a queue's entries),
+// and a daemon that stops answers its queued waits. Non-blocking lock semantics against
 // native are in posix_compare_mount_test (group Locks).
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -185,9 +187,10 @@ TEST_F(LockMountTest, ManyBlockedWaitersDoNotStallOtherApps) {
   Pipe locked, release, got;
   pid_t holder = StartHolder(false, locked, release);
   ASSERT_TRUE(Readable(locked.r, 10000));
-  // More waiters than the daemon has worker threads (8).
+  // More waiters than the daemon has worker threads (8), as many as one app may queue
+  // (FileLocks::kMaxWaitsPerApp).
   std::vector<pid_t> waiters;
-  for (int i = 0; i < 24; ++i) waiters.push_back(StartWaiter(kSocial, false, got));
+  for (int i = 0; i < 16; ++i) waiters.push_back(StartWaiter(kSocial, false, got));
   EXPECT_FALSE(Readable(got.r, 300));
   // Other apps are served meanwhile.
   for (int i = 0; i < 5; ++i) {
@@ -200,15 +203,15 @@ TEST_F(LockMountTest, ManyBlockedWaitersDoNotStallOtherApps) {
   for (pid_t w : waiters) EXPECT_EQ(WaitChild(w), kGranted);
 }
 
-// One app's waits come out of its budget (app_budget.h), with its handles and lock descriptions:
-// under a daemon at 1,024 fds, children of one process of the app, each a lock owner waiting for
-// the held lock (a description and a wait each), are queued until the budget is spent, and the
-// rest are answered ENOLCK at once, while the others go on waiting and another app still waits.
+// One app's waits are bounded (FileLocks::kMaxWaitsPerApp, and its budget, app_budget.h, with its
+// handles and lock descriptions): children of one process of the app, each a lock owner waiting
+// for the held lock, are queued up to the bound, and the rest are answered ENOLCK at once, while
+// the others go on waiting and another app still waits.
 TEST_F(LockMountTest, OneAppsWaitsAreBounded) {
   Pipe locked, release, got, answered;
   pid_t holder = StartHolder(false, locked, release);
   ASSERT_TRUE(Readable(locked.r, 10000));
-  constexpr int kWaiters = 150;  // 300 units: more than one app's share at 1,024 fds
+  constexpr int kWaiters = 150;  // more than one app may queue (FileLocks::kMaxWaitsPerApp)
   pid_t app = StartAs(
       kSocial,
       [&] {
@@ -255,6 +258,68 @@ TEST_F(LockMountTest, OneAppsWaitsAreBounded) {
   }
   EXPECT_EQ(granted + refused, kWaiters);
   EXPECT_EQ(WaitChild(other_app), kGranted);
+}
+
+// Over FUSE over io_uring the kernel puts a request on the queue of the CPU its caller runs on,
+// and hands one that finds every entry of that queue taken only to an entry that commits: a
+// burst of waits from one CPU, each held as a deferred reply, must not take them all, or the
+// waits behind them never reach the daemon. So every wait of such a burst is one the daemon
+// holds: past the app's bound it is refused at once (ENOLCK), and a signal interrupts each of
+// the others at once (EINTR), while the holder still holds the lock.
+TEST_F(LockMountTest, ABurstOfWaitsFromOneCpuAllReachTheDaemon) {
+  Pipe locked, release, go, answered;
+  pid_t holder = StartHolder(false, locked, release);
+  ASSERT_TRUE(Readable(locked.r, 10000));
+  constexpr int kWaiters = 64;  // more than the app may queue: the rest are refused
+  pid_t app = StartAs(
+      kFiles,
+      [&] {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(0, &one);
+        if (sched_setaffinity(0, sizeof(one), &one) != 0) return kNotGranted;
+        int fd = open(kFile, O_RDWR);
+        if (fd < 0) return kNoFile;
+        std::vector<pid_t> waiters;
+        for (int i = 0; i < kWaiters; ++i) {
+          pid_t pid = fork();
+          if (pid == 0) {
+            struct sigaction sa = {};
+            sa.sa_handler = [](int) {};  // no SA_RESTART: an interrupted wait ends with EINTR
+            sigaction(SIGUSR1, &sa, nullptr);
+            char c;
+            if (read(go.r, &c, 1) != 1) _exit(1);
+            int rc = WholeFile(fd, F_SETLKW);
+            char answer = rc == 0 ? 'G' : errno == EINTR ? 'I' : errno == ENOLCK ? 'N' : 'E';
+            (void)!write(answered.w, &answer, 1);
+            _exit(0);
+          }
+          if (pid > 0) waiters.push_back(pid);
+        }
+        usleep(200 * 1000);  // every waiter is blocked reading `go`
+        std::string bytes(waiters.size(), 'x');
+        (void)!write(go.w, bytes.data(), bytes.size());  // all start at once, on CPU 0
+        usleep(500 * 1000);
+        for (pid_t pid : waiters) kill(pid, SIGUSR1);
+        for (pid_t pid : waiters) waitpid(pid, nullptr, 0);
+        return static_cast<int>(waiters.size()) == kWaiters ? kGranted : kNotGranted;
+      },
+      storage_.mountpoint());
+  int interrupted = 0, refused = 0, other = 0;
+  while (interrupted + refused + other < kWaiters && Readable(answered.r, 3000)) {
+    char c;
+    if (read(answered.r, &c, 1) != 1) break;
+    interrupted += c == 'I';
+    refused += c == 'N';
+    other += c != 'I' && c != 'N';
+  }
+  EXPECT_EQ(interrupted + refused, kWaiters)
+      << "waits that never reached the daemon are answered only after the holder lets go";
+  EXPECT_GT(interrupted, 0) << "no wait was queued";
+  EXPECT_EQ(other, 0) << "granted while the holder held the lock, or another errno";
+  ASSERT_EQ(write(release.w, "R", 1), 1);
+  EXPECT_EQ(WaitChild(holder), kGranted);
+  EXPECT_EQ(WaitChild(app), kGranted);
 }
 
 TEST_F(LockMountTest, StoppingDaemonAnswersQueuedWaits) {

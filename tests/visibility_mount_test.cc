@@ -7,17 +7,22 @@
 // a LOOKUP finds for everyone are cached by the kernel under LISTING, views that differ by caller
 // never. Needs root and /dev/fuse; skips, saying so, without them.
 #include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
@@ -550,6 +555,80 @@ TEST_P(VisibilityMountTest, CachedNamesAreRefusedToOtherUsers) {
   ASSERT_EQ(StatAs(kNotes, kDoc).err, 0);
   EXPECT_TRUE(FailsWith(As(10 * 100000 + kFiles).Stat(kDoc), ENOENT));
   EXPECT_TRUE(FailsWith(As(10 * 100000 + kFiles).Read(kDoc), ENOENT));
+}
+
+// A symlink's target is what it holds: readlink is judged as a read of the link, whoever walked
+// to it. Another app finds notes' link in Download under LISTING (a stat does) but may not read
+// it; the link in notes' private area is absent; an app of another user walking a name the
+// owner's walk left cached is refused too; the owner reads both. Symlinks are not made under
+// ANDROID semantics, but a lower tree may hold them.
+TEST_P(VisibilityMountTest, ReadlinkIsJudgedAsAReadOfTheLink) {
+  const std::string shared_link = "Download/notes-link";
+  const std::string private_link = absl::StrCat(kPrivateDir, "/files/link");
+  const std::string kTarget = "secret-target-of-notes";
+  for (const std::string& link : {shared_link, private_link}) {
+    SCOPEDFS_ASSERT_OK(storage_.SymlinkLower(kTarget, link));
+    const std::string owner = absl::StrCat(kNotes);
+    ASSERT_EQ(lsetxattr(storage_.Lower(link).c_str(), "trusted.scopedfs.owner", owner.data(),
+                        owner.size(), 0),
+              0)
+        << link << ": " << ErrnoName(errno);
+  }
+  for (const std::string& link : {shared_link, private_link}) {
+    AppResult own = As(kNotes).Readlink(link);
+    ASSERT_TRUE(Succeeds(own)) << link;
+    EXPECT_EQ(own.data, kTarget);
+  }
+  // Under LISTING an lstat finds the shared link, and the readlink then reaches the daemon
+  // without a LOOKUP that could refuse it (stat follows the link: that is a readlink too).
+  AppResult found = As(kCamera).Run("lstat", [&] {
+    AppResult out;
+    struct stat st;
+    if (lstat(shared_link.c_str(), &st) != 0) out.err = errno;
+    return out;
+  });
+  EXPECT_EQ(found.err, listing() ? 0 : ENOENT) << ErrnoName(found.err);
+  AppResult camera = As(kCamera).Readlink(shared_link);
+  EXPECT_TRUE(FailsWith(camera, listing() ? EACCES : ENOENT)) << camera.data;
+  EXPECT_TRUE(FailsWith(As(kCamera).Readlink(private_link), ENOENT));
+  // The owner's walk leaves the shared name cached under LISTING; another user's app walks it.
+  ASSERT_TRUE(Succeeds(As(kNotes).Readlink(shared_link)));
+  AppResult other_user = As(10 * 100000 + kFiles).Readlink(shared_link);
+  EXPECT_TRUE(FailsWith(other_user, ENOENT)) << other_user.data;
+  // A node held without a name walked by the caller: an O_PATH fd of each link, opened by root
+  // (which may) and used by the camera app, as an fd passed between processes is.
+  for (const std::string& link : {shared_link, private_link}) {
+    AppResult held = As(kRoot).Run(absl::StrCat("readlinkat of a passed fd ", link), [&] {
+      AppResult out;
+      int fd = open(link.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0 || setgroups(0, nullptr) != 0 || setresgid(kCamera, kCamera, kCamera) != 0 ||
+          setresuid(kCamera, kCamera, kCamera) != 0) {
+        out.err = EPERM;  // the setup failed: not an answer of the daemon's
+        out.data = absl::StrCat("setup: ", strerror(errno));
+        return out;
+      }
+      char buf[PATH_MAX];
+      ssize_t n = readlinkat(fd, "", buf, sizeof(buf));
+      if (n < 0) {
+        out.err = errno;
+      } else {
+        out.data.assign(buf, static_cast<size_t>(n));
+      }
+      close(fd);
+      return out;
+    });
+    int want = listing() && link == shared_link ? EACCES : ENOENT;
+    EXPECT_TRUE(FailsWith(held, want)) << link << ": " << held.data;
+  }
+  if (listing()) {
+    // The refusal is audited as the read it is.
+    bool audited = false;
+    for (absl::string_view line : absl::StrSplit(storage_.DaemonLog(), '\n')) {
+      audited = audited || (absl::StartsWith(line, "scopedfs: denied { read } uid=10065 ") &&
+                            absl::StrContains(line, "path=\"Download/notes-link\""));
+    }
+    EXPECT_TRUE(audited) << storage_.DaemonLog();
+  }
 }
 
 // The kernel may hold names cached under LISTING: a reload to the other visibility is refused,

@@ -3,9 +3,9 @@
 # expanded with m4 as AOSP expands its policy, compiles with checkpolicy (MLS, as Android's) against
 # a minimal base that declares the AOSP classes and types it names (sepolicy/testdata); secilc
 # compiles the same policy again from the CIL checkpolicy writes back; the rules the daemon needs
-# are in it and none targets a whole attribute of files or domains; every type file_contexts
-# names is declared, and selabel_lookup labels the binary and the socket with them; the .rc's
-# seclabel is the module's domain. Android's own neverallow rules are not run here (see
+# are in it (FUSE over io_uring's too, and no more of io_uring) and none targets a whole
+# attribute of files or domains; every type file_contexts names is declared, and selabel_lookup
+# labels the binary and the socket with them; the .rc's seclabel is the module's domain. Android's own neverallow rules are not run here (see
 # docs/android.md).
 set -uo pipefail
 
@@ -65,6 +65,19 @@ check "init starts it in its domain" grep -qF "(typetransition init scopedfsd_ex
   "$TMP/policy.cil"
 check "its control socket gets its type" \
   grep -qF "(typetransition scopedfsd socket_device sock_file scopedfsd_socket)" "$TMP/policy.cil"
+# FUSE over io_uring: the rings' anonymous inodes get the daemon's own type, and the commands on
+# /dev/fuse are allowed; nothing more of io_uring (sqpoll, override_creds) is.
+check "serves FUSE over io_uring: IORING_OP_URING_CMD on /dev/fuse" \
+  has_rule scopedfsd fuse_device io_uring cmd
+check "its rings are anonymous inodes of its own type" \
+  grep -qF '(typetransition scopedfsd scopedfsd anon_inode [io_uring] scopedfsd_io_uring)' \
+  "$TMP/policy.cil"
+check "it makes, maps, reads and writes its rings" \
+  has_rule scopedfsd scopedfsd_io_uring anon_inode create map read write
+check "no io_uring permission beyond cmd" \
+  bash -c "! grep -E '^\(allow scopedfsd .*\(io_uring \(.*(sqpoll|override_creds)' '$TMP/policy.cil'"
+check "no anonymous inode but its own rings" \
+  bash -c "! grep -E '^\(allow scopedfsd [a-z_]+ \(anon_inode ' '$TMP/policy.cil' | grep -v ' scopedfsd_io_uring '"
 check "no rule targets every file, file system, device or domain" \
   bash -c "! grep -E '^\(allow scopedfsd (domain|file_type|fs_type|dev_type) ' '$TMP/policy.cil'"
 
@@ -89,9 +102,19 @@ equals "one seclabel per service" "$(grep -cE '^\s+seclabel ' "$RC")" 2
 # The checks can fail: a misspelt type, or a permission its class lacks, does not compile.
 sed 's/media_rw_data_file:file/media_rw_data_fil:file/' "$DIR/scopedfsd.te" >"$TMP/typo.te"
 refuses() { ! compile "$@"; }
+refuses_rule() { ! has_rule "$@"; }
 check "a misspelt type is refused" refuses "$TMP/typo.te" "$TMP/typo" </dev/null
 check "a permission the class lacks is refused" refuses "$DIR/scopedfsd.te" "$TMP/perm" \
   <<<'allow scopedfsd fuse_device:chr_file mount;'
+
+# ... and a module without the io_uring rules fails the io_uring checks.
+grep -vE 'io_uring' "$DIR/scopedfsd.te" >"$TMP/no_uring.te"
+compile "$TMP/no_uring.te" "$TMP/no_uring" </dev/null
+cp "$TMP/policy.cil" "$TMP/policy.cil.kept"
+cp "$TMP/no_uring.cil" "$TMP/policy.cil"
+check "a module without the io_uring rules lacks them" \
+  refuses_rule scopedfsd fuse_device io_uring cmd
+cp "$TMP/policy.cil.kept" "$TMP/policy.cil"
 
 echo "sepolicy_test: $passes passed, $failures failed"
 ((failures == 0))
