@@ -1,8 +1,9 @@
-// BackingFiles with a fake kernel: one backing id per node shared by its opens and closed with the
-// last, never a mix of passthrough and userspace opens on one node, and a kernel that refuses
-// passthrough leaves opens in userspace.
+// BackingFiles with a fake kernel: one backing id per node shared by its opens and kept idle after
+// the last (bounded, dropped when the file loses a name), never a mix of passthrough and userspace
+// opens on one node, and a kernel that refuses passthrough leaves opens in userspace.
 #include "daemon/backing_files.h"
 
+#include <memory>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -29,12 +30,12 @@ class FakeKernel : public BackingIdSource {
   std::vector<int> closed;
 };
 
-TEST(BackingFilesTest, OpensOfANodeShareOneBackingIdClosedWithTheLast) {
+TEST(BackingFilesTest, OpensOfANodeShareOneBackingIdKeptIdleAfterTheLast) {
   FakeKernel kernel;
   Stats stats;
   BackingFiles backing(/*wanted=*/true, &stats);
   backing.set_source(&kernel);
-  Node node;
+  auto node = std::make_shared<Node>();
   bool userspace;
   EXPECT_EQ(backing.Attach(node, 3, &userspace), 7);
   EXPECT_FALSE(userspace);
@@ -42,17 +43,72 @@ TEST(BackingFilesTest, OpensOfANodeShareOneBackingIdClosedWithTheLast) {
   EXPECT_EQ(kernel.opened.size(), 1u);
   EXPECT_EQ(stats.backing_files.load(), 1u);
   backing.Detach(node, true);
-  EXPECT_TRUE(kernel.closed.empty());
   backing.Detach(node, true);
+  EXPECT_TRUE(kernel.closed.empty());
+  EXPECT_EQ(stats.backing_files.load(), 1u);
+  EXPECT_EQ(stats.backing_files_idle.load(), 1u);
+  // The next open takes the idle id: no new registration.
+  EXPECT_EQ(backing.Attach(node, 5, &userspace), 7);
+  EXPECT_EQ(kernel.opened.size(), 1u);
+  EXPECT_EQ(stats.backing_files_idle.load(), 0u);
+  backing.Detach(node, true);
+  EXPECT_EQ(backing.idle(), 1u);
+}
+
+TEST(BackingFilesTest, ALostNameClosesTheIdleIdOrTheLastOpensId) {
+  FakeKernel kernel;
+  Stats stats;
+  BackingFiles backing(/*wanted=*/true, &stats);
+  backing.set_source(&kernel);
+  auto idle = std::make_shared<Node>();
+  auto open = std::make_shared<Node>();
+  bool userspace;
+  EXPECT_EQ(backing.Attach(idle, 3, &userspace), 7);
+  backing.Detach(idle, true);
+  backing.DropIdle(idle);
   EXPECT_EQ(kernel.closed, std::vector<int>{7});
+  EXPECT_EQ(backing.idle(), 0u);
+  // Unlinked while open: its id is closed with its last open, never kept idle.
+  EXPECT_EQ(backing.Attach(open, 4, &userspace), 8);
+  backing.DropIdle(open);
+  EXPECT_EQ(kernel.closed, std::vector<int>{7});
+  backing.Detach(open, true);
+  EXPECT_EQ(kernel.closed, (std::vector<int>{7, 8}));
+  EXPECT_EQ(backing.idle(), 0u);
   EXPECT_EQ(stats.backing_files.load(), 0u);
+  EXPECT_EQ(stats.backing_files_idle.load(), 0u);
+}
+
+TEST(BackingFilesTest, IdleIdsAreBoundedLeastRecentlyUsedFirst) {
+  FakeKernel kernel;
+  Stats stats;
+  BackingFiles backing(/*wanted=*/true, &stats, /*max_idle=*/2);
+  backing.set_source(&kernel);
+  std::vector<std::shared_ptr<Node>> nodes;
+  for (int i = 0; i < 3; ++i) nodes.push_back(std::make_shared<Node>());
+  bool userspace;
+  for (int i = 0; i < 2; ++i) {
+    backing.Attach(nodes[i], 3, &userspace);
+    backing.Detach(nodes[i], true);
+  }
+  // Node 0 used again: node 1 is now the least recently used.
+  EXPECT_EQ(backing.Attach(nodes[0], 3, &userspace), 7);
+  backing.Detach(nodes[0], true);
+  EXPECT_EQ(backing.Attach(nodes[2], 3, &userspace), 9);
+  backing.Detach(nodes[2], true);
+  EXPECT_EQ(kernel.closed, std::vector<int>{8});
+  EXPECT_EQ(backing.idle(), 2u);
+  EXPECT_EQ(stats.backing_files.load(), 2u);
+  // An evicted node registers anew at its next open.
+  EXPECT_EQ(backing.Attach(nodes[1], 3, &userspace), 10);
+  backing.Detach(nodes[1], true);
 }
 
 TEST(BackingFilesTest, NoPassthroughWhileUserspaceOpensExist) {
   FakeKernel kernel;
   BackingFiles backing(/*wanted=*/false, nullptr);
   backing.set_source(&kernel);
-  Node node;
+  auto node = std::make_shared<Node>();
   bool userspace;
   EXPECT_EQ(backing.Attach(node, 3, &userspace), -1);
   EXPECT_TRUE(userspace);
@@ -73,13 +129,13 @@ TEST(BackingFilesTest, RefusedOrDisabledPassthroughServesInUserspace) {
   kernel.refuse = true;
   BackingFiles backing(/*wanted=*/true, nullptr);
   backing.set_source(&kernel);
-  Node node;
+  auto node = std::make_shared<Node>();
   bool userspace;
   EXPECT_EQ(backing.Attach(node, 3, &userspace), -1);
   EXPECT_TRUE(userspace);
   kernel.refuse = false;
   kernel.enabled = false;
-  Node other;
+  auto other = std::make_shared<Node>();
   EXPECT_FALSE(backing.active());
   EXPECT_EQ(backing.Attach(other, 3, &userspace), -1);
   EXPECT_TRUE(userspace);
