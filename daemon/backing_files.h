@@ -19,8 +19,9 @@
 //   node never swaps ids while it is referenced; once idle, its inode has let go of it.
 // Bounded: at most kMaxIdle idle ids (the least recently used goes first); each is a file the
 // kernel keeps open (no fd of the daemon's). A file unlinked or renamed over through the mount
-// loses its idle id at once (DropIdle), so its space is freed as natively; one removed behind
-// the daemon's back keeps its space until its id is evicted.
+// loses its idle id at once (DropIdle), so its space is freed as natively, and so does one whose
+// inode the kernel forgets (FORGET: no later open can use that node); one removed behind the
+// daemon's back keeps its space until then, or until its id is evicted.
 #ifndef SCOPEDFS_DAEMON_BACKING_FILES_H_
 #define SCOPEDFS_DAEMON_BACKING_FILES_H_
 
@@ -67,7 +68,8 @@ class BackingFiles {
       ABSL_LOCKS_EXCLUDED(idle_mu_);
   // The end of an open: the node's backing id stays registered, idle, after its last open.
   void Detach(const std::shared_ptr<Node>& node, bool passthrough) ABSL_LOCKS_EXCLUDED(idle_mu_);
-  // The node's lower file lost a name through the mount: closes its backing id if idle.
+  // The node's lower file lost a name through the mount, or the kernel forgot the node: its
+  // backing id is closed now if idle, else with its last open.
   void DropIdle(const std::shared_ptr<Node>& node) ABSL_LOCKS_EXCLUDED(idle_mu_);
   size_t idle() const ABSL_LOCKS_EXCLUDED(idle_mu_);
 

@@ -1,12 +1,14 @@
 // Passthrough backing ids as the daemon's counters (scopedfsctl stats --json) show them: all
 // opens of a file share one, it stays registered, idle, after the last close so that the next
 // open registers nothing, it serves a writer although a reader registered it, and a file unlinked
-// or renamed over through the mount keeps none (its space is freed as natively).
+// or renamed over through the mount keeps none (its space is freed as natively), nor does one the
+// kernel forgot.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -166,6 +168,23 @@ TEST_F(BackingMountTest, ARenameOverTheFileClosesItsIdleId) {
   DaemonStats after = Stats();
   EXPECT_EQ(after["backing_files"], before["backing_files"]);
   EXPECT_EQ(after["backing_files_idle"], before["backing_files_idle"]);
+}
+
+// Once the kernel forgets the file's inode (here: it drops its dentry cache), no open can use the
+// node's id again: it goes.
+TEST_F(BackingMountTest, AForgottenFileKeepsNoIdleId) {
+  DaemonStats before = Stats();
+  ASSERT_TRUE(Succeeds(As(kNotes).Read(kFile)));
+  StatsWhen(
+      [&](DaemonStats& s) { return s["backing_files_idle"] == before["backing_files_idle"] + 1; });
+  FILE* drop = fopen("/proc/sys/vm/drop_caches", "w");
+  if (drop == nullptr) GTEST_SKIP() << "cannot write /proc/sys/vm/drop_caches: " << strerror(errno);
+  fputs("2\n", drop);
+  fclose(drop);
+  DaemonStats after = StatsWhen(
+      [&](DaemonStats& s) { return s["backing_files_idle"] == before["backing_files_idle"]; });
+  EXPECT_EQ(after["backing_files_idle"], before["backing_files_idle"]);
+  EXPECT_EQ(after["backing_files"], before["backing_files"]);
 }
 
 }  // namespace
