@@ -4,8 +4,11 @@
 #include "daemon/backing_files.h"
 
 #include <memory>
+#include <set>
+#include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 
 namespace scopedfs::daemon {
@@ -15,14 +18,21 @@ class FakeKernel : public BackingIdSource {
  public:
   bool passthrough_enabled() const override { return enabled; }
   absl::StatusOr<int> BackingOpen(int fd) override {
+    absl::MutexLock lock(&mu);
     if (refuse) return absl::PermissionDeniedError("refused");
     opened.push_back(fd);
+    live.insert(next_id);
     return next_id++;
   }
   absl::Status BackingClose(int id) override {
+    absl::MutexLock lock(&mu);
     closed.push_back(id);
+    // Closing an id the kernel does not hold (twice, or never opened) is a daemon bug.
+    EXPECT_EQ(live.erase(id), 1u) << "backing id " << id;
     return absl::OkStatus();
   }
+  absl::Mutex mu;
+  std::set<int> live;
   bool enabled = true;
   bool refuse = false;
   int next_id = 7;
@@ -102,6 +112,44 @@ TEST(BackingFilesTest, IdleIdsAreBoundedLeastRecentlyUsedFirst) {
   // An evicted node registers anew at its next open.
   EXPECT_EQ(backing.Attach(nodes[1], 3, &userspace), 10);
   backing.Detach(nodes[1], true);
+}
+
+// Opens, closes and lost names of a few nodes from several threads, past a small idle bound: no
+// id is closed twice or while an open holds it, and at the end every registered id is idle.
+TEST(BackingFilesTest, ConcurrentOpensClosesAndDropsKeepTheCountsExact) {
+  FakeKernel kernel;
+  Stats stats;
+  BackingFiles backing(/*wanted=*/true, &stats, /*max_idle=*/3);
+  backing.set_source(&kernel);
+  std::vector<std::shared_ptr<Node>> nodes;
+  for (int i = 0; i < 6; ++i) nodes.push_back(std::make_shared<Node>());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 2000; ++i) {
+        const std::shared_ptr<Node>& node = nodes[(i * 7 + t) % nodes.size()];
+        bool userspace;
+        int id = backing.Attach(node, 3, &userspace);
+        ASSERT_FALSE(userspace);
+        auto held = [&] {
+          absl::MutexLock lock(&kernel.mu);
+          return kernel.live.count(id) == 1;
+        };
+        EXPECT_TRUE(held()) << "handed out a closed id " << id;
+        std::this_thread::yield();
+        EXPECT_TRUE(held()) << "closed id " << id << " while an open held it";
+        backing.Detach(node, true);
+        if (t == 0 && i == 1000) backing.DropIdle(nodes[5]);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  absl::MutexLock lock(&kernel.mu);
+  EXPECT_EQ(stats.backing_files.load(), kernel.live.size());
+  EXPECT_EQ(stats.backing_files_idle.load(), kernel.live.size());
+  EXPECT_EQ(backing.idle(), kernel.live.size());
+  EXPECT_LE(kernel.live.size(), 3u);
+  EXPECT_EQ(stats.backing_registrations.load(), kernel.opened.size());
 }
 
 TEST(BackingFilesTest, NoPassthroughWhileUserspaceOpensExist) {
