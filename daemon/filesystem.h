@@ -89,7 +89,8 @@ struct FilesystemOptions {
 //  1. ConfigReloader::reload_mu_ (a reload installs its engine under it: SetEngine below);
 //  2. namespace_mu_;
 //  3. NodeTable's lock;
-//  4. a node's backing_mu.
+//  4. a node's backing_mu;
+//  5. BackingFiles' idle list lock (idle_mu_).
 // Beside that chain: a handle's RedactionPlan lock, then the plan table's (released before the
 // budget is charged); FileLocks' mu_ or its wait_mu_ (never both).
 // Leaves, under any of the above and taking nothing themselves: engine_mu_, label_mu_,

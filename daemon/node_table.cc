@@ -8,6 +8,8 @@
 #include <cstring>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+
 namespace scopedfs::daemon {
 namespace {
 
@@ -34,16 +36,20 @@ size_t NodeTable::BytesPerNode() {
          sizeof(std::pair<Key, NodeId>);
 }
 
-int NodeTable::OpenNode(const Node& node, base::UniqueFd* out) const {
+int NodeTable::OpenNode(const Node& node, base::UniqueFd* out, int flags) const {
   if (node.handle.empty()) {
-    out->reset(fcntl(node.fd.get(), F_DUPFD_CLOEXEC, 0));
+    if (flags == O_PATH) {
+      out->reset(fcntl(node.fd.get(), F_DUPFD_CLOEXEC, 0));
+    } else {
+      out->reset(open(absl::StrCat("/proc/self/fd/", node.fd.get()).c_str(), flags | O_CLOEXEC));
+    }
     return out->valid() ? 0 : errno;
   }
   HandleBuffer buf;
   buf.header.handle_bytes = static_cast<unsigned>(node.handle.bytes.size());
   buf.header.handle_type = node.handle.type;
   memcpy(buf.header.f_handle, node.handle.bytes.data(), node.handle.bytes.size());
-  out->reset(open_by_handle_at(mount_fd_.get(), &buf.header, O_PATH | O_CLOEXEC));
+  out->reset(open_by_handle_at(mount_fd_.get(), &buf.header, flags | O_CLOEXEC));
   return out->valid() ? 0 : errno;
 }
 

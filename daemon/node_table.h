@@ -27,6 +27,7 @@
 #ifndef SCOPEDFS_DAEMON_NODE_TABLE_H_
 #define SCOPEDFS_DAEMON_NODE_TABLE_H_
 
+#include <fcntl.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -91,11 +92,15 @@ struct Node {
   FileHandle handle;
   base::UniqueFd fd;  // only without a handle: O_PATH | O_NOFOLLOW on the lower object
 
-  // Passthrough: one backing id per node, shared by its opens (kernel rule).
+  // Passthrough: one backing id per node, shared by its opens (kernel rule), kept idle after
+  // the last (backing_files.h).
   absl::Mutex backing_mu;
   int backing_id ABSL_GUARDED_BY(backing_mu) = -1;
   int backing_refs ABSL_GUARDED_BY(backing_mu) = 0;
   int cached_opens ABSL_GUARDED_BY(backing_mu) = 0;  // opens served in userspace
+  // False once the file lost a name through the mount: its id is closed with its last open
+  // rather than kept idle (backing_files.h), so an unlinked file's space goes as natively.
+  bool backing_may_idle ABSL_GUARDED_BY(backing_mu) = true;
   // Redacted views: the lower file version the kernel's page cache of this inode was filled
   // from, so an open of an unchanged file keeps the cache.
   FileVersion cached_version ABSL_GUARDED_BY(backing_mu);
@@ -127,8 +132,9 @@ class NodeTable {
   // The node for (dev, ino, view), if the table has one; counts no lookup.
   std::shared_ptr<Node> Find(dev_t dev, ino_t ino, View view) const;
   // An O_PATH fd of the node's lower object, for one request: from its handle, or a duplicate of
-  // the fd it keeps. Returns 0 or an errno (ESTALE: the object is gone).
-  int OpenNode(const Node& node, base::UniqueFd* out) const;
+  // the fd it keeps. Returns 0 or an errno (ESTALE: the object is gone). Other `flags` open the
+  // object itself with them (the kept fd is reopened through /proc/self/fd).
+  int OpenNode(const Node& node, base::UniqueFd* out, int flags = O_PATH) const;
   // Bytes one remembered node costs, not counting its name and handle bytes or allocator
   // rounding (docs/performance.md has the measured figure).
   static size_t BytesPerNode();

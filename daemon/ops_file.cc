@@ -36,8 +36,17 @@ int KillSetId(const RequestContext& ctx, const Resolved& r, const struct stat& s
 
 int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi,
            int* backing_id) {
+  int flags = (fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC;
+  // A read-only open without O_TRUNC changes nothing in the lower file, so its lower open is made
+  // at once (ResolveOpened), before the decision, as the facts cache reads content before
+  // decisions too: one open instead of an O_PATH open, an open through /proc and a close. Any
+  // other open is made only once it is decided.
+  bool read_only = (fi->flags & O_ACCMODE) == O_RDONLY && !(fi->flags & O_TRUNC);
   Resolved r;
-  if (int err = Resolve(fs, ino, &r)) return err;
+  bool opened = false;
+  if (int err = read_only ? ResolveOpened(fs, ino, flags, &r, &opened) : Resolve(fs, ino, &r)) {
+    return err;
+  }
   MarkKernelAttrsStale(r.node.get());  // its reads and writes change atime, mtime and size
   struct stat st;
   if (int err = StatFd(r.fd.get(), &st)) return err;
@@ -63,10 +72,9 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
     // A read-modify-write of filled ranges would make the fills permanent in the owner's file.
     if (redacted && reads && media::FormatMayCarryLocation(info.facts.format)) return EACCES;
   }
-  int flags = (fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC;
   std::optional<uid_t> slot;
   if (int err = fs->TakeHandleSlot(ctx, &slot)) return err;
-  base::UniqueFd fd(open(ProcPath(r.fd.get()).c_str(), flags));
+  base::UniqueFd fd(opened ? r.fd.release() : open(ProcPath(r.fd.get()).c_str(), flags));
   // Cleared at the open rather than at the first write, as passthrough writes never reach the
   // daemon; and only once the open has succeeded, so an open that fails changes nothing.
   int err = fd.valid() ? 0 : errno;
@@ -100,7 +108,7 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
     }
   } else {
     bool userspace;
-    *backing_id = fs->backing().Attach(*r.node, file->fd.get(), &userspace);
+    *backing_id = fs->backing().Attach(r.node, file->fd.get(), &userspace);
     file->passthrough = !userspace;
     fi->keep_cache = 0;
   }
@@ -299,9 +307,12 @@ void sfs_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t o
 // locks where the daemon serves them: the kernel leaves that to FLUSH (fuse_setlk ignores the
 // close-time unlock). Where the INIT reply did not claim POSIX locks the kernel keeps them itself
 // and drops them at close, so FLUSH is answered ENOSYS and the kernel stops sending it for the
-// mount (it still writes dirty pages back at close; flock() locks end at RELEASE either way). The
-// close(dup()) it does otherwise gives the lower filesystem a close as the app's would natively,
-// which reports errors only on network filesystems, not the ext4 or f2fs of Android's storage.
+// mount (it still writes dirty pages back at close; flock() locks end at RELEASE either way).
+// Otherwise it does nothing but that release (a lookup in the lock table when the owner holds
+// none) and the reply: it is one of the three round trips of every open+close. The lower file
+// sees its close when the handle goes (RELEASE); only a filesystem with a flush method would
+// tell a close of a duplicate apart: NFS or FUSE, not ext4, and f2fs's acts only on its
+// atomic-write ioctls, which no app reaches through the mount.
 void sfs_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   OpRequest op(req, std::nullopt);
   Filesystem* fs = op.fs();
@@ -311,9 +322,7 @@ void sfs_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   OpenFile* file = FileOf(fi);
   // A close releases the closing process's record locks on the file (POSIX).
   fs->locks().ReleaseOwner(file->lock_key(), fi->lock_owner);
-  // close(dup()) makes the lower filesystem see a close, as the app's close would natively.
-  base::UniqueFd fd(dup(file->fd.get()));
-  op.ReplyErr(fd.valid() && fd.Close() == 0 ? 0 : errno);
+  op.ReplyErr(0);
 }
 
 void sfs_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
@@ -335,7 +344,7 @@ void sfs_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
     Written(fs, file);
     op.Changed(*file->node);
   }
-  if (!file->redacted()) fs->backing().Detach(*file->node, file->passthrough);
+  if (!file->redacted()) fs->backing().Detach(file->node, file->passthrough);
   delete file;
   op.ReplyErr(0);
 }

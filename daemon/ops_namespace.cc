@@ -40,6 +40,13 @@ int SetOwner(int fd, uid_t uid) {
   return fsetxattr(fd, kOwnerXattr, value.data(), value.size(), 0) == 0 ? 0 : errno;
 }
 
+// After the lower file (dev, ino) lost a name through the mount: its raw view keeps no idle
+// backing id (backing_files.h), which would hold an unlinked file's space.
+void LostName(Filesystem* fs, dev_t dev, ino_t ino) {
+  std::shared_ptr<Node> node = fs->nodes().Find(dev, ino, kRawView);
+  if (node != nullptr) fs->backing().DropIdle(node);
+}
+
 // The parent a new name goes into, resolved, with the name checked and free of hidden or
 // case-twin entries (CheckFreeName). *exists_visible: the name exists and the caller sees it.
 int ResolveNewName(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
@@ -73,7 +80,7 @@ int EntryFor(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
 void OpenCreated(Filesystem* fs, std::shared_ptr<Node> node, base::UniqueFd fd,
                  std::optional<uid_t> slot, fuse_file_info* fi, int* backing_id) {
   bool userspace;
-  *backing_id = fs->backing().Attach(*node, fd.get(), &userspace);
+  *backing_id = fs->backing().Attach(node, fd.get(), &userspace);
   auto* file = new OpenFile(std::move(fd), std::move(node));
   file->passthrough = !userspace;
   file->slot = slot;
@@ -235,6 +242,7 @@ int DoRemove(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
   fs->case_index().Removed(p.fd.get(), before, real);
   fs->nodes().Unlinked(child.st.st_dev, child.st.st_ino, parent, real);
   if (!is_dir) op.Changed(child.st.st_dev, child.st.st_ino);
+  LostName(fs, child.st.st_dev, child.st.st_ino);
   ForgetOtherSpelling(fs, parent, real, name);
   return 0;
 }
@@ -343,6 +351,7 @@ int DoRename(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
   if (!had_target && parent != newparent) fs->case_index().Added(np.fd.get(), before, dst_name);
   if (had_target && !exchange) {
     fs->nodes().Unlinked(replaced.st.st_dev, replaced.st.st_ino, newparent, dst_name);
+    LostName(fs, replaced.st.st_dev, replaced.st.st_ino);
   }
   fs->nodes().Moved(src.st.st_dev, src.st.st_ino, parent, src_name, newparent, dst_name);
   if (!S_ISDIR(src.st.st_mode)) op.Changed(src.st.st_dev, src.st.st_ino);

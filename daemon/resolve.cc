@@ -37,7 +37,10 @@ int StatFd(int fd, struct stat* st) {
   return fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
 }
 
-int Resolve(Filesystem* fs, fuse_ino_t ino, Resolved* out) {
+namespace {
+
+// A node and its current path (Resolve's first half).
+int ResolveNode(Filesystem* fs, fuse_ino_t ino, Resolved* out) {
   out->node = fs->nodes().Get(ino);
   if (out->node == nullptr) return ENOENT;
   // Under POSIX semantics an object outlives its last name while it is held open (fchmod,
@@ -47,7 +50,25 @@ int Resolve(Filesystem* fs, fuse_ino_t ino, Resolved* out) {
       !(fs->posix() && fs->nodes().LastPathOf(ino, &out->path))) {
     return ENOENT;
   }
+  return 0;
+}
+
+}  // namespace
+
+int Resolve(Filesystem* fs, fuse_ino_t ino, Resolved* out) {
+  if (int err = ResolveNode(fs, ino, out)) return err;
   return fs->nodes().OpenNode(*out->node, &out->fd);
+}
+
+int ResolveOpened(Filesystem* fs, fuse_ino_t ino, int flags, Resolved* out, bool* opened) {
+  *opened = false;
+  if (int err = ResolveNode(fs, ino, out)) return err;
+  // A node's type is its inode's, which no rename can change: a fifo or device is never opened
+  // here (a fifo's open would wait for a writer). The caller still checks the type it stats.
+  if (out->node->type != S_IFREG) return fs->nodes().OpenNode(*out->node, &out->fd);
+  if (int err = fs->nodes().OpenNode(*out->node, &out->fd, flags)) return err;
+  *opened = true;
+  return 0;
 }
 
 int LowerName(Filesystem* fs, const Resolved& parent, const char* name, std::string* real) {

@@ -52,6 +52,8 @@ absl::string_view OpKindName(OpKind kind);
   X(tree_checks_unlocked)          \
   X(tree_checks_locked)            \
   X(backing_files)                 \
+  X(backing_files_idle)            \
+  X(backing_registrations)         \
   X(reloads)                       \
   X(requests)                      \
   X(requests_lookup)               \
