@@ -119,6 +119,17 @@ absl::Status Filesystem::SetEngine(std::shared_ptr<const policy::Engine> engine)
           " visibility (names the kernel cached for every caller could outlive the reload); "
           "remount to change it"));
     }
+    // Once a directory open was answered ENOSYS the kernel caches every listing for all callers
+    // and asks no more OPENDIR for the rest of the connection (ops_dir.cc): no reload can undo it.
+    if (engine != nullptr && listings_pinned_ && !engine->caller_independent()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "policy \"", engine->policy_name(),
+          "\" shows different callers different listings but this mount is pinned to "
+          "caller-independent listings (its first directory open was answered under a "
+          "caller-independent policy with ENOSYS, after which the kernel caches every listing "
+          "for all callers and sends no OPENDIR for the rest of the connection); remount to "
+          "change it"));
+    }
     engine_ = std::move(engine);
   }
   // Any policy may have let the kernel cache names (directories it showed to everyone).
@@ -135,6 +146,18 @@ absl::Status Filesystem::SetEngine(std::shared_ptr<const policy::Engine> engine)
 std::shared_ptr<const policy::Engine> Filesystem::engine() const {
   absl::MutexLock lock(&engine_mu_);
   return engine_;
+}
+
+bool Filesystem::PinListings() {
+  absl::MutexLock lock(&engine_mu_);
+  if (engine_ == nullptr || !engine_->caller_independent()) return false;
+  listings_pinned_ = true;
+  return true;
+}
+
+bool Filesystem::listings_pinned() const {
+  absl::MutexLock lock(&engine_mu_);
+  return listings_pinned_;
 }
 
 RequestContext Filesystem::Context(fuse_req_t req) const {

@@ -121,6 +121,12 @@ class Filesystem {
   absl::Status SetEngine(std::shared_ptr<const policy::Engine> engine)
       ABSL_LOCKS_EXCLUDED(engine_mu_);
   std::shared_ptr<const policy::Engine> engine() const ABSL_LOCKS_EXCLUDED(engine_mu_);
+  // Decides whether a directory open may be answered ENOSYS (FUSE_NO_OPENDIR_SUPPORT), which the
+  // kernel keeps for the rest of the connection, caching every listing for all callers: true when
+  // the policy in force now is caller-independent, and then, atomically with that check, the
+  // mount is pinned to such policies (SetEngine refuses any other from then on).
+  bool PinListings() ABSL_LOCKS_EXCLUDED(engine_mu_);
+  bool listings_pinned() const ABSL_LOCKS_EXCLUDED(engine_mu_);
   // The context of one request: its caller, and one snapshot of the engine for all its decisions.
   RequestContext Context(fuse_req_t req) const;
 
@@ -212,6 +218,7 @@ class Filesystem {
 
   mutable absl::Mutex engine_mu_;
   std::shared_ptr<const policy::Engine> engine_ ABSL_GUARDED_BY(engine_mu_);
+  bool listings_pinned_ ABSL_GUARDED_BY(engine_mu_) = false;  // PinListings
 
   // libselinux label handles are not safe for concurrent lookups.
   absl::Mutex label_mu_;

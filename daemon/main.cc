@@ -165,6 +165,7 @@ ControlResponse HandleControl(const ControlRequest& request, Filesystem* fs,
       out->set_uring_requests(static_cast<double>(session->uring_requests()));
     }
     out->set_policy(fs->engine()->policy_name());
+    out->set_listings_pinned(fs->listings_pinned());
     return response;
   }
   if (request.has_reload()) {
