@@ -112,7 +112,8 @@ struct DirEntry {
 // listings depend on the caller, the filtered listing, taken once per open. Under a
 // caller-independent policy the listing is the same for every caller, so the kernel caches it
 // (FOPEN_CACHE_DIR) and each READDIR the kernel still sends reads the lower directory from the
-// offset it names (ops_dir.cc).
+// offset it names (ops_dir.cc); once OPENDIR was answered ENOSYS there is no handle at all (fh 0,
+// DirOf gives null).
 struct OpenDir {
   base::UniqueFd fd;
   std::optional<uid_t> slot;   // the app's handle-quota slot

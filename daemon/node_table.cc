@@ -36,7 +36,45 @@ size_t NodeTable::BytesPerNode() {
          sizeof(std::pair<Key, NodeId>);
 }
 
+namespace {
+// A duplicate (O_PATH) or a reopen with `flags` of the kept fd `fd`.
+int ReopenKept(int fd, base::UniqueFd* out, int flags) {
+  if (flags == O_PATH) {
+    out->reset(fcntl(fd, F_DUPFD_CLOEXEC, 0));
+  } else {
+    out->reset(open(absl::StrCat("/proc/self/fd/", fd).c_str(), flags | O_CLOEXEC));
+  }
+  return out->valid() ? 0 : errno;
+}
+}  // namespace
+
+void NodeTable::KeepRemoved(Node* node, base::UniqueFd fd) {
+  if (kept_removed_->fetch_add(1) >= kMaxKeptRemoved) {
+    kept_removed_->fetch_sub(1);
+    return;
+  }
+  std::shared_ptr<std::atomic<int>> count = kept_removed_;
+  auto kept = std::shared_ptr<const base::UniqueFd>(new base::UniqueFd(std::move(fd)),
+                                                    [count](const base::UniqueFd* f) {
+                                                      delete f;
+                                                      count->fetch_sub(1);
+                                                    });
+  absl::MutexLock lock(&node->kept_mu);
+  node->kept_fd = std::move(kept);
+}
+
 int NodeTable::OpenNode(const Node& node, base::UniqueFd* out, int flags) const {
+  int err = OpenNodeItself(node, out, flags);
+  if (err == 0) return 0;
+  std::shared_ptr<const base::UniqueFd> kept;
+  {
+    absl::MutexLock lock(&node.kept_mu);
+    kept = node.kept_fd;
+  }
+  return kept == nullptr ? err : ReopenKept(kept->get(), out, flags);
+}
+
+int NodeTable::OpenNodeItself(const Node& node, base::UniqueFd* out, int flags) const {
   if (node.handle.empty()) {
     if (flags == O_PATH) {
       out->reset(fcntl(node.fd.get(), F_DUPFD_CLOEXEC, 0));

@@ -116,6 +116,12 @@ struct Node {
   // for every caller of the storage's user, so its attributes may be cached as long
   // (fs_internal.h, CachesAttrsWithName). Set by PublishEntry and DoLookup only.
   std::atomic<bool> attrs_cached_with_name{false};
+  // Directories removed through the mount while no directory open keeps a lower fd (OPENDIR
+  // answered ENOSYS, ops_dir.cc): an O_PATH fd of the removed directory, so a caller holding it
+  // open still reaches it (fstat answers as natively) until the kernel forgets the node
+  // (NodeTable::KeepRemoved). Closed with the node.
+  mutable absl::Mutex kept_mu;
+  std::shared_ptr<const base::UniqueFd> kept_fd ABSL_GUARDED_BY(kept_mu);
 };
 
 class NodeTable {
@@ -135,6 +141,11 @@ class NodeTable {
   // the fd it keeps. Returns 0 or an errno (ESTALE: the object is gone). Other `flags` open the
   // object itself with them (the kept fd is reopened through /proc/self/fd).
   int OpenNode(const Node& node, base::UniqueFd* out, int flags = O_PATH) const;
+  // Keeps `fd`, an O_PATH fd of the directory `node` that was just removed, for OpenNode once its
+  // handle no longer opens, until the node goes. At most kMaxKeptRemoved at once (then nothing is
+  // kept and the removed directory answers ESTALE, as one removed behind the daemon's back).
+  static constexpr int kMaxKeptRemoved = 1024;
+  void KeepRemoved(Node* node, base::UniqueFd fd);
   // Bytes one remembered node costs, not counting its name and handle bytes or allocator
   // rounding (docs/performance.md has the measured figure).
   static size_t BytesPerNode();
@@ -185,6 +196,8 @@ class NodeTable {
     }
   };
 
+  // OpenNode from the node's handle or fd alone.
+  int OpenNodeItself(const Node& node, base::UniqueFd* out, int flags) const;
   // PathOf, and with `last_known` LastPathOf.
   bool Path(NodeId id, bool last_known, std::string* path) const;
   // Makes `parent` the parent of `e`, pinning it and unpinning the old one (which goes to
@@ -204,6 +217,8 @@ class NodeTable {
   NodeId next_id_ ABSL_GUARDED_BY(mu_) = kRootNodeId + 1;
   absl::flat_hash_map<NodeId, Entry> entries_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<Key, NodeId> by_key_ ABSL_GUARDED_BY(mu_);
+  // Fds kept by KeepRemoved now (each one's deleter counts it down).
+  std::shared_ptr<std::atomic<int>> kept_removed_ = std::make_shared<std::atomic<int>>(0);
 };
 
 }  // namespace scopedfs::daemon

@@ -27,19 +27,31 @@ namespace {
 bool IsDot(const char* name) { return strcmp(name, ".") == 0 || strcmp(name, "..") == 0; }
 }  // namespace
 
-// Under a caller-independent policy a directory open keeps no listing (only the directory's fd, so
-// an fstat of a removed directory still answers) and lets the kernel cache the listing:
-// FOPEN_CACHE_DIR fills the directory's page cache from the READDIR replies, and FOPEN_KEEP_CACHE
-// keeps it across opens. The kernel drops it when the directory changes through the mount (any
-// create, unlink or rename in it bumps the directory's version), when its mtime changes (checked at
-// every listing from the start, once the cached attributes expire, so changes made behind the
-// daemon's back are seen as late as a cached name), and at every reload (Filesystem::SetEngine
-// invalidates every inode). An open under any other policy keeps neither flag, so it empties that
-// cache and never reads it: no caller is ever shown a listing made for another. OPENDIR itself is
-// still answered: an ENOSYS answer (FUSE_NO_OPENDIR_SUPPORT) would make the kernel cache every
-// listing of the connection for good (its default open flags for a directory then are
-// FOPEN_CACHE_DIR | FOPEN_KEEP_CACHE), which a reload to a policy whose listings differ per caller
-// could not undo, and no open would keep the directory's inode alive.
+// Under a caller-independent policy the listing is the same for every caller, so the kernel
+// caches it: FOPEN_CACHE_DIR fills the directory's page cache from the READDIR replies, and
+// FOPEN_KEEP_CACHE keeps it across opens. The kernel drops it when the directory changes through
+// the mount (any create, unlink or rename in it bumps the directory's version), when its mtime
+// changes (checked at every listing from the start, once the cached attributes expire, so changes
+// made behind the daemon's back are seen as late as a cached name), and at every reload
+// (Filesystem::SetEngine invalidates every inode). An open under any other policy keeps neither
+// flag, so it empties that cache and never reads it: no caller is ever shown a listing made for
+// another.
+//
+// Under such a policy OPENDIR itself is answered ENOSYS (FUSE_NO_OPENDIR_SUPPORT): the kernel then
+// sends no OPENDIR or RELEASEDIR for the rest of the connection, opens every directory with
+// FOPEN_CACHE_DIR | FOPEN_KEEP_CACHE and fh 0, and a warm `find` or `du` costs no request per
+// directory. READDIR, READDIRPLUS and FSYNCDIR then come with fh 0 and open the directory from its
+// node, per request (only on a miss of the kernel's cache); READDIR judges the caller's right to
+// list as OPENDIR did. The price is a pin: that choice cannot be undone for the connection, so from
+// the first ENOSYS on a reload to a policy whose listings differ by caller is refused
+// (Filesystem::PinListings, SetEngine; `scopedfsctl stats` shows listings_pinned). Nor does an open
+// keep the lower directory: one removed through the mount keeps an fd on its node until the
+// kernel forgets it (DoRemove, NodeTable::KeepRemoved), so fstat of it held open answers as
+// natively; one removed behind the daemon's back can answer ESTALE once the lower filesystem lets
+// its inode go. Until a directory was opened under such a policy, any reload is allowed; the check
+// and the pin are one step under the engine's lock, so a reload racing the first OPENDIR either
+// lands first (that OPENDIR then gets a handle, DoOpendir) or is refused. Directory opens answered
+// before the pin keep their handle and get their RELEASEDIR.
 int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi) {
   Resolved r;
   if (int err = Resolve(fs, ino, &r)) return err;
@@ -115,7 +127,18 @@ int LoadDir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, OpenDir* 
 
 void sfs_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   OpRequest op(req, OpKind::kReaddir);
-  if (int err = DoOpendir(op.fs(), op.ctx(), ino, fi)) return op.ReplyErr(err);
+  Filesystem* fs = op.fs();
+  if (CallerIndependent(op.ctx())) {
+    // Judged as any open, so a refused caller is refused and the mount is not pinned by it.
+    Resolved r;
+    if (int err = Resolve(fs, ino, &r)) return op.ReplyErr(err);
+    if (int err = Verdict(op.ctx().Decide(OP_READ, r.path, true, nullptr))) {
+      return op.ReplyErr(err);
+    }
+    // Not a refusal: the kernel opens the directory itself (fh 0) and never asks again.
+    if (fs->PinListings()) return (void)fuse_reply_err(req, ENOSYS);
+  }
+  if (int err = DoOpendir(fs, op.ctx(), ino, fi)) return op.ReplyErr(err);
   fuse_reply_open(req, fi);
 }
 
@@ -170,12 +193,13 @@ class ListingSource {
   }
   static int ForLowerDirectory(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, off_t off,
                                const OpenDir* dir, ListingSource* out) {
+    // `dir` is null once OPENDIR was answered ENOSYS: the directory is opened from its node.
     // Opened under a caller-independent policy that a reload has since replaced: a listing made
     // for this caller would enter the kernel's shared cache. Reopening the directory serves it.
     if (!CallerIndependent(ctx)) return ESTALE;
     if (int err = Resolve(fs, ino, &out->r_)) return err;
     if (int err = Verdict(ctx.Decide(OP_READ, out->r_.path, true, nullptr))) return err;
-    if (int err = out->stream_.Open(dir->fd.get())) return err;
+    if (int err = out->stream_.Open(dir != nullptr ? dir->fd.get() : out->r_.fd.get())) return err;
     if (off != 0) out->stream_.Seek(off);
     if (off == 0) out->r_.node->kernel_lists.store(true, std::memory_order_relaxed);
     out->fs_ = fs;
@@ -226,7 +250,7 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   const RequestContext& ctx = op.ctx();
   ListingSource source;
   OpenDir* dir = DirOf(fi);
-  int opened = dir->kernel_caches
+  int opened = dir == nullptr || dir->kernel_caches
                    ? ListingSource::ForLowerDirectory(fs, ctx, ino, off, dir, &source)
                    : ListingSource::ForSnapshot(fs, ctx, ino, off, dir, &source);
   if (opened != 0) return op.ReplyErr(opened);
@@ -299,15 +323,27 @@ void sfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fus
 
 void sfs_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   OpRequest op(req, std::nullopt);
-  OpenDir* dir = DirOf(fi);
-  op.fs()->Unregister(dir);
-  delete dir;
+  if (OpenDir* dir = DirOf(fi)) {  // never null: no RELEASEDIR follows an OPENDIR answered ENOSYS
+    op.fs()->Unregister(dir);
+    delete dir;
+  }
   op.ReplyErr(0);
 }
 
-void sfs_fsyncdir(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
+void sfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) {
   OpRequest op(req, std::nullopt);
-  int fd = DirOf(fi)->fd.get();
+  base::UniqueFd opened;
+  int fd;
+  if (OpenDir* dir = DirOf(fi)) {
+    fd = dir->fd.get();
+  } else {
+    // Opened without OPENDIR (fh 0): the directory is opened from its node for this request.
+    Resolved r;
+    if (int err = Resolve(op.fs(), ino, &r)) return op.ReplyErr(err);
+    opened.reset(openat(r.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!opened.valid()) return op.ReplyErr(errno);
+    fd = opened.get();
+  }
   op.ReplyErr((datasync ? fdatasync(fd) : fsync(fd)) == 0 ? 0 : errno);
 }
 

@@ -242,6 +242,13 @@ int DoRemove(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
   fs->case_index().Removed(p.fd.get(), before, real);
   fs->nodes().Unlinked(child.st.st_dev, child.st.st_ino, parent, real);
   if (!is_dir) op.Changed(child.st.st_dev, child.st.st_ino);
+  if (is_dir && fs->listings_pinned()) {
+    // No directory open keeps a lower fd of it (ops_dir.cc): the node keeps this one, so a caller
+    // that holds the directory open still reaches it, as natively.
+    if (std::shared_ptr<Node> node = fs->nodes().Find(child.st.st_dev, child.st.st_ino, kRawView)) {
+      fs->nodes().KeepRemoved(node.get(), std::move(child.fd));
+    }
+  }
   LostName(fs, child.st.st_dev, child.st.st_ino);
   ForgetOtherSpelling(fs, parent, real, name);
   return 0;

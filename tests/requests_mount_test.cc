@@ -129,10 +129,42 @@ TEST_F(ListingCacheTest, AListingInManyChunksHasEveryNameOnce) {
   EXPECT_GE(readdirs, 3) << "the listing fit fewer chunks than the test needs";
 }
 
-// A reload to a policy whose listings depend on the caller stops the caching at once: each app
-// then gets its own listing from the daemon.
-TEST_F(ListingCacheTest, AReloadToPerCallerListingsStopsTheCache) {
-  ASSERT_TRUE(Succeeds(As(kSocial).List("Documents/l")));  // cached now
+// Once a directory was opened under a caller-independent policy (OPENDIR answered ENOSYS, so the
+// kernel caches every listing for all callers for good), a reload to a policy whose listings
+// depend on the caller is refused with the reason, and the old policy keeps serving.
+TEST_F(ListingCacheTest, AReloadToPerCallerListingsIsRefusedOnceADirectoryWasOpened) {
+  EXPECT_EQ(Count("listings_pinned"), 0);
+  ASSERT_TRUE(Succeeds(As(kSocial).List("Documents/l")));  // pinned now
+  EXPECT_EQ(Count("listings_pinned"), 1);
+  absl::StatusOr<std::string> reloaded =
+      storage_.Ctl({"reload", absl::StrCat("--policy=", AndroidRulesUnderPosixSemantics()),
+                    "--apps=policy/configs/apps.textproto"});
+  ASSERT_FALSE(reloaded.ok()) << *reloaded;
+  // The reason, as scopedfsctl printed it, in the daemon's log.
+  std::string log = storage_.DaemonLog();
+  EXPECT_NE(log.find("reload (control socket) rejected, previous policy stays in force:\npolicy "
+                     "\"android-strict\" shows different callers different listings but this "
+                     "mount is pinned to caller-independent listings"),
+            std::string::npos)
+      << log;
+  // Still the permissive policy: social lists every name, fresh from the daemon or not.
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Documents/l/later", "x", kNotes));
+  ASSERT_TRUE(Succeeds(As(kNotes).Create("Documents/l/made")));
+  AppResult social = As(kSocial).List("Documents/l");
+  ASSERT_TRUE(Succeeds(social));
+  EXPECT_EQ(social.names.size(), static_cast<size_t>(kFiles + 2)) << social;
+  EXPECT_TRUE(Contains(social.names, "made")) << social;
+  EXPECT_EQ(Count("listings_pinned"), 1);
+  // Another caller-independent policy is still accepted.
+  reloaded = storage_.Ctl({"reload", "--policy=policy/configs/permissive.textproto",
+                           "--apps=policy/configs/apps.textproto"});
+  EXPECT_TRUE(reloaded.ok()) << reloaded.status();
+}
+
+// Before any directory was opened the same reload is allowed, and each app then gets its own
+// listing from the daemon (directory opens answered as under any per-caller policy).
+TEST_F(ListingCacheTest, AReloadToPerCallerListingsBeforeAnyDirectoryOpenIsAllowed) {
+  EXPECT_EQ(Count("requests_opendir"), 0);
   absl::StatusOr<std::string> reloaded =
       storage_.Ctl({"reload", absl::StrCat("--policy=", AndroidRulesUnderPosixSemantics()),
                     "--apps=policy/configs/apps.textproto"});
@@ -145,12 +177,12 @@ TEST_F(ListingCacheTest, AReloadToPerCallerListingsStopsTheCache) {
   ASSERT_TRUE(Succeeds(root));
   EXPECT_EQ(root.names.size(), static_cast<size_t>(kFiles));
   EXPECT_GT(During("requests_readdir", [&] { (void)As(kSocial).List("Documents/l"); }), 0);
+  EXPECT_GT(During("requests_opendir", [&] { (void)As(kSocial).List("Documents/l"); }), 0);
+  EXPECT_EQ(Count("listings_pinned"), 0);
 }
 
-// A directory held open across such a reload was opened for the kernel's shared cache: its next
-// listing is refused (ESTALE) rather than read for its caller into that cache, where other opens
-// made before the reload would read it. A new open lists it under the new policy.
-TEST_F(ListingCacheTest, AListingHeldAcrossAReloadToPerCallerListingsFailsClosed) {
+// A directory held open across such a refused reload keeps listing under the policy in force.
+TEST_F(ListingCacheTest, AListingHeldAcrossARefusedReloadKeepsListing) {
   int ready[2], go[2];
   ASSERT_EQ(pipe(ready), 0);
   ASSERT_EQ(pipe(go), 0);
@@ -168,11 +200,11 @@ TEST_F(ListingCacheTest, AListingHeldAcrossAReloadToPerCallerListingsFailsClosed
         if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1) return 3;
         rewinddir(d);
         errno = 0;
-        while (readdir(d) != nullptr) {
-        }
+        seen = 0;
+        while (readdir(d) != nullptr) ++seen;
         int err = errno;
         closedir(d);
-        return err == ESTALE ? 0 : 10;
+        return err == 0 && seen == kFiles + 2 ? 0 : 10;
       },
       storage_.mountpoint());
   close(ready[1]);
@@ -182,15 +214,117 @@ TEST_F(ListingCacheTest, AListingHeldAcrossAReloadToPerCallerListingsFailsClosed
   absl::StatusOr<std::string> reloaded =
       storage_.Ctl({"reload", absl::StrCat("--policy=", AndroidRulesUnderPosixSemantics()),
                     "--apps=policy/configs/apps.textproto"});
-  EXPECT_TRUE(reloaded.ok()) << reloaded.status();
+  EXPECT_FALSE(reloaded.ok());
   c = 'g';
   EXPECT_EQ(write(go[1], &c, 1), 1);
   close(go[1]);
   close(ready[0]);
-  EXPECT_EQ(WaitChild(pid), 0) << "10: the held directory was listed after the reload";
+  EXPECT_EQ(WaitChild(pid), 0) << "10: the held directory did not list every name again";
   AppResult fresh = As(kSocial).List("Documents/l");
   ASSERT_TRUE(Succeeds(fresh));
-  EXPECT_TRUE(fresh.names.empty()) << fresh;
+  EXPECT_EQ(fresh.names.size(), static_cast<size_t>(kFiles)) << fresh;
+}
+
+// Walks the tree below `dir` as `app`, opening every directory (as find does): value is the number
+// of entries seen.
+AppResult Walk(const App& app, const std::string& dir) {
+  return app.Run("walk " + dir, [dir] {
+    AppResult out;
+    std::vector<std::string> todo = {dir};
+    while (!todo.empty()) {
+      std::string at = todo.back();
+      todo.pop_back();
+      DIR* d = opendir(at.c_str());
+      if (d == nullptr) {
+        out.err = errno;
+        out.data = at;
+        return out;
+      }
+      errno = 0;
+      while (dirent* ent = readdir(d)) {
+        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) continue;
+        ++out.value;
+        if (ent->d_type == DT_DIR) todo.push_back(at + "/" + ent->d_name);
+      }
+      if (errno != 0) out.err = errno;
+      closedir(d);
+      if (out.err != 0) return out;
+    }
+    return out;
+  });
+}
+
+// Under a caller-independent policy the first directory open is answered ENOSYS: the kernel sends
+// no OPENDIR or RELEASEDIR after it, for any directory or caller, and lists from its cache.
+TEST_F(ListingCacheTest, AWarmWalkSendsNoDirectoryOpens) {
+  for (int d = 0; d < 10; ++d) {
+    for (int f = 0; f < 5; ++f) {
+      SCOPEDFS_ASSERT_OK(
+          storage_.WriteLower(absl::StrCat("Documents/t/d", d, "/f", f), "", kNotes));
+    }
+  }
+  AppResult cold = Walk(As(kNotes), "Documents/t");
+  ASSERT_TRUE(Succeeds(cold));
+  EXPECT_EQ(cold.value, 60);
+  EXPECT_EQ(Count("requests_opendir"), 1) << "only the first directory open reaches the daemon";
+  int64_t opens = 0, releases = 0, readdirs = 0;
+  AppResult warm;
+  releases = During("requests_releasedir", [&] {
+    opens = During("requests_opendir", [&] {
+      readdirs = During("requests_readdir", [&] { warm = Walk(As(kSocial), "Documents/t"); });
+    });
+  });
+  ASSERT_TRUE(Succeeds(warm));
+  EXPECT_EQ(warm.value, 60);
+  EXPECT_EQ(opens, 0);
+  EXPECT_EQ(releases, 0);
+  EXPECT_EQ(readdirs, 0);
+  EXPECT_EQ(Count("requests_releasedir"), 0);
+}
+
+// Directories opened without OPENDIR (fh 0) list what the lower tree holds after changes through
+// the mount and, once cached attributes expire, after changes made below it; fsync works on them.
+class ShortCacheListingTest : public ListingCacheTest {
+ protected:
+  ShortCacheListingTest() { extra_flags_ = {"--entry_cache_seconds=1"}; }
+};
+
+TEST_F(ShortCacheListingTest, ListingsWithoutDirectoryOpensFollowEveryChange) {
+  ASSERT_TRUE(Succeeds(As(kNotes).List("Documents/l")));  // the one OPENDIR, cached now
+  int64_t opens = During("requests_opendir", [&] {
+    ASSERT_TRUE(Succeeds(As(kSocial).Create("Documents/l/new")));
+    ASSERT_TRUE(Succeeds(As(kSocial).Unlink("Documents/l/f0")));
+    ASSERT_TRUE(Succeeds(As(kMusic).Rename("Documents/l/f1", "Documents/l/renamed")));
+    ASSERT_TRUE(Succeeds(As(kMusic).Mkdir("Documents/l/sub")));
+    ASSERT_TRUE(Succeeds(As(kMusic).Rename("Documents/l/f2", "Documents/moved")));
+    AppResult listed = As(kNotes).List("Documents/l");
+    ASSERT_TRUE(Succeeds(listed));
+    EXPECT_TRUE(Contains(listed.names, "new")) << listed;
+    EXPECT_TRUE(Contains(listed.names, "renamed")) << listed;
+    EXPECT_TRUE(Contains(listed.names, "sub")) << listed;
+    for (const char* gone : {"f0", "f1", "f2"})
+      EXPECT_FALSE(Contains(listed.names, gone)) << listed;
+    EXPECT_EQ(listed.names.size(), static_cast<size_t>(kFiles));  // +new +sub -f0 -f2
+
+    // Behind the daemon's back: seen once the directory's cached attributes expire.
+    SCOPEDFS_ASSERT_OK(storage_.WriteLower("Documents/l/below", "x", kNotes));
+    ASSERT_EQ(unlink(storage_.Lower("Documents/l/f3").c_str()), 0) << strerror(errno);
+    usleep(2'200'000);
+    listed = As(kSocial).List("Documents/l");
+    ASSERT_TRUE(Succeeds(listed));
+    EXPECT_TRUE(Contains(listed.names, "below")) << listed;
+    EXPECT_FALSE(Contains(listed.names, "f3")) << listed;
+
+    AppResult synced = As(kNotes).Run("fsync Documents/l", [] {
+      AppResult out;
+      int fd = open("Documents/l", O_RDONLY | O_DIRECTORY);
+      if (fd < 0 || fsync(fd) != 0 || fdatasync(fd) != 0) out.err = errno;
+      if (fd >= 0) close(fd);
+      return out;
+    });
+    EXPECT_TRUE(Succeeds(synced));
+  });
+  EXPECT_EQ(opens, 0);
 }
 
 // Under Android's own policy a listing is the caller's: it is never cached by the kernel.
