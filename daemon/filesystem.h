@@ -94,12 +94,12 @@ struct FilesystemOptions {
 // Beside that chain: a handle's RedactionPlan lock, then the plan table's (released before the
 // budget is charged); FileLocks' mu_ or its wait_mu_ (never both).
 // Leaves, under any of the above and taking nothing themselves: engine_mu_, label_mu_,
-// handles_mu_, the facts cache's, the scan queue's, the kernel notifier's and the audit log's
-// locks, and the app budget's (AppBudget::mu_, the per-app handle quota): it is taken under
-// namespace_mu_ (a create's handle), under a RedactionPlan lock (its plan's bytes) and under
-// FileLocks' locks, and never while the plan table's is held.
-// Nothing calls into FUSE while holding any of them, and no location scan runs or is waited for
-// under any of them (namespace_mu_ holders use NoScanWait, scan_queue.h).
+// handles_mu_, a node's kept_mu (NodeTable::KeepRemoved), the facts cache's, the scan queue's, the
+// kernel notifier's and the audit log's locks, and the app budget's (AppBudget::mu_, the per-app
+// handle quota): it is taken under namespace_mu_ (a create's handle), under a RedactionPlan lock
+// (its plan's bytes) and under FileLocks' locks, and never while the plan table's is held. Nothing
+// calls into FUSE while holding any of them, and no location scan runs or is waited for under any
+// of them (namespace_mu_ holders use NoScanWait, scan_queue.h).
 class Filesystem {
  public:
   // Opens the lower root (must be a directory). The engine may be replaced later (SetEngine).
