@@ -924,12 +924,9 @@ def main():
              "of the full run, and every figure of every run) are in [%s](%s)." %
              (os.path.relpath(details_path, a.out), os.path.relpath(details_path, a.out)))
     L.append("")
-    with open(os.path.join(a.out, "BENCHMARKS.md"), "w") as f:
-        f.write("\n".join(L))
+    write_lines(os.path.join(a.out, "BENCHMARKS.md"), L)
 
-    L = ["# Benchmark details: %s" % m["rev"], "",
-         "The per-run dump of the run summarised in [BENCHMARKS.md](%s)." %
-         os.path.relpath(os.path.join(a.out, "BENCHMARKS.md"), a.data), ""]
+    L = details_start(a, m, "run")
     L.append("## Where the time goes")
     L.append("")
     if reqs:
@@ -966,8 +963,19 @@ def main():
         L.append("")
 
     L.extend(every_figure(cells, labels))
-    with open(details_path, "w") as f:
-        f.write("\n".join(L))
+    write_lines(details_path, L)
+
+
+def write_lines(path, lines):
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+
+
+def details_start(a, m, run):
+    """The opening lines of details.md: the revision and a link back to the summary."""
+    return ["# Benchmark details: %s" % m["rev"], "",
+            "The per-run dump of the %s summarised in [BENCHMARKS.md](%s)." %
+            (run, os.path.relpath(os.path.join(a.out, "BENCHMARKS.md"), a.data)), ""]
 
 
 def every_figure(cells, labels):
@@ -1063,16 +1071,12 @@ def write_targets_only(a, cells, workloads, contenders, reqs, kreqs, labels, m):
     L.append("The per-run details (the profiles of the missed rows, FUSE requests by op, every "
              "figure of every run) are in [%s](%s)." % (details_rel, details_rel))
     L.append("")
-    with open(os.path.join(a.out, "BENCHMARKS.md"), "w") as f:
-        f.write("\n".join(L))
+    write_lines(os.path.join(a.out, "BENCHMARKS.md"), L)
 
-    D = ["# Benchmark details: %s" % m["rev"], "",
-         "The per-run dump of the targets run summarised in [BENCHMARKS.md](%s)." %
-         os.path.relpath(os.path.join(a.out, "BENCHMARKS.md"), a.data), ""]
+    D = details_start(a, m, "targets run")
     D.extend(profile_sections(profiles, kreqs, reqs, labels, files, meta_missed))
     D.extend(every_figure(cells, labels))
-    with open(details_path, "w") as f:
-        f.write("\n".join(D))
+    write_lines(details_path, D)
 
 
 def write_semantics_only(a, cells, workloads, reqs, labels, m):
@@ -1091,8 +1095,7 @@ def write_semantics_only(a, cells, workloads, reqs, labels, m):
     L.append("")
     L.extend(ab_section(cells, workloads, reqs, int(a.tree_files), a.runs))
     L.extend(every_figure(cells, labels))
-    with open(os.path.join(a.out, "BENCHMARKS.md"), "w") as f:
-        f.write("\n".join(L))
+    write_lines(os.path.join(a.out, "BENCHMARKS.md"), L)
 
 
 if __name__ == "__main__":
