@@ -62,6 +62,15 @@ std::string DaemonExit::ToString() const {
 
 std::string LowerKindName(LowerKind kind) { return kind == LowerKind::kExt4 ? "ext4" : "tmpfs"; }
 
+LowerKind DefaultLowerKind() {
+  const char* env = getenv("SCOPEDFS_TEST_LOWER");
+  std::string value = env == nullptr ? "" : env;
+  if (value == "ext4") return LowerKind::kExt4;
+  EXPECT_TRUE(value.empty() || value == "tmpfs")
+      << "SCOPEDFS_TEST_LOWER is \"" << value << "\": tmpfs or ext4";
+  return LowerKind::kTmpfs;
+}
+
 absl::Status ScopedStorage::Prepare(LowerKind lower) {
   if (!work_dir_.empty()) return absl::FailedPreconditionError("already prepared");
   EnterPrivateMountNamespace();
