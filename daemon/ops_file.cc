@@ -230,6 +230,17 @@ void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
   op.ReplyAttr(err, st);
 }
 
+// Zeros answered for a version that could not be vouched for (ReadRedacted) are not the file's
+// bytes: the kernel would keep them in the inode's page cache, and an open of the same version
+// asking keep_cache would keep them too, so every later read of the version, by any reader of the
+// redacted view, would get the zeros. The next open of the node therefore drops its pages
+// (cached_version no longer matches), and an invalidation sent after the reply drops them now
+// for the opens held.
+void ForgetZeroFilledPages(Node& node) {
+  absl::MutexLock lock(&node.backing_mu);
+  node.cached_version = FileVersion{};
+}
+
 void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
   OpRequest op(req, OpKind::kRead);
   Filesystem* fs = op.fs();
@@ -240,11 +251,19 @@ void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info
   if (file->redacted()) {
     fs->stats().redacted_reads.fetch_add(1);
     size_t got;
+    bool zero_filled;
     if (int err = ReadRedacted(fs->plans(), file->fd.get(), file->slot, &file->plan, size, off,
-                               buf.get(), &got)) {
+                               buf.get(), &got, &zero_filled)) {
       return op.ReplyErr(err);
     }
-    return (void)fuse_reply_buf(req, buf.get(), got);
+    if (zero_filled) ForgetZeroFilledPages(*file->node);
+    fuse_reply_buf(req, buf.get(), got);
+    // After the reply: the invalidation waits for the pages this READ fills, which stay locked
+    // until the kernel has the reply, and then drops them (kernel_notifier.h).
+    if (zero_filled && fs->session() != nullptr) {
+      fs->session()->notifier().InvalidateInode(file->node->id);
+    }
+    return;
   }
   ssize_t n = pread(file->fd.get(), buf.get(), size, off);
   if (n < 0) return op.ReplyErr(errno);
