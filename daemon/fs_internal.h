@@ -286,10 +286,6 @@ struct Resolved {
   base::UniqueFd fd;
 };
 int Resolve(Filesystem* fs, fuse_ino_t ino, Resolved* out);
-// Resolve, but a regular file's fd is the lower file opened with `flags` (read-only ones only:
-// nothing about the file may change before the caller's open is decided) and *opened is set;
-// other nodes get the O_PATH fd.
-int ResolveOpened(Filesystem* fs, fuse_ino_t ino, int flags, Resolved* out, bool* opened);
 
 // The lower tree's spelling of `name` in `parent`. Under ANDROID semantics names are
 // case-insensitive, as on a device's casefolded /data/media (case_names.h): `name` itself if it

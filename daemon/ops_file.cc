@@ -37,16 +37,12 @@ int KillSetId(const RequestContext& ctx, const Resolved& r, const struct stat& s
 int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi,
            int* backing_id) {
   int flags = (fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC;
-  // A read-only open without O_TRUNC changes nothing in the lower file, so its lower open is made
-  // at once (ResolveOpened), before the decision, as the facts cache reads content before
-  // decisions too: one open instead of an O_PATH open, an open through /proc and a close. Any
-  // other open is made only once it is decided.
-  bool read_only = (fi->flags & O_ACCMODE) == O_RDONLY && !(fi->flags & O_TRUNC);
+  // The lower file is opened only once the open is decided, read-only ones too: an open of the
+  // lower file is seen outside the daemon (it breaks a lease, wakes an inotify or fanotify watcher
+  // of the lower tree), so a refused caller must cause none. Deciding needs only the O_PATH fd
+  // (the facts cache reads content through its own open, once per version).
   Resolved r;
-  bool opened = false;
-  if (int err = read_only ? ResolveOpened(fs, ino, flags, &r, &opened) : Resolve(fs, ino, &r)) {
-    return err;
-  }
+  if (int err = Resolve(fs, ino, &r)) return err;
   MarkKernelAttrsStale(r.node.get());  // its reads and writes change atime, mtime and size
   struct stat st;
   if (int err = StatFd(r.fd.get(), &st)) return err;
@@ -74,7 +70,7 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
   }
   std::optional<uid_t> slot;
   if (int err = fs->TakeHandleSlot(ctx, &slot)) return err;
-  base::UniqueFd fd(opened ? r.fd.release() : open(ProcPath(r.fd.get()).c_str(), flags));
+  base::UniqueFd fd(open(ProcPath(r.fd.get()).c_str(), flags));
   // Cleared at the open rather than at the first write, as passthrough writes never reach the
   // daemon; and only once the open has succeeded, so an open that fails changes nothing.
   int err = fd.valid() ? 0 : errno;

@@ -60,17 +60,6 @@ int Resolve(Filesystem* fs, fuse_ino_t ino, Resolved* out) {
   return fs->nodes().OpenNode(*out->node, &out->fd);
 }
 
-int ResolveOpened(Filesystem* fs, fuse_ino_t ino, int flags, Resolved* out, bool* opened) {
-  *opened = false;
-  if (int err = ResolveNode(fs, ino, out)) return err;
-  // A node's type is its inode's, which no rename can change: a fifo or device is never opened
-  // here (a fifo's open would wait for a writer). The caller still checks the type it stats.
-  if (out->node->type != S_IFREG) return fs->nodes().OpenNode(*out->node, &out->fd);
-  if (int err = fs->nodes().OpenNode(*out->node, &out->fd, flags)) return err;
-  *opened = true;
-  return 0;
-}
-
 int LowerName(Filesystem* fs, const Resolved& parent, const char* name, std::string* real) {
   real->assign(name);
   if (fs->posix() || NameError(name, ENOENT) != 0) return 0;
