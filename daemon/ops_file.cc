@@ -212,7 +212,10 @@ void sfs_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // under POSIX semantics may clear set-id bits (KillSetId).
   bool writes = (fi->flags & O_ACCMODE) != O_RDONLY;
   if (err == 0 && ((fi->flags & O_TRUNC) || (writes && op.fs()->posix()))) op.ChangedThrough(ino);
-  op.ReplyOpened(err, fi, backing_id, nullptr);
+  if (!op.ReplyOpened(err, fi, backing_id, nullptr)) {
+    // The kernel never got the handle, so no RELEASE will come for it.
+    return CloseHandle(op.fs(), op, FileOf(fi), /*flock_release=*/false);
+  }
   if (err == 0) ListingAfterOpen(op.fs(), ino);
 }
 
@@ -340,14 +343,11 @@ void sfs_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   op.ReplyErr(0);
 }
 
-void sfs_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  OpRequest op(req, std::nullopt);
-  Filesystem* fs = op.fs();
-  OpenFile* file = FileOf(fi);
+void CloseHandle(Filesystem* fs, OpRequest& op, OpenFile* file, bool flock_release) {
   fs->Unregister(file);
   // The last close of an open file ends its flock() lock. The lower description may outlive the
   // handle (the kernel keeps a passthrough backing file while other opens use it), so say so.
-  if (fi->flock_release) flock(file->fd.get(), LOCK_UN);
+  if (flock_release) flock(file->fd.get(), LOCK_UN);
   // The end of an open file description ends its OFD locks (and any POSIX owner's left).
   {
     absl::MutexLock lock(&file->lock_owners_mu);
@@ -361,6 +361,11 @@ void sfs_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   }
   if (!file->redacted()) fs->backing().Detach(file->node, file->passthrough);
   delete file;
+}
+
+void sfs_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  OpRequest op(req, std::nullopt);
+  CloseHandle(op.fs(), op, FileOf(fi), fi->flock_release);
   op.ReplyErr(0);
 }
 
