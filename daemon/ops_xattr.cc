@@ -47,19 +47,23 @@ struct XattrPath {
 // `modify_name` (null: it only reads) is refused EPERM first if the name is reserved or not the
 // caller's to change, then judged as OP_SETATTR; one that reads is judged as a read of the
 // object (as open(O_RDONLY) and readlink are: an attribute is the object's content as much as
-// its bytes are), so a caller that finds a name it may not read learns no attribute of it.
+// its bytes are), so a caller that finds a name it may not read learns no attribute of it. POSIX
+// ACLs (`read_name` system.posix_acl_*) are the exception: they are permissions, shown to whoever
+// finds the name as its mode is, and the kernel asks for them as whichever caller's permission
+// check needs them first, caches them for the inode and reads them for every later caller's
+// check and getfacl alike; a refusal would fail that caller's path walks instead.
 // A symlink's own attributes are served as natively: the /proc path of its O_PATH fd names the
 // link itself, and the xattr calls that follow it stop there (a magic link is not followed
 // further), so no call reaches the link's target; the lower filesystem refuses user.* on it.
 int XattrTarget(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, const char* modify_name,
-                XattrPath* proc) {
+                XattrPath* proc, const char* read_name = nullptr) {
   bool modify = modify_name != nullptr;
   if (modify && ReservedXattr(modify_name)) return EPERM;
   Visible v;
   if (int err = ResolveVisible(fs, ctx, ino, &v)) return err;
   if (modify) {
     if (int err = Verdict(ctx.Decide(OP_SETATTR, v.r.path, v.dir, &v.info))) return err;
-  } else {
+  } else if (!read_name || !absl::StartsWith(read_name, "system.posix_acl_")) {
     policy::Decision d = ctx.Decide(OP_READ, v.r.path, v.dir, &v.info);
     if (!d.Permits()) return ErrnoOf(d);
   }
@@ -92,7 +96,7 @@ void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size)
   if (int err = NoXattrAnswer(fs, ENODATA)) return op.ReplyErr(err);
   if (ReservedXattr(name)) return op.ReplyErr(ENODATA);
   XattrPath proc;
-  if (int err = XattrTarget(fs, op.ctx(), ino, nullptr, &proc)) {
+  if (int err = XattrTarget(fs, op.ctx(), ino, nullptr, &proc, name)) {
     return op.ReplyErr(err);
   }
   if (size == 0) {

@@ -3,6 +3,7 @@
 // file, and a list that grows while it is read is never answered ERANGE to a buffer that holds
 // it. Needs root and /dev/fuse.
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -146,6 +147,21 @@ TEST_F(ListingXattrMountTest, ACallerThatMayNotReadTheFileReadsNoAttributes) {
   AppResult owner = As(kNotes).GetXattr(kFile, "user.comment");
   ASSERT_TRUE(Succeeds(owner));
   EXPECT_EQ(owner.data, "secret");
+}
+
+// A POSIX ACL is a permission, not content: the kernel caches it for the inode from whichever
+// caller's check asked first and reads it for every caller, so the daemon gives it to whoever
+// finds the name, as the mode; a refusal would fail that caller's permission checks instead.
+TEST_F(ListingXattrMountTest, AnAclIsShownToWhoeverFindsTheName) {
+  constexpr char kFile[] = "Documents/shared.pdf";
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower(kFile, PdfBytes(), kNotes));
+  ASSERT_EQ(chown(storage_.Lower(kFile).c_str(), kNotes, kNotes), 0);
+  std::string setfacl = "setfacl -m u:12345:r " + storage_.Lower(kFile);
+  ASSERT_EQ(system(setfacl.c_str()), 0) << setfacl;
+  ASSERT_TRUE(FailsWith(As(kCamera).Open(kFile, O_RDONLY), EACCES));
+  AppResult acl = As(kCamera).GetXattr(kFile, "system.posix_acl_access");
+  EXPECT_TRUE(Succeeds(acl));
+  EXPECT_FALSE(acl.data.empty());
 }
 
 }  // namespace
