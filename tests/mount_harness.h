@@ -292,7 +292,8 @@ class MountTest : public ::testing::Test {
   // with a test failure, when it cannot be read.
   int64_t Lookups();
   // The LOOKUPs three stats of `path` by `uid`, in one process, cost: 0 where the kernel answers
-  // from names it cached.
+  // from names it cached. The walks start in the path's top-level directory (entered before the
+  // count), as names in the mount's root are cached only on a mount one user's apps reach.
   int64_t LookupsForThreeStats(uid_t uid, const std::string& path);
 
   ScopedStorage storage_;
