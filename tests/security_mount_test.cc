@@ -370,7 +370,6 @@ TEST_F(SecurityMountTest, DirectoryAttributesDoNotCountHiddenEntries) {
     AppResult out;
     struct stat a, d;
     if (stat("Android/data", &a) != 0 || stat("Documents", &d) != 0) return Fail(errno, "stat");
-    out.value = a.st_nlink;
     out.data = absl::StrCat(a.st_nlink, " ", d.st_nlink, " ", d.st_size, " ", d.st_mtim.tv_sec, ".",
                             d.st_mtim.tv_nsec, " ", d.st_ctim.tv_sec);
     return out;
@@ -384,17 +383,30 @@ TEST_F(SecurityMountTest, DirectoryAttributesDoNotCountHiddenEntries) {
     AppResult out;
     struct stat a, d;
     if (stat("Android/data", &a) != 0 || stat("Documents", &d) != 0) return Fail(errno, "stat");
+    out.value = a.st_nlink;
     out.data = absl::StrCat(a.st_nlink, " ", d.st_nlink, " ", d.st_size, " ", d.st_mtim.tv_sec, ".",
                             d.st_mtim.tv_nsec, " ", d.st_ctim.tv_sec);
     return out;
   });
   ASSERT_TRUE(Succeeds(data2));
   EXPECT_EQ(data1.data, data2.data);
-  // Root sees the lower directory as it is.
+  // The promised answers themselves, with a subdirectory now hidden in Android/data.
+  EXPECT_EQ(data2.value, 1) << "Android/data's link count counts what the app cannot see";
+  // Root sees the lower directory as it is: the hidden subdirectory counted, the lower's size.
   struct stat lower;
   ASSERT_EQ(stat(storage_.Lower("Android/data").c_str(), &lower), 0);
-  AppResult root = As(kRoot).Stat("Android/data");
+  ASSERT_GT(lower.st_nlink, 2u) << "the lower directory lost its subdirectory";
+  AppResult root = As(kRoot).Run("stat", [&] {
+    AppResult out;
+    struct stat a;
+    if (stat("Android/data", &a) != 0) return Fail(errno, "stat");
+    out.data = absl::StrCat(a.st_nlink, " ", a.st_size, " ", a.st_mode, " ", a.st_uid);
+    return out;
+  });
   ASSERT_TRUE(Succeeds(root));
+  EXPECT_EQ(root.data,
+            absl::StrCat(lower.st_nlink, " ", lower.st_size, " ", lower.st_mode, " ", lower.st_uid))
+      << "root's stat (nlink size mode uid) differs from the lower directory's";
   // Creating the hidden name fails without EEXIST (the chosen answer: EACCES, as for any create
   // the policy refuses), and the hidden file is untouched.
   EXPECT_TRUE(FailsWith(As(kSocial).Create("Documents/secret.txt", "y"), EACCES));
