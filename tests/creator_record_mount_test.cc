@@ -38,7 +38,7 @@ class CreatorRecordMountTest : public ::testing::Test {
     SCOPEDFS_ASSERT_OK(storage_.StartDaemon(options));
   }
   void TearDown() override {
-    if (storage_.daemon_running()) {
+    if (storage_.daemon_started()) {
       DaemonExit exit = storage_.StopDaemon();
       EXPECT_TRUE(exit.clean()) << exit.ToString() << "\n" << storage_.DaemonLog();
     }

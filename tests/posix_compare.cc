@@ -456,7 +456,7 @@ void PosixCompareTest::SetUp() {
 }
 
 void PosixCompareTest::TearDown() {
-  if (storage_.daemon_running()) {
+  if (storage_.daemon_started()) {
     DaemonExit e = storage_.StopDaemon();
     EXPECT_TRUE(e.clean()) << "scopedfsd did not exit cleanly on SIGTERM: " << e.ToString();
   }

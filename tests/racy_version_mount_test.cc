@@ -82,7 +82,7 @@ class RacyVersionMountTest : public ::testing::TestWithParam<int> {
     ASSERT_EQ(system(copy.c_str()), 0) << copy;
   }
   void TearDown() override {
-    if (storage_.daemon_running()) storage_.StopDaemon();
+    if (storage_.daemon_started()) storage_.StopDaemon();
     if (HasFailure()) std::cerr << "--- scopedfsd log ---\n" << storage_.DaemonLog() << "---\n";
     if (mounted_) {
       EXPECT_EQ(umount2(lower_.c_str(), MNT_DETACH), 0) << strerror(errno);
