@@ -16,6 +16,7 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -363,6 +364,73 @@ TEST_F(SecurityMountTest, LinkOrRenameUnderAnotherClassRaisesNoThirdAppsRead) {
   expect_unreadable_by_music("Music/trip/v.m4a");
   expect_unreadable_by_music("Movies/trip/v.m4a");
   expect_unreadable_by_music(at);
+}
+
+// --- Writes into a photo by a reader owed redaction: fallocate and copy_file_range -------------
+
+// An app without ACCESS_MEDIA_LOCATION holds a writable fd of another app's file of no known
+// format (allowed: all-files access); the owner then makes it a photo with location, in place.
+// `change` is the app's next change through that fd; it must fail EACCES (docs/security.md: no
+// write, truncate, fallocate or copy_file_range into another app's photo), leaving the photo as
+// the owner wrote it.
+void ExpectChangeOfAPhotoRefused(ScopedStorage& storage, const std::function<int(int fd)>& change) {
+  constexpr char kShared[] = "Download/shared.bin";
+  SCOPEDFS_ASSERT_OK(storage.WriteLower(kShared, Pattern(4096, 7), kNotes));
+  SCOPEDFS_ASSERT_OK(storage.WriteLower("Download/source.bin", Pattern(4096, 9), kFiles));
+  ASSERT_TRUE(Succeeds(storage.As(kFiles).Read(kShared)));  // its facts: no carrier format yet
+  int opened[2], rewritten[2];
+  ASSERT_EQ(pipe(opened), 0);
+  ASSERT_EQ(pipe(rewritten), 0);
+  std::string lower = storage.Lower(kShared);
+  std::string photo = ReadFileOrDie("tests/media/gps.jpg");
+  std::thread owner([&] {
+    char c;
+    if (read(opened[0], &c, 1) == 1) {
+      int fd = open(lower.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+      if (fd >= 0) {
+        (void)!write(fd, photo.data(), photo.size());
+        close(fd);
+      }
+    }
+    (void)!write(rewritten[1], "g", 1);
+  });
+  AppResult r = storage.As(kFiles).Run("change after the owner's rewrite", [&] {
+    AppResult out;
+    int fd = open(kShared, O_RDWR | O_CLOEXEC);
+    (void)!write(opened[1], "o", 1);
+    char c;
+    (void)!read(rewritten[0], &c, 1);
+    if (fd < 0) {
+      out.err = 1000 + errno;  // the open itself failed
+      return out;
+    }
+    out.err = change(fd);
+    close(fd);
+    return out;
+  });
+  owner.join();
+  for (int fd : {opened[0], opened[1], rewritten[0], rewritten[1]}) close(fd);
+  EXPECT_TRUE(FailsWith(r, EACCES)) << r;
+  absl::StatusOr<std::string> now = storage.ReadLower(kShared);
+  ASSERT_TRUE(now.ok()) << now.status();
+  EXPECT_TRUE(*now == photo) << "the photo changed (" << now->size() << " bytes)";
+}
+
+TEST_F(SecurityMountTest, FallocateIntoAnotherAppsPhotoIsRefused) {
+  ExpectChangeOfAPhotoRefused(storage_,
+                              [](int fd) { return fallocate(fd, 0, 0, 1 << 20) == 0 ? 0 : errno; });
+}
+
+TEST_F(SecurityMountTest, CopyFileRangeIntoAnotherAppsPhotoIsRefused) {
+  ExpectChangeOfAPhotoRefused(storage_, [](int fd) {
+    int src = open("Download/source.bin", O_RDONLY | O_CLOEXEC);
+    if (src < 0) return 2000 + errno;
+    loff_t in = 0, out = 0;
+    ssize_t n = copy_file_range(src, &in, fd, &out, 4096, 0);
+    int err = n < 0 ? errno : (n == 0 ? ENODATA : 0);
+    close(src);
+    return err;
+  });
 }
 
 // --- Finding 8: directories do not count what the caller cannot see ---------------------------
