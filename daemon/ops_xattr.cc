@@ -90,6 +90,14 @@ void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* 
   op.ReplyErr(err);
 }
 
+// A lower filesystem without xattrs (ramfs) has no ACLs either, and its own permission checks use
+// the mode bits alone; passed up as EOPNOTSUPP, the kernel would fail every permission check that
+// consults an ACL (a directory with group bits) with EOPNOTSUPP. ENODATA says "no ACL" instead.
+int LowerGetxattrError(const char* name, int err) {
+  if (err == EOPNOTSUPP && absl::StartsWith(name, "system.posix_acl_")) return ENODATA;
+  return err;
+}
+
 void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   OpRequest op(req, OpKind::kXattr);
   Filesystem* fs = op.fs();
@@ -101,12 +109,12 @@ void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size)
   }
   if (size == 0) {
     ssize_t n = getxattr(proc.c_str(), name, nullptr, 0);
-    if (n < 0) return op.ReplyErr(errno);
+    if (n < 0) return op.ReplyErr(LowerGetxattrError(name, errno));
     return (void)fuse_reply_xattr(req, static_cast<size_t>(n));
   }
   std::vector<char> buf(size);
   ssize_t n = getxattr(proc.c_str(), name, buf.data(), size);
-  if (n < 0) return op.ReplyErr(errno);
+  if (n < 0) return op.ReplyErr(LowerGetxattrError(name, errno));
   fuse_reply_buf(req, buf.data(), static_cast<size_t>(n));
 }
 

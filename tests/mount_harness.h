@@ -221,7 +221,12 @@ class ScopedStorage {
 
   // Starts the daemon and waits (bounded) until it serves the mount.
   absl::Status StartDaemon(const DaemonOptions& options = {});
-  bool daemon_running() const { return daemon_pid_ > 0; }
+  // Whether the daemon this object started is still alive (not a zombie): a daemon that has
+  // exited is reaped here, and its exit kept for the StopDaemon or WaitDaemonExit that follows.
+  bool daemon_running();
+  // A daemon was started and its exit not yet returned by StopDaemon or WaitDaemonExit, whether
+  // it still runs or not: what a TearDown checks, so that a daemon that died is reported.
+  bool daemon_started() const { return daemon_pid_ > 0 || exit_unreported_; }
   pid_t daemon_pid() const { return daemon_pid_; }
   // SIGTERM to the daemon this object started, then SIGKILL if it has not exited in time.
   DaemonExit StopDaemon();
@@ -275,6 +280,7 @@ class ScopedStorage {
   std::string vold_mountpoint_;  // where the harness mounted as vold (DaemonOptions::vold_mount)
   pid_t daemon_pid_ = -1;
   DaemonExit last_exit_;
+  bool exit_unreported_ = false;  // daemon_running reaped it; StopDaemon has not returned it yet
 };
 
 // Base fixture: a prepared storage with the default layout and a running daemon. Tests populate

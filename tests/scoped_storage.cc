@@ -216,6 +216,7 @@ absl::Status ScopedStorage::StartDaemon(const DaemonOptions& options) {
   // and the connection ends with the daemon.
   if (fuse_fd >= 0) close(fuse_fd);
   daemon_pid_ = pid;
+  exit_unreported_ = false;
 
   absl::Time deadline = absl::Now() + kStartTimeout;
   for (;;) {
@@ -239,13 +240,26 @@ absl::Status ScopedStorage::StartDaemon(const DaemonOptions& options) {
   return absl::OkStatus();
 }
 
+bool ScopedStorage::daemon_running() {
+  if (daemon_pid_ <= 0) return false;
+  int status;
+  if (waitpid(daemon_pid_, &status, WNOHANG) != daemon_pid_) return true;
+  daemon_pid_ = -1;
+  last_exit_ = DecodeStatus(status);
+  exit_unreported_ = true;
+  UnmountVoldMount();
+  return false;
+}
+
 DaemonExit ScopedStorage::StopDaemon() {
+  exit_unreported_ = false;
   if (daemon_pid_ <= 0) return last_exit_;
   kill(daemon_pid_, SIGTERM);
   return WaitDaemonExit(kStopTimeout);
 }
 
 DaemonExit ScopedStorage::WaitDaemonExit(absl::Duration timeout) {
+  exit_unreported_ = false;
   if (daemon_pid_ <= 0) return last_exit_;
   absl::Time deadline = absl::Now() + timeout;
   int status;
@@ -519,7 +533,7 @@ int64_t MountTest::LookupsForThreeStats(uid_t uid, const std::string& path) {
 }
 
 void MountTest::TearDown() {
-  if (storage_.daemon_running()) {
+  if (storage_.daemon_started()) {
     DaemonExit e = storage_.StopDaemon();
     EXPECT_TRUE(e.clean()) << "scopedfsd did not exit cleanly on SIGTERM: " << e.ToString();
     EXPECT_FALSE(storage_.IsMounted()) << "scopedfsd exited but left its mount behind";
