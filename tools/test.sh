@@ -6,7 +6,9 @@
 # with it N and the second with it Y, and the value found at the start is put back at the end,
 # whatever happens (the daemon itself never changes it). Each pass's mount test logs are kept
 # under tools/check_mount_tests_ran.sh's directory, which checks that both ran every case. Last,
-# the unit tests run again under ThreadSanitizer (SCOPEDFS_TSAN=0 skips that pass).
+# the unit tests run again under ThreadSanitizer (SCOPEDFS_TSAN=0 skips that pass), and three
+# mutants of the mutation check, a different three each day, must each make a test fail
+# (tools/mutants/run.sh; SCOPEDFS_MUTANTS=0 skips them).
 # Extra arguments go to both `bazel test` runs, e.g. tools/test.sh --config=asan
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,5 +71,14 @@ keep_logs uring "$@"
 if [ "${SCOPEDFS_TSAN:-1}" != 0 ]; then
   echo "test: the unit tests again, under ThreadSanitizer"
   bazel test --config=tsan --build_tests_only --test_tag_filters=-requires-fuse //... || status=$?
+fi
+
+# Three mutants of the mutation check (a window that moves by three each day, so every mutant
+# comes round), applied in this checkout so that what the passes above built is reused; each
+# file is put back as it was. The whole list runs with tools/mutants/run.sh (docs/testing.md).
+# SCOPEDFS_MUTANTS=0 skips this.
+if [ "${SCOPEDFS_MUTANTS:-1}" != 0 ]; then
+  echo "test: three mutants of the mutation check, each of which a test must catch"
+  tools/mutants/run.sh --in_place --rotate=3 || status=$?
 fi
 exit "$status"

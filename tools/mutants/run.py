@@ -8,7 +8,12 @@ SURVIVED (every test passed). A mutant whose snippet is not found exactly once i
 never a pass. Before any mutant, the same tests run on the unchanged tree and must pass there and
 run at least one case each, so a kill is the mutant's doing, not a broken or empty test.
 
-Usage: tools/mutants/run.sh [--only=ID,...] [--rotate=N] [--commit=REV] [--list] [--keep-going]
+Usage: tools/mutants/run.sh [--only=ID,...] [--rotate=N] [--commit=REV] [--in_place] [--list]
+
+--in_place mutates the checkout itself instead (each file put back as it was, also on SIGINT,
+SIGTERM or SIGHUP): no second Bazel output base, so everything the tests need is built already.
+tools/test.sh uses it; a file with uncommitted changes is not mutated (its mutants are skipped).
+Every mutant's snippet is checked on every run, chosen or not, so a stale one fails any run.
 """
 
 import argparse
@@ -17,6 +22,7 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -158,6 +164,18 @@ def baseline(tree, mutants, logdir):
     return bad
 
 
+def stale(tree, m):
+    """Why `m` cannot be applied to `tree`, or None."""
+    try:
+        with open(os.path.join(tree, m.fields["file"])) as f:
+            count = f.read().count(m.original)
+    except OSError as e:
+        return f"cannot read {m.fields['file']}: {e.strerror}"
+    if count != 1:
+        return f"its snippet is found {count} times in {m.fields['file']}, not once"
+    return None
+
+
 def run_mutant(tree, m, logdir):
     """'killed', 'SURVIVED', 'STALE' or 'BROKEN' (the mutant does not build), with what killed it."""
     path = os.path.join(tree, m.fields["file"])
@@ -195,12 +213,13 @@ def main():
         help="what picks the rotating window (default: days since 1970, UTC)",
     )
     ap.add_argument("--commit", default="HEAD", help="the commit to mutate (default HEAD)")
+    ap.add_argument("--in_place", action="store_true", help="mutate this checkout (see above)")
     ap.add_argument("--list", action="store_true", help="print the mutants and exit")
     ap.add_argument("--no_baseline", action="store_true", help="skip the unchanged-tree run")
     ap.add_argument("--mutants", default=os.path.join(HERE, "mutants.txt"))
     args = ap.parse_args()
 
-    mutants = parse(args.mutants)
+    everything = mutants = parse(args.mutants)
     if args.only:
         wanted = args.only.split(",")
         unknown = [w for w in wanted if w not in {m.id for m in mutants}]
@@ -217,28 +236,53 @@ def main():
             print(f"{m.id}\t{m.fields['file']}\t{m.fields['tests']}")
         return 0
 
-    commit = git("rev-parse", "--verify", args.commit + "^{commit}").stdout.strip()
-    tree = scratch_tree(commit)
-    logdir = os.path.join(tree, "mutant-logs")
+    # SIGTERM and SIGHUP unwind like ^C, so every `finally` puts its file back.
+    def interrupted(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, interrupted)
+    started = time.time()
+    if args.in_place:
+        tree = REPO
+        commit = git("rev-parse", "HEAD").stdout.strip()
+        logdir = os.path.join(REPO, "bazel-mutant-logs")
+        dirty = git("status", "--porcelain", "--untracked-files=no").stdout.split("\n")
+        dirty = {line[3:] for line in dirty if line}
+        for m in [m for m in mutants if m.fields["file"] in dirty]:
+            print(f"{m.id} SKIPPED ({m.fields['file']} has uncommitted changes: not mutated)")
+        mutants = [m for m in mutants if m.fields["file"] not in dirty]
+    else:
+        commit = git("rev-parse", "--verify", args.commit + "^{commit}").stdout.strip()
+        tree = scratch_tree(commit)
+        logdir = os.path.join(tree, "mutant-logs")
     shutil.rmtree(logdir, ignore_errors=True)
     os.makedirs(logdir)
-    started = time.time()
     print(f"mutants: {len(mutants)} at {commit[:10]} in {tree} (logs in {logdir})", flush=True)
+    stale_ids = []
+    for m in everything:
+        why = stale(tree, m)
+        if why:
+            print(f"{m.id} STALE ({why})")
+            stale_ids.append(m.id)
+    mutants = [m for m in mutants if m.id not in stale_ids]
+    results = {i: "STALE" for i in stale_ids}
     try:
         if not args.no_baseline:
             if baseline(tree, mutants, logdir):
                 print("mutants: the unchanged tree fails or skips the tests above: no verdicts")
                 return 2
             print(f"baseline: every test passes unchanged ({time.time() - started:.0f} s)", flush=True)
-        results = {}
         for m in mutants:
             t0 = time.time()
             verdict, detail = run_mutant(tree, m, logdir)
             results[m.id] = verdict
             print(f"{m.id} {verdict} ({detail}, {time.time() - t0:.0f} s)", flush=True)
     finally:
-        git("checkout", "--force", "--", ".", cwd=tree)
-        subprocess.run(["bazel", "shutdown"], cwd=tree, capture_output=True)
+        if not args.in_place:
+            git("checkout", "--force", "--", ".", cwd=tree)
+            # The scratch tree's Bazel server holds memory that the developer's needs.
+            subprocess.run(["bazel", "shutdown"], cwd=tree, capture_output=True)
     counts = {v: list(results.values()).count(v) for v in ("killed", "SURVIVED", "STALE", "BROKEN")}
     print(
         f"mutants: {counts['killed']}/{len(results)} killed, {counts['SURVIVED']} survived, "
