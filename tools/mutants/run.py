@@ -215,6 +215,7 @@ def main():
     ap.add_argument("--commit", default="HEAD", help="the commit to mutate (default HEAD)")
     ap.add_argument("--in_place", action="store_true", help="mutate this checkout (see above)")
     ap.add_argument("--list", action="store_true", help="print the mutants and exit")
+    ap.add_argument("--table", action="store_true", help="print docs/testing.md's table and exit")
     ap.add_argument("--no_baseline", action="store_true", help="skip the unchanged-tree run")
     ap.add_argument("--mutants", default=os.path.join(HERE, "mutants.txt"))
     args = ap.parse_args()
@@ -231,6 +232,13 @@ def main():
             (datetime.datetime.now(datetime.timezone.utc).date() - datetime.date(1970, 1, 1)).days
         )
         mutants = rotate(mutants, args.rotate, int(key))
+    if args.table:
+        print("| mutant | what it breaks | invariant | the tests that kill it |")
+        print("|---|---|---|---|")
+        for m in mutants:
+            tests = "; ".join(f"`{t}`" + (f" (`{f}`)" if f else "") for t, f in m.tests())
+            print(f"| `{m.id}` | {m.fields['breaks']} | {m.fields['invariant']} | {tests} |")
+        return 0
     if args.list:
         for m in mutants:
             print(f"{m.id}\t{m.fields['file']}\t{m.fields['tests']}")
