@@ -9,6 +9,7 @@ never a pass. Before any mutant, the same tests run on the unchanged tree and mu
 run at least one case each, so a kill is the mutant's doing, not a broken or empty test.
 
 Usage: tools/mutants/run.sh [--only=ID,...] [--rotate=N] [--commit=REV] [--in_place] [--list]
+       tools/mutants/run.sh --check   (no build: every snippet applies to this checkout)
 
 --in_place mutates the checkout itself instead (each file put back as it was, also on SIGINT,
 SIGTERM or SIGHUP): no second Bazel output base, so everything the tests need is built already.
@@ -27,7 +28,8 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+# The source tree, also when run from Bazel's runfiles (symlinks into the tree): //tools:mutants_test.
+HERE = os.path.dirname(os.path.realpath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 FIELDS = ("invariant", "breaks", "file", "tests")
 
@@ -215,6 +217,9 @@ def main():
     ap.add_argument("--commit", default="HEAD", help="the commit to mutate (default HEAD)")
     ap.add_argument("--in_place", action="store_true", help="mutate this checkout (see above)")
     ap.add_argument("--list", action="store_true", help="print the mutants and exit")
+    ap.add_argument(
+        "--check", action="store_true", help="only check every snippet against this checkout"
+    )
     ap.add_argument("--table", action="store_true", help="print docs/testing.md's table and exit")
     ap.add_argument("--no_baseline", action="store_true", help="skip the unchanged-tree run")
     ap.add_argument("--mutants", default=os.path.join(HERE, "mutants.txt"))
@@ -239,6 +244,12 @@ def main():
             tests = "; ".join(f"`{t}`" + (f" (`{f}`)" if f else "") for t, f in m.tests())
             print(f"| `{m.id}` | {m.fields['breaks']} | {m.fields['invariant']} | {tests} |")
         return 0
+    if args.check:
+        bad = [(m.id, stale(REPO, m)) for m in everything if stale(REPO, m)]
+        for ident, why in bad:
+            print(f"{ident} STALE ({why})")
+        print(f"mutants: {len(everything) - len(bad)} of {len(everything)} apply to {REPO}")
+        return 1 if bad else 0
     if args.list:
         for m in mutants:
             print(f"{m.id}\t{m.fields['file']}\t{m.fields['tests']}")
