@@ -119,8 +119,8 @@ def scratch_tree(commit):
     ):
         if os.path.exists(path):
             shutil.rmtree(path)
-        git("worktree", "prune")
-        git("worktree", "add", "--detach", path, commit)
+        # --force: the path may still be registered from a scratch tree since deleted.
+        git("worktree", "add", "--force", "--detach", path, commit)
     git("checkout", "--force", "--detach", commit, cwd=path)
     git("reset", "--hard", cwd=path)  # whatever an interrupted run left there
     git("clean", "-fdq", "-e", "/bazel-*", cwd=path)
