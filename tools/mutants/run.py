@@ -312,4 +312,7 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt as e:
+        sys.exit(f"mutants: interrupted ({e or 'SIGINT'}); every mutated file was put back")
