@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what the build needs (Debian packages only), runs every test with
 # the daemons serving through /dev/fuse, then runs the mount tests (tagged requires-fuse) a second
-# time over FUSE over io_uring (--transport=uring, through SCOPEDFS_TEST_TRANSPORT). The kernel
+# time over FUSE over io_uring (--transport=uring, through SCOPEDFS_TEST_TRANSPORT), and those
+# tagged lower-dependent a third time on an ext4 loop lower (SCOPEDFS_TEST_LOWER=ext4). The kernel
 # offers io_uring only while /sys/module/fuse/parameters/enable_uring is Y: the first pass runs
 # with it N and the second with it Y, and the value found at the start is put back at the end,
 # whatever happens (the daemon itself never changes it). Each pass's mount test logs are kept
@@ -63,6 +64,17 @@ echo "test: the mount tests again, over io_uring ($param=Y)"
 bazel test "${mount_tests[@]}" --test_env=SCOPEDFS_TEST_TRANSPORT=uring \
   --test_env=SCOPEDFS_TEST_ENABLE_URING=Y "$@" || status=$?
 keep_logs uring "$@"
+
+# The mount tests whose behaviour depends on the lower filesystem (tagged lower-dependent) once
+# more, on an ext4 loop lower: ext4 hands a freed inode number to the next file at once, tmpfs
+# never does. Through /dev/fuse, with enable_uring still Y (the daemon's default transport then
+# is io_uring where offered, so this pass serves over it too).
+mapfile -t ext4_tests < <(bazel query 'attr(tags, "lower-dependent", tests(//...))' 2>/dev/null)
+echo "test: the ${#ext4_tests[@]} lower-dependent mount tests again, on an ext4 lower"
+bazel test "${ext4_tests[@]}" --test_env=SCOPEDFS_TEST_LOWER=ext4 \
+  --test_env=SCOPEDFS_TEST_ENABLE_URING=Y "$@" || status=$?
+mount_tests=("${ext4_tests[@]}")
+keep_logs ext4 "$@"
 
 # The unit tests (those that need no FUSE mount) again under ThreadSanitizer, with enable_uring
 # back as it was. Same output base (--config=tsan builds under its own platform suffix);
