@@ -100,11 +100,12 @@ class UserCacheMountTest : public MountTest, public testing::WithParamInterface<
   // The all-files app opens kText for writing (its redacted view), the owner stats it (a LOOKUP
   // that brings the raw view back into the owner's dentry, with its attributes cached with the
   // name when cached()), the all-files app makes `change` through its open descriptor, and the
-  // owner stats it again: what that stat finds.
+  // owner stats it again while the all-files app still holds its descriptor (so the drop cannot
+  // come from the RELEASE that its close sends): what that stat finds.
   AppResult OwnersStatAfterChangeThroughRedactedView(const std::function<int(int fd)>& change) {
     absl::Status written = storage_.WriteLower(kText, "x", kNotes);
     EXPECT_TRUE(written.ok()) << written;
-    Pipe opened, go;
+    Pipe opened, go, changed, done;
     pid_t changer = StartAs(
         kFiles,
         [&] {
@@ -114,10 +115,14 @@ class UserCacheMountTest : public MountTest, public testing::WithParamInterface<
           char c;
           if (read(go.r, &c, 1) != 1) return 2;
           int rc = change(fd) == 0 ? 0 : 100 + errno;
+          if (write(changed.w, "C", 1) != 1) return 3;
+          if (read(done.r, &c, 1) != 1) return 4;
           close(fd);
           return rc;
         },
         storage_.mountpoint());
+    close(changed.w);  // a changer that dies early ends the wait for its "changed"
+    changed.w = -1;
     char c;
     bool is_open = read(opened.r, &c, 1) == 1;
     AppResult before = As(kNotes).Stat(kText);
@@ -127,6 +132,9 @@ class UserCacheMountTest : public MountTest, public testing::WithParamInterface<
       EXPECT_EQ(AskedForThreeStats(kNotes, kText), 0) << "its attributes are cached";
     }
     EXPECT_EQ(write(go.w, "G", 1), 1);
+    EXPECT_EQ(read(changed.r, &c, 1), 1);
+    AppResult after = As(kNotes).Stat(kText);
+    EXPECT_EQ(write(done.w, "D", 1), 1);
     int exit = WaitChild(changer);
     EXPECT_TRUE(is_open);
     EXPECT_EQ(exit, 0) << (exit > 100 ? ErrnoName(exit - 100) : "");
@@ -135,7 +143,7 @@ class UserCacheMountTest : public MountTest, public testing::WithParamInterface<
     if (stats.ok()) {
       EXPECT_EQ((*stats)["open_mediated"], 1) << "not through the redacted view";
     }
-    return As(kNotes).Stat(kText);
+    return after;
   }
   // Requests three stats of `path` by `uid`, in one process, cost the daemon.
   int64_t AskedForThreeStats(uid_t uid, const std::string& path) {

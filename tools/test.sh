@@ -5,10 +5,11 @@
 # tagged lower-dependent a third time on an ext4 loop lower (SCOPEDFS_TEST_LOWER=ext4). The kernel
 # offers io_uring only while /sys/module/fuse/parameters/enable_uring is Y: the first pass runs
 # with it N and the second with it Y, and the value found at the start is put back at the end,
-# whatever happens (the daemon itself never changes it). Last, the unit tests run again under
+# whatever happens (the daemon itself never changes it). Then the unit tests run again under
 # ThreadSanitizer (SCOPEDFS_TSAN=0 skips that pass; tests tagged no-tsan sit it out). Each pass's
-# logs (every test's in the first, the mount tests' in the second, the unit tests' in the third)
-# are kept for tools/check_mount_tests_ran.sh, which checks that every one ran every case.
+# logs are kept for tools/check_mount_tests_ran.sh, which checks that every one ran every case.
+# Last, three mutants of the mutation check, a different three each day, must each make a test
+# fail (tools/mutants/run.sh; SCOPEDFS_MUTANTS=0 skips them).
 # Extra arguments go to both `bazel test` runs, e.g. tools/test.sh --config=asan
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -89,5 +90,14 @@ if [ "${SCOPEDFS_TSAN:-1}" != 0 ]; then
   bazel test --config=tsan --build_tests_only --test_tag_filters=-requires-fuse,-no-tsan //... ||
     status=$?
   keep_logs tsan tsan_tests --config=tsan
+fi
+
+# Three mutants of the mutation check (a window that moves by three each day, so every mutant
+# comes round), applied in this checkout so that what the passes above built is reused; each
+# file is put back as it was. The whole list runs with tools/mutants/run.sh (docs/testing.md).
+# SCOPEDFS_MUTANTS=0 skips this.
+if [ "${SCOPEDFS_MUTANTS:-1}" != 0 ]; then
+  echo "test: three mutants of the mutation check, each of which a test must catch"
+  tools/mutants/run.sh --in_place --rotate=3 || status=$?
 fi
 exit "$status"
