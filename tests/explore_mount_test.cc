@@ -1,0 +1,193 @@
+// The exploring tester (tests/explorer.h) in CI: a few fixed seeds and one seed of the day, under
+// both Android policies (strict and listing visibility), on a tmpfs and an ext4 lower tree (ext4
+// reuses a freed inode number at once). A failure prints its seed, a shrunk sequence of steps and
+// the commands that replay both. tools/explore.sh runs many seeds through the environment:
+//   SCOPEDFS_EXPLORE_SEEDS=first:count or a comma list; SCOPEDFS_EXPLORE_STEPS=n;
+//   SCOPEDFS_EXPLORE_POLICY=android-strict|android; SCOPEDFS_EXPLORE_LOWER=tmpfs|ext4;
+//   SCOPEDFS_EXPLORE_REPLAY=file of steps (one StepToString line each);
+//   SCOPEDFS_EXPLORE_SHRINK_RUNS=n (replays spent shrinking a failure, default 80).
+// Needs root and /dev/fuse; skips, saying so, without them.
+#include <stdlib.h>
+
+#include <cstdint>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "tests/explorer.h"
+#include "tests/mount_harness.h"
+
+namespace scopedfs::tests::explore {
+namespace {
+
+constexpr uint64_t kFixedSeeds[] = {1, 2, 3};
+constexpr int kDefaultSteps = 100;
+constexpr int kDefaultShrinkRuns = 80;
+
+std::string Env(const char* name) {
+  const char* v = getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+int EnvInt(const char* name, int fallback) {
+  int v;
+  return absl::SimpleAtoi(Env(name), &v) ? v : fallback;
+}
+
+// The seed of the day (UTC), e.g. 20261128: a new sequence every day, the same all day long.
+uint64_t DailySeed() {
+  absl::CivilDay day = absl::ToCivilDay(absl::Now(), absl::UTCTimeZone());
+  return static_cast<uint64_t>(day.year() * 10000 + day.month() * 100 + day.day());
+}
+
+std::vector<uint64_t> Seeds() {
+  std::string spec = Env("SCOPEDFS_EXPLORE_SEEDS");
+  std::vector<uint64_t> seeds;
+  if (spec.empty()) {
+    seeds.assign(std::begin(kFixedSeeds), std::end(kFixedSeeds));
+    seeds.push_back(DailySeed());
+    return seeds;
+  }
+  std::pair<std::string, std::string> range = absl::StrSplit(spec, absl::MaxSplits(':', 1));
+  uint64_t first, count;
+  if (!range.second.empty() && absl::SimpleAtoi(range.first, &first) &&
+      absl::SimpleAtoi(range.second, &count)) {
+    for (uint64_t i = 0; i < count; ++i) seeds.push_back(first + i);
+    return seeds;
+  }
+  for (absl::string_view s : absl::StrSplit(spec, ',', absl::SkipEmpty())) {
+    uint64_t seed;
+    if (absl::SimpleAtoi(s, &seed)) seeds.push_back(seed);
+  }
+  return seeds;
+}
+
+struct Param {
+  std::string policy;
+  LowerKind lower;
+};
+
+std::string ParamName(const ::testing::TestParamInfo<Param>& info) {
+  std::string name = absl::StrCat(info.param.policy, "_", LowerName(info.param.lower));
+  for (char& c : name) {
+    if (c == '-') c = '_';
+  }
+  return name;
+}
+
+class ExploreMountTest : public ::testing::TestWithParam<Param> {
+ protected:
+  void SetUp() override {
+    SCOPEDFS_SKIP_UNLESS_MOUNTABLE();
+    std::string policy = Env("SCOPEDFS_EXPLORE_POLICY");
+    std::string lower = Env("SCOPEDFS_EXPLORE_LOWER");
+    if (!policy.empty() && policy != GetParam().policy) GTEST_SKIP() << "SCOPEDFS_EXPLORE_POLICY";
+    if (!lower.empty() && lower != LowerName(GetParam().lower)) {
+      GTEST_SKIP() << "SCOPEDFS_EXPLORE_LOWER";
+    }
+    config_.policy = GetParam().policy;
+    config_.lower = GetParam().lower;
+    config_.steps = EnvInt("SCOPEDFS_EXPLORE_STEPS", kDefaultSteps);
+  }
+
+  std::string Where() const {
+    return absl::StrCat("SCOPEDFS_EXPLORE_POLICY=", config_.policy,
+                        " SCOPEDFS_EXPLORE_LOWER=", LowerName(config_.lower));
+  }
+
+  // Shrinks a failing sequence, writes it where bazel keeps test outputs, and fails the test
+  // with everything needed to replay it.
+  void Report(const std::string& what, const RunResult& run) {
+    std::vector<Step> failing(run.steps.begin(), run.steps.begin() + run.failure->step + 1);
+    std::vector<Step> shrunk =
+        Shrink(config_, failing, EnvInt("SCOPEDFS_EXPLORE_SHRINK_RUNS", kDefaultShrinkRuns));
+    RunResult again = Replay(config_, shrunk);
+    std::ostringstream steps;
+    for (const Step& s : shrunk) steps << "  " << StepToString(s) << "\n";
+    std::string dir = Env("TEST_UNDECLARED_OUTPUTS_DIR");
+    if (dir.empty()) dir = ::testing::TempDir();
+    std::string file = absl::StrCat(dir, "/explore_", config_.policy, "_",
+                                    LowerName(config_.lower), "_seed", what.substr(what.find(' ') + 1), ".steps");
+    {
+      std::ofstream out(file);
+      for (const Step& s : shrunk) out << StepToString(s) << "\n";
+    }
+    ADD_FAILURE() << what << " failed at step " << run.failure->step << " of "
+                  << run.steps.size() << ":\n  " << run.failure->message
+                  << "\nshrunk to " << shrunk.size() << " steps, which fail with:\n  "
+                  << (again.failure ? again.failure->message : "(no failure on the last replay)")
+                  << "\n"
+                  << steps.str() << "replay the seed:   tools/explore.sh --policy="
+                  << config_.policy << " --lower=" << LowerName(config_.lower)
+                  << " --seeds=" << what.substr(what.find(' ') + 1)
+                  << " --steps=" << config_.steps
+                  << "\nreplay the steps:  tools/explore.sh --policy=" << config_.policy
+                  << " --lower=" << LowerName(config_.lower) << " --replay=" << file
+                  << "\nthe daemon's last lines:\n"
+                  << (again.failure ? again.failure->daemon_log : run.failure->daemon_log);
+  }
+
+  Config config_;
+};
+
+TEST_P(ExploreMountTest, EveryAppSeesWhatTheModelSays) {
+  std::string replay = Env("SCOPEDFS_EXPLORE_REPLAY");
+  if (!replay.empty()) {
+    std::ifstream in(replay);
+    ASSERT_TRUE(in.good()) << "cannot read " << replay;
+    std::vector<Step> steps;
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      absl::StatusOr<Step> step = ParseStep(line);
+      ASSERT_TRUE(step.ok()) << step.status();
+      steps.push_back(*step);
+    }
+    RunResult run = Replay(config_, steps);
+    ASSERT_FALSE(run.failure && run.failure->step < 0) << run.failure->message;
+    EXPECT_FALSE(run.failure.has_value())
+        << "step " << run.failure->step << ": " << run.failure->message << "\n"
+        << run.failure->daemon_log;
+    return;
+  }
+  std::vector<uint64_t> seeds = Seeds();
+  ASSERT_FALSE(seeds.empty()) << "SCOPEDFS_EXPLORE_SEEDS names no seed";
+  int failed = 0;
+  for (uint64_t seed : seeds) {
+    absl::Time start = absl::Now();
+    RunResult run = RunSeed(config_, seed);
+    if (run.failure && run.failure->step < 0) {
+      if (absl::StrContains(run.failure->message, "ext4")) GTEST_SKIP() << run.failure->message;
+      FAIL() << "setup: " << run.failure->message;
+    }
+    std::cerr << "[ explore ] " << Where() << " seed " << seed << ": " << run.steps.size()
+              << " steps, " << (run.failure ? "FAILED" : "ok") << " in "
+              << absl::ToDoubleSeconds(absl::Now() - start) << " s;";
+    for (const auto& [what, n] : run.counts) std::cerr << " " << what << " " << n << ";";
+    std::cerr << "\n";
+    if (run.failure) {
+      ++failed;
+      Report(absl::StrCat("seed ", seed), run);
+      // A long run reports every failing seed; shrinking each is the costly part.
+      if (failed >= EnvInt("SCOPEDFS_EXPLORE_MAX_FAILURES", 3)) break;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Lowers, ExploreMountTest,
+                         ::testing::Values(Param{"android-strict", LowerKind::kTmpfs},
+                                           Param{"android-strict", LowerKind::kExt4},
+                                           Param{"android", LowerKind::kTmpfs},
+                                           Param{"android", LowerKind::kExt4}),
+                         ParamName);
+
+}  // namespace
+}  // namespace scopedfs::tests::explore
