@@ -7,6 +7,7 @@
 //   SCOPEDFS_EXPLORE_REPLAY=file of steps (one StepToString line each);
 //   SCOPEDFS_EXPLORE_SHRINK_RUNS=n (replays spent shrinking a failure, default 80).
 // Needs root and /dev/fuse; skips, saying so, without them.
+#include <fcntl.h>
 #include <stdlib.h>
 
 #include <cstdint>
@@ -180,6 +181,46 @@ TEST_P(ExploreMountTest, EveryAppSeesWhatTheModelSays) {
       if (failed >= EnvInt("SCOPEDFS_EXPLORE_MAX_FAILURES", 3)) break;
     }
   }
+}
+
+// The tester's checks can fail: a lower change the model is not told of, and an oracle that
+// believes in a grant the daemon does not give, are each caught at the step that shows them.
+TEST(ExploreSelfTest, AnUntoldLowerChangeIsCaught) {
+  SCOPEDFS_SKIP_UNLESS_MOUNTABLE();
+  Config config;
+  std::vector<Step> steps(2);
+  steps[0].kind = StepKind::kCreate;
+  steps[0].uid = kNotes;
+  steps[0].path = "Download/a.txt";
+  steps[0].flags = O_WRONLY | O_CREAT | O_EXCL;
+  steps[0].length = 100;
+  steps[1].kind = StepKind::kLowerCorrupt;
+  steps[1].path = "Download/a.txt";
+  RunResult run = Replay(config, steps);
+  ASSERT_TRUE(run.failure.has_value());
+  EXPECT_EQ(run.failure->step, 1) << run.failure->message;
+  EXPECT_TRUE(absl::StrContains(run.failure->message, "first difference at 99"))
+      << run.failure->message;
+}
+
+TEST(ExploreSelfTest, AnOracleThatDisagreesWithThePolicyIsCaught) {
+  SCOPEDFS_SKIP_UNLESS_MOUNTABLE();
+  Config config;
+  config.skew_oracle = true;
+  std::vector<Step> steps(2);
+  steps[0].kind = StepKind::kStat;
+  steps[0].uid = kCamera;
+  steps[0].path = "DCIM";
+  steps[1].kind = StepKind::kCreate;
+  steps[1].uid = kGallery;
+  steps[1].path = "Pictures/a.jpg";
+  steps[1].flags = O_WRONLY | O_CREAT | O_EXCL;
+  steps[1].length = 500;
+  RunResult run = Replay(config, steps);
+  ASSERT_TRUE(run.failure.has_value());
+  EXPECT_EQ(run.failure->step, 1) << run.failure->message;
+  EXPECT_TRUE(absl::StrContains(run.failure->message, "uid 10065 Pictures"))
+      << run.failure->message;
 }
 
 INSTANTIATE_TEST_SUITE_P(Lowers, ExploreMountTest,

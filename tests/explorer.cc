@@ -66,7 +66,7 @@ const std::vector<std::pair<StepKind, const char*>>& KindNames() {
       {StepKind::kStat, "stat"},             {StepKind::kLowerCreate, "lower-create"},
       {StepKind::kLowerUnlink, "lower-unlink"}, {StepKind::kLowerRename, "lower-rename"},
       {StepKind::kLowerAppend, "lower-append"}, {StepKind::kReload, "reload"},
-      {StepKind::kRestart, "restart"}};
+      {StepKind::kRestart, "restart"},       {StepKind::kLowerCorrupt, "lower-corrupt"}};
   return *names;
 }
 
@@ -385,7 +385,17 @@ absl::Status Run::Setup() {
     std::ofstream out(apps_path_);
     out << ReadFileOrDie("policy/configs/apps.textproto");
   }
-  if (absl::Status s = oracle_.Load(policy_path_, apps_path_); !s.ok()) return s;
+  if (config_.skew_oracle) {
+    // The oracle believes the camera app holds READ_MEDIA_IMAGES, which the daemon's file denies.
+    std::string skewed = storage_.work_dir() + "/apps-skewed.textproto";
+    std::ofstream out(skewed);
+    out << absl::StrReplaceAll(ReadFileOrDie("policy/configs/apps.textproto"),
+                               {{kCameraEntry, kCameraGranted}});
+    out.close();
+    if (absl::Status s = oracle_.Load(policy_path_, skewed); !s.ok()) return s;
+  } else if (absl::Status s = oracle_.Load(policy_path_, apps_path_); !s.ok()) {
+    return s;
+  }
   // The model starts as the lower tree is: the default layout, no owners.
   model_.tree[""] = Entry::Dir();
   for (const std::string& dir : DefaultTopLevelDirs()) model_.tree[dir] = Entry::Dir();
@@ -898,6 +908,16 @@ std::string Run::DoStep(const Step& step) {
       model_.MarkLoose(step.path);
       model_.MarkLoose(step.path2);
       return "";
+    }
+    case StepKind::kLowerCorrupt: {
+      const Entry* e = model_.Find(step.path);
+      if (e == nullptr || e->dir || e->content.empty()) return "";
+      int fd = open(LowerPath(step.path).c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0) return absl::StrCat("lower open: ", ErrName(errno));
+      char byte = static_cast<char>(e->content.back() ^ 1);
+      bool ok = pwrite(fd, &byte, 1, e->content.size() - 1) == 1;
+      close(fd);
+      return ok ? "" : "lower pwrite failed";  // the model is not told: the checks must notice
     }
     case StepKind::kReload: {
       granted_ = !granted_;

@@ -35,6 +35,9 @@ enum class StepKind {
   kLowerAppend,
   kReload,       // the apps file toggles a grant; `scopedfsctl reload`
   kRestart,      // stop (flags 0: SIGTERM, 1: SIGKILL) and start the daemon
+  // Never generated: flips the last byte of a lower file without telling the model, so the
+  // tester's self-test can show that its checks notice.
+  kLowerCorrupt,
 };
 
 struct Step {
@@ -61,6 +64,9 @@ struct Config {
   LowerKind lower = LowerKind::kTmpfs;
   int steps = 150;
   std::string transport;  // empty: the suite's (SCOPEDFS_TEST_TRANSPORT)
+  // Self-test only: the oracle is given a grant the daemon's apps file lacks, so the view
+  // checks must disagree with the daemon.
+  bool skew_oracle = false;
 };
 
 struct Failure {
