@@ -353,7 +353,8 @@ std::vector<WorkerResult> Serve(const WorkerCommand& c, std::map<int, int>* held
     std::string wire = buf.substr(0, static_cast<size_t>(n));
     if (!DecodeCommand(wire, &command)) _exit(3);
     std::string reply = EncodeResults(Serve(command, &held));
-    if (send(sock, reply.data(), reply.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(reply.size())) {
+    if (send(sock, reply.data(), reply.size(), MSG_NOSIGNAL) !=
+        static_cast<ssize_t>(reply.size())) {
       _exit(4);
     }
   }

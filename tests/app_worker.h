@@ -17,21 +17,21 @@
 namespace scopedfs::tests {
 
 enum class WorkerOp : uint8_t {
-  kStat,       // flags: kStatPlain, kStatxDontSync or kLstat
-  kRead,       // open O_RDONLY, read all: size and hash
-  kCreate,     // open(path, flags, 0644), write data, close
-  kModify,     // open O_RDWR, then flags: kPwrite/kTruncate/kFallocate/kMmapWrite, then close
+  kStat,    // flags: kStatPlain, kStatxDontSync or kLstat
+  kRead,    // open O_RDONLY, read all: size and hash
+  kCreate,  // open(path, flags, 0644), write data, close
+  kModify,  // open O_RDWR, then flags: kPwrite/kTruncate/kFallocate/kMmapWrite, then close
   kUnlink,
   kMkdir,
   kRmdir,
-  kRename,     // path -> path2, renameat2 flags
-  kHold,       // open(path, flags) and keep the fd in slot `slot`
-  kHeldStat,   // fstat of slot
-  kHeldRead,   // pread of slot from 0: size and hash
-  kClose,      // close slot
+  kRename,    // path -> path2, renameat2 flags
+  kHold,      // open(path, flags) and keep the fd in slot `slot`
+  kHeldStat,  // fstat of slot
+  kHeldRead,  // pread of slot from 0: size and hash
+  kClose,     // close slot
   kCloseAll,
-  kList,       // readdir: sorted names without . and ..
-  kProbe,      // for each of paths: stat, then read (file) or list (dir); two results each
+  kList,   // readdir: sorted names without . and ..
+  kProbe,  // for each of paths: stat, then read (file) or list (dir); two results each
 };
 
 inline constexpr uint32_t kStatPlain = 0;

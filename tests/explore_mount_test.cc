@@ -116,21 +116,21 @@ class ExploreMountTest : public ::testing::TestWithParam<Param> {
     for (const Step& s : shrunk) steps << "  " << StepToString(s) << "\n";
     std::string dir = Env("TEST_UNDECLARED_OUTPUTS_DIR");
     if (dir.empty()) dir = ::testing::TempDir();
-    std::string file = absl::StrCat(dir, "/explore_", config_.policy, "_",
-                                    LowerName(config_.lower), "_seed", what.substr(what.find(' ') + 1), ".steps");
+    std::string file = absl::StrCat(dir, "/explore_", config_.policy, "_", LowerName(config_.lower),
+                                    "_seed", what.substr(what.find(' ') + 1), ".steps");
     {
       std::ofstream out(file);
       for (const Step& s : shrunk) out << StepToString(s) << "\n";
     }
-    ADD_FAILURE() << what << " failed at step " << run.failure->step << " of "
-                  << run.steps.size() << ":\n  " << run.failure->message
-                  << "\nshrunk to " << shrunk.size() << " steps, which fail with:\n  "
+    ADD_FAILURE() << what << " failed at step " << run.failure->step << " of " << run.steps.size()
+                  << ":\n  " << run.failure->message << "\nshrunk to " << shrunk.size()
+                  << " steps, which fail with:\n  "
                   << (again.failure ? again.failure->message : "(no failure on the last replay)")
                   << "\n"
-                  << steps.str() << "replay the seed:   tools/explore.sh --policy="
-                  << config_.policy << " --lower=" << LowerName(config_.lower)
-                  << " --seeds=" << what.substr(what.find(' ') + 1)
-                  << " --steps=" << config_.steps
+                  << steps.str()
+                  << "replay the seed:   tools/explore.sh --policy=" << config_.policy
+                  << " --lower=" << LowerName(config_.lower)
+                  << " --seeds=" << what.substr(what.find(' ') + 1) << " --steps=" << config_.steps
                   << "\nreplay the steps:  tools/explore.sh --policy=" << config_.policy
                   << " --lower=" << LowerName(config_.lower) << " --replay=" << file
                   << "\nthe daemon's last lines:\n"

@@ -58,23 +58,29 @@ constexpr char kCameraGranted[] =
 // --- Steps as text ----------------------------------------------------------------------------
 
 const std::vector<std::pair<StepKind, const char*>>& KindNames() {
-  static const auto* names = new std::vector<std::pair<StepKind, const char*>>{
-      {StepKind::kCreate, "create"},         {StepKind::kModify, "modify"},
-      {StepKind::kUnlink, "unlink"},         {StepKind::kMkdir, "mkdir"},
-      {StepKind::kRmdir, "rmdir"},           {StepKind::kRename, "rename"},
-      {StepKind::kHold, "hold"},             {StepKind::kClose, "close"},
-      {StepKind::kStat, "stat"},             {StepKind::kLowerCreate, "lower-create"},
-      {StepKind::kLowerUnlink, "lower-unlink"}, {StepKind::kLowerRename, "lower-rename"},
-      {StepKind::kLowerAppend, "lower-append"}, {StepKind::kReload, "reload"},
-      {StepKind::kRestart, "restart"},       {StepKind::kLowerCorrupt, "lower-corrupt"}};
+  static const auto* names =
+      new std::vector<std::pair<StepKind, const char*>>{{StepKind::kCreate, "create"},
+                                                        {StepKind::kModify, "modify"},
+                                                        {StepKind::kUnlink, "unlink"},
+                                                        {StepKind::kMkdir, "mkdir"},
+                                                        {StepKind::kRmdir, "rmdir"},
+                                                        {StepKind::kRename, "rename"},
+                                                        {StepKind::kHold, "hold"},
+                                                        {StepKind::kClose, "close"},
+                                                        {StepKind::kStat, "stat"},
+                                                        {StepKind::kLowerCreate, "lower-create"},
+                                                        {StepKind::kLowerUnlink, "lower-unlink"},
+                                                        {StepKind::kLowerRename, "lower-rename"},
+                                                        {StepKind::kLowerAppend, "lower-append"},
+                                                        {StepKind::kReload, "reload"},
+                                                        {StepKind::kRestart, "restart"},
+                                                        {StepKind::kLowerCorrupt, "lower-corrupt"}};
   return *names;
 }
 
 // --- Content ----------------------------------------------------------------------------------
 
-bool IsJpegName(absl::string_view path) {
-  return absl::EndsWithIgnoreCase(path, ".jpg");
-}
+bool IsJpegName(absl::string_view path) { return absl::EndsWithIgnoreCase(path, ".jpg"); }
 
 // Plain text: letters and newlines, never a media magic.
 std::string TextBytes(size_t size, uint32_t seed) {
@@ -370,8 +376,9 @@ absl::Status Run::Setup() {
   if (config_.lower == LowerKind::kExt4) {
     // ext4 hands a freed inode number to the next new file at once (tmpfs does not).
     std::string image = storage_.work_dir() + "/ext4.img";
-    std::string cmd = absl::StrCat("mke2fs -q -F -t ext4 ", image, " 64M >/dev/null && mount -o loop ",
-                                   image, " ", storage_.lower());
+    std::string cmd =
+        absl::StrCat("mke2fs -q -F -t ext4 ", image, " 64M >/dev/null && mount -o loop ", image,
+                     " ", storage_.lower());
     if (system(cmd.c_str()) != 0) {
       return absl::UnavailableError("cannot make and loop-mount an ext4 image (mke2fs, loop)");
     }
@@ -591,8 +598,10 @@ std::string Run::Judge(Expect expect, const WorkerResult& r) {
 std::string Run::Do(const Step& step) {
   std::string err = DoStep(step);
   if (!err.empty()) return absl::StrCat(StepToString(step), ": ", err);
-  if (std::string e = CheckLower(); !e.empty()) return absl::StrCat("after ", StepToString(step), ": ", e);
-  if (std::string e = CheckViews(); !e.empty()) return absl::StrCat("after ", StepToString(step), ": ", e);
+  if (std::string e = CheckLower(); !e.empty())
+    return absl::StrCat("after ", StepToString(step), ": ", e);
+  if (std::string e = CheckViews(); !e.empty())
+    return absl::StrCat("after ", StepToString(step), ": ", e);
   return "";
 }
 
@@ -681,7 +690,8 @@ std::string Run::DoStep(const Step& step) {
         switch (step.flags) {
           case kPwrite:
           case kMmapWrite:
-            if (content.size() < static_cast<size_t>(step.offset)) content.resize(step.offset, '\0');
+            if (content.size() < static_cast<size_t>(step.offset))
+              content.resize(step.offset, '\0');
             content.replace(step.offset, std::min(data.size(), content.size() - step.offset), data);
             break;
           case kTruncate:
@@ -727,8 +737,7 @@ std::string Run::DoStep(const Step& step) {
       std::optional<std::string> parent = model_.Resolve(Dirname(step.path));
       Expect expect = Expect::kEither;
       std::optional<std::string> target;
-      if (!parent || !model_.Find(*parent)->dir ||
-          model_.FindCi(*parent, Basename(step.path))) {
+      if (!parent || !model_.Find(*parent)->dir || model_.FindCi(*parent, Basename(step.path))) {
         expect = Expect::kFail;
       } else {
         target = Join(*parent, Basename(step.path));
@@ -777,9 +786,8 @@ std::string Run::DoStep(const Step& step) {
         } else if (std::find(std::begin(kArena), std::end(kArena), *src) != std::end(kArena) ||
                    std::find(std::begin(kArena), std::end(kArena), *dst) != std::end(kArena)) {
           expect = Expect::kEither;
-        } else if (!s->dir && !dst_exists && step.flags != RENAME_EXCHANGE &&
-                   s->owner == uid && Dirname(*src) == Dirname(*dst) &&
-                   IsJpegName(*src) == IsJpegName(*dst) &&
+        } else if (!s->dir && !dst_exists && step.flags != RENAME_EXCHANGE && s->owner == uid &&
+                   Dirname(*src) == Dirname(*dst) && IsJpegName(*src) == IsJpegName(*dst) &&
                    oracle_.Reaches(model_, uid, *src) &&
                    oracle_.Decide(uid, OP_RENAME, *src, s).outcome == OUTCOME_ALLOW &&
                    oracle_.Decide(uid, OP_CREATE, *dst, nullptr,
@@ -816,8 +824,7 @@ std::string Run::DoStep(const Step& step) {
       } else if (oracle_.Reaches(model_, uid, *target) && !model_.IsLoose(*target)) {
         Decision read = oracle_.Decide(uid, OP_READ, *target, e);
         Decision write = oracle_.Decide(uid, OP_WRITE, *target, e);
-        if (step.flags == O_PATH ||
-            (step.flags == O_RDONLY && read.Permits()) ||
+        if (step.flags == O_PATH || (step.flags == O_RDONLY && read.Permits()) ||
             (step.flags == O_RDWR && read.outcome == OUTCOME_ALLOW &&
              write.outcome == OUTCOME_ALLOW)) {
           expect = Expect::kSucceed;
@@ -826,7 +833,9 @@ std::string Run::DoStep(const Step& step) {
       if (target && model_.IsLoose(*target)) expect = Expect::kEither;
       WorkerResult r = Call(uid, Command(WorkerOp::kHold, step.path, "", step.flags, step.slot));
       if (std::string err = Judge(expect, r); !err.empty()) return err;
-      if (r.err == 0) model_.held[uid][step.slot] = Held{target.value_or(step.path), static_cast<int>(step.flags)};
+      if (r.err == 0)
+        model_.held[uid][step.slot] =
+            Held{target.value_or(step.path), static_cast<int>(step.flags)};
       return "";
     }
     case StepKind::kClose: {
@@ -860,8 +869,9 @@ std::string Run::DoStep(const Step& step) {
       bool create = step.kind == StepKind::kLowerCreate || e == nullptr;
       std::string data = ContentFor(step.path, step.length, step.seed);
       if (!create) data = TextBytes(step.length, step.seed);
-      int fd = open(LowerPath(step.path).c_str(),
-                    O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (create ? O_TRUNC : O_APPEND), 0644);
+      int fd =
+          open(LowerPath(step.path).c_str(),
+               O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (create ? O_TRUNC : O_APPEND), 0644);
       if (fd < 0) return absl::StrCat("lower open: ", ErrName(errno));
       bool ok = write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
       close(fd);
@@ -887,7 +897,8 @@ std::string Run::DoStep(const Step& step) {
     case StepKind::kLowerUnlink: {
       const Entry* e = model_.Find(step.path);
       if (e == nullptr || e->dir) return "";
-      if (unlink(LowerPath(step.path).c_str()) != 0) return absl::StrCat("lower unlink: ", ErrName(errno));
+      if (unlink(LowerPath(step.path).c_str()) != 0)
+        return absl::StrCat("lower unlink: ", ErrName(errno));
       model_.Erase(step.path);
       model_.MarkLoose(step.path);
       return "";
@@ -992,19 +1003,22 @@ std::string Run::CheckLower() {
     if (got.dir != want.dir) return absl::StrCat("lower ", path, " changed kind");
     if (got.content != want.content) {
       size_t i = 0;
-      while (i < got.content.size() && i < want.content.size() && got.content[i] == want.content[i]) ++i;
+      while (i < got.content.size() && i < want.content.size() && got.content[i] == want.content[i])
+        ++i;
       return absl::StrCat("lower ", path, ": ", got.content.size(), " bytes, the model has ",
                           want.content.size(), "; first difference at ", i);
     }
     // A directory's creator is recorded at mkdir by some daemons, not at all by others: only a
     // file's is compared.
     if (!want.dir && got.owner != want.owner) {
-      return absl::StrCat("lower ", path, ": creator ", got.owner ? absl::StrCat(*got.owner) : "none",
-                          ", the model has ", want.owner ? absl::StrCat(*want.owner) : "none");
+      return absl::StrCat("lower ", path, ": creator ",
+                          got.owner ? absl::StrCat(*got.owner) : "none", ", the model has ",
+                          want.owner ? absl::StrCat(*want.owner) : "none");
     }
   }
   for (const auto& [path, e] : seen) {
-    if (!model_.tree.count(path)) return absl::StrCat("lower tree has ", path, ", the model has not");
+    if (!model_.tree.count(path))
+      return absl::StrCat("lower tree has ", path, ", the model has not");
   }
   return "";
 }
@@ -1051,7 +1065,8 @@ std::string Run::CheckViews() {
           i < paths.size() ? std::optional<std::string>(paths[i]) : model_.Resolve(asked[i]);
       if (is_ghost) {
         if (model_.IsLoose(asked[i])) continue;
-        if (st.err != ENOENT) return absl::StrCat(who, "removed, but stat answered ", ErrName(st.err));
+        if (st.err != ENOENT)
+          return absl::StrCat(who, "removed, but stat answered ", ErrName(st.err));
         continue;
       }
       if (!lower || model_.IsLoose(*lower)) continue;
@@ -1063,7 +1078,8 @@ std::string Run::CheckViews() {
         continue;
       }
       if (st.err != 0) return absl::StrCat(who, "stat ", ErrName(st.err), ", the model says found");
-      if (e->dir != S_ISDIR(st.mode)) return absl::StrCat(who, "wrong type, mode 0", absl::Hex(st.mode));
+      if (e->dir != S_ISDIR(st.mode))
+        return absl::StrCat(who, "wrong type, mode 0", absl::Hex(st.mode));
       if (e->dir) {
         if (!oracle_.Decide(uid, OP_LOOKUP, *lower, e).Permits()) continue;
         if (second.err != 0) return absl::StrCat(who, "list ", ErrName(second.err));
@@ -1092,7 +1108,8 @@ std::string Run::CheckViews() {
         }
         continue;
       }
-      if (second.err != 0) return absl::StrCat(who, "read ", ErrName(second.err), ", the policy allows it");
+      if (second.err != 0)
+        return absl::StrCat(who, "read ", ErrName(second.err), ", the policy allows it");
       if (second.size != static_cast<int64_t>(e->content.size())) {
         return absl::StrCat(who, "read ", second.size, " bytes, the model has ", e->content.size());
       }
@@ -1154,7 +1171,8 @@ std::string StepToString(const Step& s) {
   if (!s.path.empty()) absl::StrAppend(&out, " path=", s.path);
   if (!s.path2.empty()) absl::StrAppend(&out, " path2=", s.path2);
   if (s.flags != 0) absl::StrAppend(&out, " flags=0x", absl::Hex(s.flags));
-  if (s.kind == StepKind::kHold || s.kind == StepKind::kClose) absl::StrAppend(&out, " slot=", s.slot);
+  if (s.kind == StepKind::kHold || s.kind == StepKind::kClose)
+    absl::StrAppend(&out, " slot=", s.slot);
   if (s.offset != 0) absl::StrAppend(&out, " offset=", s.offset);
   if (s.length != 0) absl::StrAppend(&out, " length=", s.length);
   if (s.seed != 0) absl::StrAppend(&out, " seed=", s.seed);

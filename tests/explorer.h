@@ -20,21 +20,21 @@
 namespace scopedfs::tests::explore {
 
 enum class StepKind {
-  kCreate,       // open(path, flags) as uid, write `length` bytes of content `seed`, close
-  kModify,       // flags: kPwrite, kTruncate, kFallocate or kMmapWrite at offset/length
+  kCreate,  // open(path, flags) as uid, write `length` bytes of content `seed`, close
+  kModify,  // flags: kPwrite, kTruncate, kFallocate or kMmapWrite at offset/length
   kUnlink,
   kMkdir,
   kRmdir,
-  kRename,       // path -> path2 with renameat2 flags
-  kHold,         // open(path, flags) kept in the app's slot until a kClose
+  kRename,  // path -> path2 with renameat2 flags
+  kHold,    // open(path, flags) kept in the app's slot until a kClose
   kClose,
   kStat,         // flags: kStatPlain, kStatxDontSync, kLstat
   kLowerCreate,  // as root on the lower tree: write content; creator `uid` unless it is 0
   kLowerUnlink,
   kLowerRename,
   kLowerAppend,
-  kReload,       // the apps file toggles a grant; `scopedfsctl reload`
-  kRestart,      // stop (flags 0: SIGTERM, 1: SIGKILL) and start the daemon
+  kReload,   // the apps file toggles a grant; `scopedfsctl reload`
+  kRestart,  // stop (flags 0: SIGTERM, 1: SIGKILL) and start the daemon
   // Never generated: flips the last byte of a lower file without telling the model, so the
   // tester's self-test can show that its checks notice.
   kLowerCorrupt,

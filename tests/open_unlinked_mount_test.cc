@@ -47,17 +47,20 @@ int TruncateAndAllocate(bool unlink_first, bool reopen) {
 class OpenUnlinkedMountTest : public MountTest {};
 
 TEST_F(OpenUnlinkedMountTest, TruncateAndAllocateThroughAnFdWhoseNameStays) {
-  EXPECT_EQ(RunAs(kNotes, [] { return TruncateAndAllocate(false, false); }, storage_.mountpoint()),
+  EXPECT_EQ(RunAs(
+                kNotes, [] { return TruncateAndAllocate(false, false); }, storage_.mountpoint()),
             0);
 }
 
 TEST_F(OpenUnlinkedMountTest, TruncateAndAllocateThroughACreatedFdWhoseNameIsGone) {
-  EXPECT_EQ(RunAs(kNotes, [] { return TruncateAndAllocate(true, false); }, storage_.mountpoint()),
+  EXPECT_EQ(RunAs(
+                kNotes, [] { return TruncateAndAllocate(true, false); }, storage_.mountpoint()),
             0);
 }
 
 TEST_F(OpenUnlinkedMountTest, TruncateAndAllocateThroughAnOpenedFdWhoseNameIsGone) {
-  EXPECT_EQ(RunAs(kNotes, [] { return TruncateAndAllocate(true, true); }, storage_.mountpoint()),
+  EXPECT_EQ(RunAs(
+                kNotes, [] { return TruncateAndAllocate(true, true); }, storage_.mountpoint()),
             0);
 }
 
