@@ -130,7 +130,7 @@ class ExploreMountTest : public ::testing::TestWithParam<Param> {
                   << steps.str()
                   << "replay the seed:   tools/explore.sh --policy=" << config_.policy
                   << " --lower=" << LowerName(config_.lower)
-                  << " --seeds=" << what.substr(what.find(' ') + 1) << " --steps=" << config_.steps
+                  << " --seed=" << what.substr(what.find(' ') + 1) << " --steps=" << config_.steps
                   << "\nreplay the steps:  tools/explore.sh --policy=" << config_.policy
                   << " --lower=" << LowerName(config_.lower) << " --replay=" << file
                   << "\nthe daemon's last lines:\n"
