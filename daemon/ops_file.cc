@@ -125,7 +125,7 @@ constexpr int kKillSuidGid = FUSE_SET_ATTR_KILL_SUID;
 // Its open judged the write; a name to judge again no longer exists.
 int TruncateUnnamed(Filesystem* fs, OpenFile* file, off_t size, struct stat* out) {
   if (ftruncate(file->fd.get(), size) != 0) return errno;
-  fs->facts().Invalidate(file->node->dev, file->node->ino);
+  fs->facts().Invalidate(file->node->object());
   return fstat(file->fd.get(), out) == 0 ? 0 : errno;
 }
 

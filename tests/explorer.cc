@@ -357,7 +357,6 @@ class Run {
   Config config_;
   std::mt19937_64 rng_;
   ScopedStorage storage_;
-  bool ext4_mounted_ = false;
   std::string apps_path_;
   std::string policy_path_;
   bool granted_ = false;
@@ -372,19 +371,8 @@ class Run {
 
 absl::Status Run::Setup() {
   if (std::string why = WhyNotMountable(); !why.empty()) return absl::UnavailableError(why);
-  if (absl::Status s = storage_.Prepare(); !s.ok()) return s;
-  if (config_.lower == LowerKind::kExt4) {
-    // ext4 hands a freed inode number to the next new file at once (tmpfs does not).
-    std::string image = storage_.work_dir() + "/ext4.img";
-    std::string cmd =
-        absl::StrCat("mke2fs -q -F -t ext4 ", image, " 64M >/dev/null && mount -o loop ", image,
-                     " ", storage_.lower());
-    if (system(cmd.c_str()) != 0) {
-      return absl::UnavailableError("cannot make and loop-mount an ext4 image (mke2fs, loop)");
-    }
-    ext4_mounted_ = true;
-    rmdir(LowerPath("lost+found").c_str());
-  }
+  // ext4 hands a freed inode number to the next new file at once (tmpfs does not).
+  if (absl::Status s = storage_.Prepare(config_.lower); !s.ok()) return s;
   if (absl::Status s = storage_.CreateDefaultLayout(); !s.ok()) return s;
   policy_path_ = absl::StrCat("policy/configs/", config_.policy, ".textproto");
   apps_path_ = storage_.work_dir() + "/apps.textproto";
@@ -435,10 +423,6 @@ absl::Status Run::StartWorkers() {
 void Run::Teardown() {
   StopWorkers();
   storage_.StopDaemon();
-  if (ext4_mounted_) {
-    umount2(storage_.lower().c_str(), MNT_DETACH);
-    ext4_mounted_ = false;
-  }
   storage_.Teardown();
 }
 
@@ -1159,8 +1143,6 @@ RunResult RunSteps(const Config& config, uint64_t seed, const std::vector<Step>*
 }
 
 }  // namespace
-
-std::string LowerName(LowerKind kind) { return kind == LowerKind::kExt4 ? "ext4" : "tmpfs"; }
 
 std::string StepToString(const Step& s) {
   std::string name = "?";

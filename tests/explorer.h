@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "tests/mount_harness.h"
 
 namespace scopedfs::tests::explore {
 
@@ -56,8 +57,6 @@ struct Step {
 std::string StepToString(const Step& step);
 absl::StatusOr<Step> ParseStep(const std::string& line);
 
-enum class LowerKind { kTmpfs, kExt4 };
-
 struct Config {
   // "android-strict" or "android" (listing visibility): policy/configs/<policy>.textproto.
   std::string policy = "android-strict";
@@ -91,8 +90,6 @@ RunResult Replay(const Config& config, const std::vector<Step>& steps);
 // Delta debugging: drops chunks of steps, then single steps, while the sequence still fails,
 // at most `max_runs` replays. Returns the smallest failing sequence found.
 std::vector<Step> Shrink(const Config& config, std::vector<Step> steps, int max_runs);
-
-std::string LowerName(LowerKind kind);
 
 }  // namespace scopedfs::tests::explore
 

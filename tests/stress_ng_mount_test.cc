@@ -1,8 +1,9 @@
 // Debian's stress-ng filesystem stressors, with their verification, run by three apps at once on
-// the Android mount (strict and listing visibility), each app in a Download directory of its own:
-// any stressor failure, verify error, ESTALE or EIO fails the test. stress-ng runs as the app
-// (fork + setresuid through the harness), never as root, which it would leave on its own. Needs
-// root, /dev/fuse and stress-ng (tools/setup.sh installs it); skips, saying so, without them.
+// the Android mount (strict visibility on a tmpfs lower, listing on ext4), each app in a Download
+// directory of its own: any stressor failure, verify error, ESTALE or EIO fails the test. stress-ng
+// runs as the app (fork + setresuid through the harness), never as root, which it would leave on
+// its own. Needs root, /dev/fuse and stress-ng (tools/setup.sh installs it); skips, saying so,
+// without them.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -88,6 +89,7 @@ const std::vector<std::string>& Stressors() {
 
 struct Param {
   std::string policy;
+  LowerKind lower;
 };
 
 class StressNgMountTest : public MountTest, public ::testing::WithParamInterface<Param> {
@@ -96,6 +98,7 @@ class StressNgMountTest : public MountTest, public ::testing::WithParamInterface
     if (access(kStressNg, X_OK) != 0) GTEST_SKIP() << kStressNg << " missing (tools/setup.sh)";
     MountTest::SetUp();
   }
+  LowerKind Lower() const override { return GetParam().lower; }
   DaemonOptions Options() const override {
     DaemonOptions o;
     o.policy = GetParam().policy;
@@ -154,13 +157,14 @@ TEST_P(StressNgMountTest, StressorsOfThreeAppsAtOnceVerifyAndNeverSeeEstaleOrEio
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Policies, StressNgMountTest,
-                         ::testing::Values(Param{"policy/configs/android-strict.textproto"},
-                                           Param{"policy/configs/android.textproto"}),
-                         [](const ::testing::TestParamInfo<Param>& info) {
-                           return absl::StrContains(info.param.policy, "strict") ? "strict"
-                                                                                 : "listing";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Policies, StressNgMountTest,
+    ::testing::Values(Param{"policy/configs/android-strict.textproto", LowerKind::kTmpfs},
+                      Param{"policy/configs/android.textproto", LowerKind::kExt4}),
+    [](const ::testing::TestParamInfo<Param>& info) {
+      return absl::StrCat(absl::StrContains(info.param.policy, "strict") ? "strict" : "listing",
+                          "_", LowerKindName(info.param.lower));
+    });
 
 }  // namespace
 }  // namespace scopedfs::tests
