@@ -210,7 +210,12 @@ std::optional<int> CheckOwnMountPoint(const std::string& mountpoint) {
   }
   if (!dead_mount->empty()) fprintf(stderr, "scopedfsd: %s\n", dead_mount->c_str());
   struct stat st;
-  if (stat(mountpoint.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+  if (stat(mountpoint.c_str(), &st) != 0) {
+    // The errno too: ENOENT, or a mount that still answers ENOTCONN or another error.
+    return MountError(
+        absl::StrCat("--mountpoint=", mountpoint, " is not a directory: ", strerror(errno)));
+  }
+  if (!S_ISDIR(st.st_mode)) {
     return MountError(absl::StrCat("--mountpoint=", mountpoint, " is not a directory"));
   }
   absl::StatusOr<bool> busy = IsMountRoot(mountpoint);

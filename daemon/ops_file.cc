@@ -116,10 +116,29 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
 // FATTR_KILL_SUIDGID, which libfuse 3.14 passes on under the name FUSE_SET_ATTR_KILL_SUID.
 constexpr int kKillSuidGid = FUSE_SET_ATTR_KILL_SUID;
 
+// ftruncate of an open file whose name is gone (a temporary file unlinked after its open, as
+// stress-ng's stressors and many programs make them): the file answers for itself, as at GETATTR.
+// Its open judged the write; a name to judge again no longer exists.
+int TruncateUnnamed(Filesystem* fs, OpenFile* file, off_t size, struct stat* out) {
+  if (ftruncate(file->fd.get(), size) != 0) return errno;
+  fs->facts().Invalidate(file->node->object());
+  return fstat(file->fd.get(), out) == 0 ? 0 : errno;
+}
+
 int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct stat* attr,
               int to_set, fuse_file_info* fi, struct stat* out) {
   Visible v;
-  if (int err = ResolveVisible(fs, ctx, ino, &v)) return err;
+  if (int err = ResolveVisible(fs, ctx, ino, &v)) {
+    constexpr int kSizeOnly = FUSE_SET_ATTR_SIZE | kKillSuidGid | FUSE_SET_ATTR_CTIME;
+    bool truncates_open_file = fi != nullptr && FileOf(fi)->writable &&
+                               (to_set & FUSE_SET_ATTR_SIZE) && (to_set & ~kSizeOnly) == 0;
+    struct stat open_st;
+    if (err == ENOENT && truncates_open_file && fstat(FileOf(fi)->fd.get(), &open_st) == 0 &&
+        open_st.st_nlink == 0) {
+      return TruncateUnnamed(fs, FileOf(fi), attr->st_size, out);
+    }
+    return err;
+  }
   const Resolved& r = v.r;
   const struct stat& st = v.st;
   const FileInfo& info = v.info;

@@ -97,6 +97,9 @@ void OpenCreated(Filesystem* fs, std::shared_ptr<Node> node, base::UniqueFd fd,
   auto* file = new OpenFile(std::move(fd), std::move(node));
   file->passthrough = !userspace;
   file->slot = slot;
+  // As an OPEN's: RELEASE then knows that writes may have gone through it, and an ftruncate of
+  // it once unlinked is allowed (O_CREAT may also come with O_RDONLY).
+  file->writable = (fi->flags & O_ACCMODE) != O_RDONLY;
   fi->fh = reinterpret_cast<uint64_t>(file);
   fs->Register(file);
 }

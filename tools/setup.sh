@@ -18,6 +18,8 @@ PACKAGES=(
   # the device-image builder: mke2fs -d, debugfs, tune2fs; its Android profile labels inodes
   # with selabel_lookup (selinux-utils) and writes ACLs with python3
   e2fsprogs selinux-utils python3
+  # stress_ng_mount_test: stress-ng's filesystem stressors, run by apps on the mount
+  stress-ng
   # tools/service/sepolicy_test: m4 expands the module as AOSP's build does, checkpolicy and
   # secilc compile it against a minimal base policy
   m4 checkpolicy secilc
