@@ -462,7 +462,9 @@ TEST_F(SecurityMountTest, DirectoryAttributesDoNotCountHiddenEntries) {
   EXPECT_EQ(data1.data, data2.data);
   // The promised answers themselves, with a subdirectory now hidden in Android/data.
   EXPECT_EQ(data2.value, 1) << "Android/data's link count counts what the app cannot see";
-  // Root sees the lower directory as it is: the hidden subdirectory counted, the lower's size.
+  // The kernel keeps one attribute set per inode, which any caller reads with
+  // AT_STATX_DONT_SYNC: root's stat gets what the app gets (the hidden subdirectory not counted,
+  // size 4096), not the lower directory's, or an app would read root's answer from the cache.
   struct stat lower;
   ASSERT_EQ(stat(storage_.Lower("Android/data").c_str(), &lower), 0);
   ASSERT_GT(lower.st_nlink, 2u) << "the lower directory lost its subdirectory";
@@ -474,9 +476,19 @@ TEST_F(SecurityMountTest, DirectoryAttributesDoNotCountHiddenEntries) {
     return out;
   });
   ASSERT_TRUE(Succeeds(root));
-  EXPECT_EQ(root.data,
-            absl::StrCat(lower.st_nlink, " ", lower.st_size, " ", lower.st_mode, " ", lower.st_uid))
-      << "root's stat (nlink size mode uid) differs from the lower directory's";
+  EXPECT_EQ(root.data, absl::StrCat(1, " ", 4096, " ", lower.st_mode, " ", lower.st_uid))
+      << "root's stat (nlink size mode uid) is not the one every caller gets";
+  AppResult cached = As(kSocial).Run("statx DONT_SYNC", [&] {
+    AppResult out;
+    struct statx stx;
+    if (statx(AT_FDCWD, "Android/data", AT_STATX_DONT_SYNC, STATX_NLINK | STATX_SIZE, &stx) != 0) {
+      return Fail(errno, "statx");
+    }
+    out.data = absl::StrCat(stx.stx_nlink, " ", stx.stx_size);
+    return out;
+  });
+  ASSERT_TRUE(Succeeds(cached));
+  EXPECT_EQ(cached.data, "1 4096") << "the app read from the kernel's cache what root was told";
   // Creating the hidden name fails without EEXIST (the chosen answer: EACCES, as for any create
   // the policy refuses), and the hidden file is untouched.
   EXPECT_TRUE(FailsWith(As(kSocial).Create("Documents/secret.txt", "y"), EACCES));
