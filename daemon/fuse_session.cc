@@ -205,7 +205,8 @@ absl::StatusOr<std::unique_ptr<FuseSession>> FuseSession::Mount(const Options& o
   // ANDROID semantics: noexec as well, as vold mounts emulated storage, so nothing on shared
   // storage can be executed or mapped executable. POSIX keeps exec, as the lower filesystem has.
   unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOATIME | (options.posix ? 0 : MS_NOEXEC);
-  if (mount(options.fsname.c_str(), options.mountpoint.c_str(), "fuse.scopedfs", flags,
+  std::string type = options.subtype.empty() ? "fuse" : absl::StrCat("fuse.", options.subtype);
+  if (mount(options.fsname.c_str(), options.mountpoint.c_str(), type.c_str(), flags,
             data.c_str()) != 0) {
     int err = errno;
     close(session->fd_);
