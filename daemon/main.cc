@@ -320,8 +320,9 @@ int Run() {
   }
   // The type goes into mount(2) as is: a comma or a space would read as a second field in
   // /proc/mounts.
-  if (absl::GetFlag(FLAGS_subtype).find_first_not_of(
-          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != std::string::npos) {
+  if (absl::GetFlag(FLAGS_subtype)
+          .find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+      std::string::npos) {
     return UsageError("--subtype may hold only letters, digits, '.', '_' and '-'");
   }
   if (std::string xattr = absl::GetFlag(FLAGS_xattr); !xattr.empty()) {
