@@ -15,7 +15,7 @@ usage() {
   cat <<EOF
 usage: $me [-l tmpfs,ext4] [-m mount,native] [-o OUT_DIR] [-t auto|uring|dev] [-d SCOPEDFSD]
           XFSTESTS_DIR [CHECK_ARG...]
-  Runs xfstests' ./check (default: -g quick) from XFSTESTS_DIR, a built checkout of
+  Runs xfstests' ./check (default: -g generic/quick) from XFSTESTS_DIR, a built checkout of
   git://git.kernel.org/pub/scm/fs/xfs/xfstests-dev.git, on a permissive scopedfs mount and
   natively, over each lower filesystem type, and writes OUT_DIR/compare-<lower>.txt.
   -l  lower filesystem types to run on (default tmpfs,ext4)
@@ -24,7 +24,9 @@ usage: $me [-l tmpfs,ext4] [-m mount,native] [-o OUT_DIR] [-t auto|uring|dev] [-
   -t  scopedfsd --transport (default auto)
   -d  the scopedfsd binary (default bazel-bin/daemon/scopedfsd of this repository)
   -c  only compare the results already in OUT_DIR
-  CHECK_ARG...  instead of -g quick, e.g. generic/215 generic/375
+  CHECK_ARG...  instead of -g generic/quick, e.g. generic/215 generic/375
+Stop a run with SIGTERM (or ^C) to run.sh: the test under way ends, check prints its summary, and
+every mount, daemon and loop device is undone.
 Tests listed as "exclude" in tools/xfstests/known_differences are not run; those listed as
 "design" run and are marked as expected in the comparison.
 EOF
@@ -67,7 +69,9 @@ shift
 [ -x "$xfstests/ltp/fsstress" ] ||
   fail "$xfstests is not built (no ltp/fsstress): run make in it (see its README)"
 check_args=("$@")
-[ ${#check_args[@]} -gt 0 ] || check_args=(-g quick)
+# generic/ only: the tests of a filesystem's own directory (ext4/, tmpfs/) have no counterpart on
+# the mount.
+[ ${#check_args[@]} -gt 0 ] || check_args=(-g generic/quick)
 for l in ${lowers//,/ }; do
   case $l in tmpfs | ext4) ;; *) fail "-l $l: lower types are tmpfs and ext4" ;; esac
 done
@@ -80,9 +84,10 @@ out=$(cd "$out" && pwd)
 
 # --- the comparison (also run alone with -c) ---
 
-# The value of check's summary line "KEY: a b c" in FILE, one test a line.
+# The generic/ tests of check's summary line "KEY: a b c" in FILE, one a line: the only ones both
+# sides can run.
 summary_tests() {
-  sed -n "s/^$2: //p" "$1" | tail -1 | tr ' ' '\n' | sed '/^$/d' | sort -u
+  sed -n "s/^$2: //p" "$1" | tail -1 | tr ' ' '\n' | grep '^generic/' | sort -u || true
 }
 known_reason() {
   awk -v t="$1" '$1 == t { $1 = ""; $2 = ""; sub(/^ +/, ""); print; exit }' "$known"
@@ -167,9 +172,19 @@ cleanup() {
     while read -r mnt; do umount "$mnt" 2>/dev/null || umount -l "$mnt"; done
   for dev in "${loops[@]}"; do losetup -d "$dev"; done
 }
+# check runs in the background, so that a signal reaches this shell at once (bash defers traps
+# while a foreground child runs): check is told to stop (it ends the test under way and prints its
+# summary), then everything is undone.
+check_pid=""
+stop_check() {
+  [ -n "$check_pid" ] || return 0
+  kill -TERM "$check_pid" 2>/dev/null
+  wait "$check_pid" 2>/dev/null
+  check_pid=""
+}
 trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+trap 'stop_check; exit 130' INT
+trap 'stop_check; exit 143' TERM
 
 # The helper, its settings, and private copies of what it runs (a rebuild during the run must
 # not change the daemon under test).
@@ -276,7 +291,14 @@ EOF
   echo "=== $mode $lower: ./check ${check_args[*]} (log: $dir/check.out)"
   local rc=0
   (cd "$xfstests" && HOST_OPTIONS=$conf RESULT_BASE=$dir/results \
-    ./check -E "$state/exclude" "${check_args[@]}") 2>&1 | tee "$dir/check.out" || rc=$?
+    exec ./check -E "$state/exclude" "${check_args[@]}") >"$dir/check.out" 2>&1 &
+  check_pid=$!
+  # Shown as it comes; tail ends by itself with check.
+  tail -n +1 -f --pid="$check_pid" "$dir/check.out" &
+  local tail_pid=$!
+  wait "$check_pid" || rc=$?
+  check_pid=""
+  wait "$tail_pid"
   echo "=== $mode $lower: check exited $rc"
   # Undo this run's mounts and loops now; the next run starts clean.
   cleanup
