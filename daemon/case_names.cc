@@ -116,6 +116,7 @@ DirStamp StampOf(int dir_fd) {
   if (fstatat(dir_fd, "", &st, AT_EMPTY_PATH) != 0) return s;
   s.dev = st.st_dev;
   s.ino = st.st_ino;
+  s.generation = ObjectIdOf(dir_fd, st).generation;
   s.mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
   s.ctime_ns = st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
   return s;

@@ -21,6 +21,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "daemon/object_id.h"
 
 namespace scopedfs::daemon {
 
@@ -47,10 +48,12 @@ int FindCaseMatch(int dir_fd, absl::string_view name, std::string* match,
 struct DirStamp {
   dev_t dev = 0;
   ino_t ino = 0;
+  uint64_t generation = 0;  // object_id.h: a directory that got a removed one's number differs
   int64_t mtime_ns = -1;
   int64_t ctime_ns = -1;
   bool operator==(const DirStamp& o) const {
-    return dev == o.dev && ino == o.ino && mtime_ns == o.mtime_ns && ctime_ns == o.ctime_ns;
+    return dev == o.dev && ino == o.ino && generation == o.generation && mtime_ns == o.mtime_ns &&
+           ctime_ns == o.ctime_ns;
   }
 };
 // The stamp of the directory `dir_fd`; mtime_ns -1 if it cannot be had.

@@ -108,7 +108,7 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
   }
   if (!needs.owner && !needs.content) return info;
 
-  Key key{st.st_dev, st.st_ino};
+  Key key = ObjectIdOf(fd, st);
   FileVersion version = VersionOf(st);
   Entry entry;
   {
@@ -143,7 +143,7 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
     // signature sweep: no format is served unexamined to a caller owed a redacted copy.
     {
       std::shared_ptr<const media::LocationScan> scan;
-      if (!ScanFor(st, std::move(rfd), entry.format, cacheable, &scan)) {
+      if (!ScanFor(key, st, std::move(rfd), entry.format, cacheable, &scan)) {
         // Not scanned in time: uncertain, and not cached (the queued scan fills the cache).
         info.content_read = false;
         if (needs.owner) info.owner = entry.owner_read ? entry.owner : RecordedOwner(fd);
@@ -200,8 +200,9 @@ std::shared_ptr<const media::LocationScan> FactsCache::Scan(int fd, uint64_t siz
   return scan;
 }
 
-bool FactsCache::ScanFor(const struct stat& st, base::UniqueFd rfd, media::MediaFormat format,
-                         bool cacheable, std::shared_ptr<const media::LocationScan>* out) {
+bool FactsCache::ScanFor(const ObjectId& object, const struct stat& st, base::UniqueFd rfd,
+                         media::MediaFormat format, bool cacheable,
+                         std::shared_ptr<const media::LocationScan>* out) {
   ScanWait* wait = ScanWait::Current();
   uint64_t size = static_cast<uint64_t>(st.st_size);
   if (wait == nullptr) {
@@ -209,7 +210,7 @@ bool FactsCache::ScanFor(const struct stat& st, base::UniqueFd rfd, media::Media
     return true;
   }
   FileVersion v = VersionOf(st);
-  ScanQueue::Key key{st.st_dev, st.st_ino, v.size, v.mtime_ns, v.ctime_ns};
+  ScanQueue::Key key{object.dev, object.ino, v.size, v.mtime_ns, v.ctime_ns, object.generation};
   auto fd = std::make_shared<base::UniqueFd>(std::move(rfd));
   std::shared_ptr<ScanQueue::Job> job =
       scans_.Submit(wait->app(), key, [this, fd, size, format, key, cacheable] {
@@ -219,7 +220,7 @@ bool FactsCache::ScanFor(const struct stat& st, base::UniqueFd rfd, media::Media
         FileVersion version{key.size, key.mtime_ns, key.ctime_ns};
         struct stat after;
         if (cacheable && fstat(fd->get(), &after) == 0 && VersionOf(after) == version) {
-          Store(Key{key.dev, key.ino}, version, format, scan);
+          Store(Key{key.dev, key.ino, key.generation}, version, format, scan);
         }
         return scan;
       });
@@ -255,9 +256,9 @@ void FactsCache::Store(Key key, FileVersion version, media::MediaFormat format,
   scan_bytes_ += bytes;
 }
 
-void FactsCache::Invalidate(dev_t dev, ino_t ino) {
+void FactsCache::Invalidate(const ObjectId& object) {
   absl::MutexLock lock(&mu_);
-  auto it = entries_.find(Key{dev, ino});
+  auto it = entries_.find(object);
   if (it == entries_.end()) return;
   if (it->second.scan != nullptr) {
     scan_bytes_ -= std::min(scan_bytes_, ScanBytes(*it->second.scan));

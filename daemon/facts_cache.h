@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "daemon/file_info.h"
 #include "daemon/node_table.h"
+#include "daemon/object_id.h"
 #include "daemon/scan_queue.h"
 #include "daemon/stats.h"
 #include "policy/engine.h"
@@ -86,19 +87,13 @@ class FactsCache {
       ABSL_LOCKS_EXCLUDED(mu_);
   // Forgets a file (after a write or truncate through the mount, so a timestamp that did not move
   // cannot hide the change).
-  void Invalidate(dev_t dev, ino_t ino) ABSL_LOCKS_EXCLUDED(mu_);
+  void Invalidate(const ObjectId& object) ABSL_LOCKS_EXCLUDED(mu_);
   size_t size() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  struct Key {
-    dev_t dev;
-    ino_t ino;
-    bool operator==(const Key& o) const { return dev == o.dev && ino == o.ino; }
-    template <typename H>
-    friend H AbslHashValue(H h, const Key& k) {
-      return H::combine(std::move(h), k.dev, k.ino);
-    }
-  };
+  // Facts are of one object (object_id.h): a file that got a removed file's inode number, even
+  // at the same size and timestamps, is looked at afresh.
+  using Key = ObjectId;
   struct Entry {
     FileVersion version;
     bool owner_read = false;
@@ -114,7 +109,8 @@ class FactsCache {
   // False: not done in time (the scope notes the miss).
   // `cacheable`: the version was settled before the bytes were read (a queued scan is then cached
   // if the version is unchanged after it).
-  bool ScanFor(const struct stat& st, base::UniqueFd rfd, media::MediaFormat format, bool cacheable,
+  bool ScanFor(const ObjectId& object, const struct stat& st, base::UniqueFd rfd,
+               media::MediaFormat format, bool cacheable,
                std::shared_ptr<const media::LocationScan>* out);
   // Files `scan` under `key` at `version` unless the entry there is of another version or has
   // its content already.

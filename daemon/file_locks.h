@@ -41,6 +41,7 @@
 #include "absl/synchronization/mutex.h"
 #include "base/unique_fd.h"
 #include "daemon/app_budget.h"
+#include "daemon/object_id.h"
 
 namespace scopedfs::daemon {
 
@@ -51,15 +52,9 @@ class FileLocks {
   static constexpr size_t kMaxWaitsPerApp = kMaxWaiters / 4;
 
   // A lower file.
-  struct FileKey {
-    dev_t dev;
-    ino_t ino;
-    bool operator==(const FileKey& o) const { return dev == o.dev && ino == o.ino; }
-    template <typename H>
-    friend H AbslHashValue(H h, const FileKey& k) {
-      return H::combine(std::move(h), k.dev, k.ino);
-    }
-  };
+  // The lower object (object_id.h): a lock on a removed file never blocks the next file to get
+  // its number.
+  using FileKey = ObjectId;
 
   // `budget` (may be null: nothing is counted per app) must outlive this.
   explicit FileLocks(AppBudget* budget = nullptr) : budget_(budget) {}

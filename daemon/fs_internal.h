@@ -97,7 +97,7 @@ struct OpenFile {
 
   bool redacted() const { return node->view != kRawView; }
   // The lower file its locks are held on (file_locks.h): every view of it shares them.
-  FileLocks::FileKey lock_key() const { return {node->dev, node->ino}; }
+  FileLocks::FileKey lock_key() const { return node->object(); }
 };
 
 struct DirEntry {

@@ -93,13 +93,14 @@ int NodeTable::OpenNodeItself(const Node& node, base::UniqueFd* out, int flags) 
 
 NodeTable::NodeTable(base::UniqueFd root_fd, dev_t dev, ino_t ino) {
   mount_fd_.reset(openat(root_fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  HandleOf(root_fd.get(), &root_mount_id_);
+  FileHandle root_handle = HandleOf(root_fd.get(), &root_mount_id_);
   // Without a mount fd no handle could be opened: every node keeps its fd instead.
   if (!mount_fd_.valid()) root_mount_id_ = -2;
   auto root = std::make_shared<Node>();
   root->id = kRootNodeId;
   root->dev = dev;
   root->ino = ino;
+  root->generation = HandleDigest(root_handle.type, root_handle.bytes);
   root->type = S_IFDIR;
   root->fd = std::move(root_fd);
   absl::MutexLock lock(&mu_);
@@ -115,11 +116,22 @@ std::shared_ptr<Node> NodeTable::Upsert(NodeId parent, const std::string& name, 
   // so an object elsewhere keeps its fd instead.
   int mount_id = -1;
   FileHandle handle = HandleOf(fd.get(), &mount_id);
+  // The identity is the handle the filesystem gives, kept or not (ObjectIdOf computes the same).
+  uint64_t generation = HandleDigest(handle.type, handle.bytes);
   if (mount_id != root_mount_id_) handle = {};
   std::vector<std::shared_ptr<Node>> doomed;  // released after the lock: closing an fd may block
   absl::MutexLock lock(&mu_);
   Key key{dev, ino, view};
   auto it = by_key_.find(key);
+  if (it != by_key_.end() && (entries_[it->second].node->generation != generation ||
+                              entries_[it->second].node->type != type)) {
+    // Another object had this number (the root never gives its number away while mounted).
+    ++reused_numbers_;
+    if (it->second != kRootNodeId) {
+      by_key_.erase(it);
+      it = by_key_.end();
+    }
+  }
   if (it != by_key_.end()) {
     Entry& e = entries_[it->second];
     ++e.lookups;
@@ -134,6 +146,7 @@ std::shared_ptr<Node> NodeTable::Upsert(NodeId parent, const std::string& name, 
   node->id = next_id_++;
   node->dev = dev;
   node->ino = ino;
+  node->generation = generation;
   node->view = view;
   node->type = type;
   node->handle = std::move(handle);
@@ -153,12 +166,22 @@ std::shared_ptr<Node> NodeTable::Get(NodeId id) const {
   return it == entries_.end() ? nullptr : it->second.node;
 }
 
-std::shared_ptr<Node> NodeTable::Find(dev_t dev, ino_t ino, View view) const {
+std::shared_ptr<Node> NodeTable::FindNumber(dev_t dev, ino_t ino, View view) const {
   absl::MutexLock lock(&mu_);
   auto key = by_key_.find(Key{dev, ino, view});
   if (key == by_key_.end()) return nullptr;
   auto it = entries_.find(key->second);
   return it == entries_.end() ? nullptr : it->second.node;
+}
+
+std::shared_ptr<Node> NodeTable::Find(const ObjectId& id, View view) const {
+  std::shared_ptr<Node> node = FindNumber(id.dev, id.ino, view);
+  return node != nullptr && node->generation == id.generation ? node : nullptr;
+}
+
+uint64_t NodeTable::reused_numbers() const {
+  absl::MutexLock lock(&mu_);
+  return reused_numbers_;
 }
 
 void NodeTable::Forget(NodeId id, uint64_t n) {
@@ -206,7 +229,10 @@ void NodeTable::DropIfUnused(NodeId id, std::vector<std::shared_ptr<Node>>* doom
     if (it == entries_.end() || it->second.lookups > 0 || it->second.children > 0) return;
     Entry& e = it->second;
     NodeId parent = e.pins_parent ? e.parent : 0;
-    by_key_.erase(Key{e.node->dev, e.node->ino, e.node->view});
+    // Only the newest node of a number is indexed (an older object's was unindexed when its
+    // number went to the new one).
+    Key key{e.node->dev, e.node->ino, e.node->view};
+    if (auto k = by_key_.find(key); k != by_key_.end() && k->second == id) by_key_.erase(k);
     doomed->push_back(std::move(e.node));
     entries_.erase(it);
     auto p = entries_.find(parent);
@@ -247,14 +273,15 @@ bool NodeTable::Path(NodeId id, bool last_known, std::string* path) const {
   return true;
 }
 
-void NodeTable::Moved(dev_t dev, ino_t ino, NodeId old_parent, const std::string& old_name,
+void NodeTable::Moved(const ObjectId& object, NodeId old_parent, const std::string& old_name,
                       NodeId new_parent, const std::string& new_name) {
   std::vector<std::shared_ptr<Node>> doomed;  // released after the lock
   absl::MutexLock lock(&mu_);
   for (View view : {kRawView, kRedactedView}) {
-    auto key = by_key_.find(Key{dev, ino, view});
+    auto key = by_key_.find(Key{object.dev, object.ino, view});
     if (key == by_key_.end() || key->second == kRootNodeId) continue;
     Entry& e = entries_[key->second];
+    if (e.node->generation != object.generation) continue;
     if (e.parent != old_parent || e.name != old_name) continue;
     Reparent(e, new_parent, &doomed);
     e.name = new_name;
@@ -262,12 +289,13 @@ void NodeTable::Moved(dev_t dev, ino_t ino, NodeId old_parent, const std::string
   }
 }
 
-void NodeTable::Unlinked(dev_t dev, ino_t ino, NodeId parent, const std::string& name) {
+void NodeTable::Unlinked(const ObjectId& object, NodeId parent, const std::string& name) {
   absl::MutexLock lock(&mu_);
   for (View view : {kRawView, kRedactedView}) {
-    auto key = by_key_.find(Key{dev, ino, view});
+    auto key = by_key_.find(Key{object.dev, object.ino, view});
     if (key == by_key_.end() || key->second == kRootNodeId) continue;
     Entry& e = entries_[key->second];
+    if (e.node->generation != object.generation) continue;
     if (e.parent == parent && e.name == name) e.unlinked = true;
   }
 }

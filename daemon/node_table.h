@@ -41,6 +41,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "base/unique_fd.h"
+#include "daemon/object_id.h"
 
 namespace scopedfs::daemon {
 
@@ -87,10 +88,13 @@ struct Node {
   NodeId id = 0;
   dev_t dev = 0;
   ino_t ino = 0;
+  uint64_t generation = 0;  // ObjectId::generation: a node is one object, not a number
   View view = kRawView;
   mode_t type = 0;  // S_IFMT bits
   FileHandle handle;
   base::UniqueFd fd;  // only without a handle: O_PATH | O_NOFOLLOW on the lower object
+
+  ObjectId object() const { return ObjectId{dev, ino, generation}; }
 
   // Passthrough: one backing id per node, shared by its opens (kernel rule), kept idle after
   // the last (backing_files.h).
@@ -129,14 +133,21 @@ class NodeTable {
   // `root_fd` is an O_PATH directory fd of the lower root; the table owns it.
   NodeTable(base::UniqueFd root_fd, dev_t dev, ino_t ino);
 
-  // The node for (dev, ino, view), created if new, with its lookup count raised by one. If it
-  // exists, the node is moved to (parent, name). `fd` is an O_PATH fd of the object: a new node
-  // keeps its handle, or the fd itself when there is no usable handle.
+  // The node for the object `fd` (an O_PATH fd of it, stat'ed as dev, ino, type) in `view`,
+  // created if new, with its lookup count raised by one. If it exists, the node is moved to
+  // (parent, name). A new node keeps the object's handle, or the fd itself when there is no usable
+  // handle. A node of the same (dev, ino, view) whose handle differs is another object, one that
+  // had the number before (object_id.h): it is left to the kernel's holds on it, answering ESTALE
+  // as a removed object does, and the new object gets a node of its own that shares nothing with
+  // it (backing id, cached version, kept fd).
   std::shared_ptr<Node> Upsert(NodeId parent, const std::string& name, base::UniqueFd fd, dev_t dev,
                                ino_t ino, mode_t type, View view);
   std::shared_ptr<Node> Get(NodeId id) const;
-  // The node for (dev, ino, view), if the table has one; counts no lookup.
-  std::shared_ptr<Node> Find(dev_t dev, ino_t ino, View view) const;
+  // The node of the object `id` in `view`, if the table has one; counts no lookup.
+  std::shared_ptr<Node> Find(const ObjectId& id, View view) const;
+  // The newest node with the number (dev, ino) in `view`, whichever object it is: for hints only
+  // (never for a decision, nor to act on the object).
+  std::shared_ptr<Node> FindNumber(dev_t dev, ino_t ino, View view) const;
   // An O_PATH fd of the node's lower object, for one request: from its handle, or a duplicate of
   // the fd it keeps. Returns 0 or an errno (ESTALE: the object is gone). Other `flags` open the
   // object itself with them (the kept fd is reopened through /proc/self/fd).
@@ -161,14 +172,16 @@ class NodeTable {
   // The directory the node was last looked up in; 0 if the table does not know the node (or it is
   // the root).
   NodeId ParentOf(NodeId id) const;
-  // After a successful rename through the mount: every view of lower object (dev, ino) that the
+  // After a successful rename through the mount: every view of lower object `object` that the
   // table knows as (old_parent, old_name) is now (new_parent, new_name). A node known under
   // another of its hard links keeps that name.
-  void Moved(dev_t dev, ino_t ino, NodeId old_parent, const std::string& old_name,
+  void Moved(const ObjectId& object, NodeId old_parent, const std::string& old_name,
              NodeId new_parent, const std::string& new_name);
-  // After a successful unlink, rmdir or rename over (parent, name): views of (dev, ino) known by
+  // After a successful unlink, rmdir or rename over (parent, name): views of `object` known by
   // that name can no longer be resolved to a path until a lookup names them again.
-  void Unlinked(dev_t dev, ino_t ino, NodeId parent, const std::string& name);
+  void Unlinked(const ObjectId& object, NodeId parent, const std::string& name);
+  // How many times a lookup met a number the table knew as another object (object_id.h).
+  uint64_t reused_numbers() const;
   size_t size() const;
   // Every (parent, name) the kernel may hold a dentry for, and every node id: what a policy
   // reload must invalidate.
@@ -216,7 +229,10 @@ class NodeTable {
   mutable absl::Mutex mu_;
   NodeId next_id_ ABSL_GUARDED_BY(mu_) = kRootNodeId + 1;
   absl::flat_hash_map<NodeId, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  // The newest node of each number and view. An older object's node (its number was reused while
+  // the kernel held it) stays in entries_, but not here.
   absl::flat_hash_map<Key, NodeId> by_key_ ABSL_GUARDED_BY(mu_);
+  uint64_t reused_numbers_ ABSL_GUARDED_BY(mu_) = 0;
   // Fds kept by KeepRemoved now (each one's deleter counts it down).
   std::shared_ptr<std::atomic<int>> kept_removed_ = std::make_shared<std::atomic<int>>(0);
 };

@@ -14,6 +14,17 @@ namespace scopedfs::daemon {
 namespace {
 
 base::UniqueFd AnyFd() { return base::UniqueFd(open("/", O_PATH | O_CLOEXEC)); }
+// An fd of another object than AnyFd's: its handle differs.
+base::UniqueFd OtherFd() { return base::UniqueFd(open("/proc", O_PATH | O_CLOEXEC)); }
+
+// The identity the table gives a node made from AnyFd() under the made-up number (1, ino).
+ObjectId Obj(ino_t ino) {
+  base::UniqueFd fd = AnyFd();
+  struct stat st;
+  fstat(fd.get(), &st);
+  ObjectId id = ObjectIdOf(fd.get(), st);
+  return ObjectId{1, ino, id.generation};
+}
 
 class NodeTableTest : public ::testing::Test {
  protected:
@@ -40,13 +51,48 @@ TEST_F(NodeTableTest, PathsComeFromTheParentChain) {
 TEST_F(NodeTableTest, FindCountsNoLookup) {
   NodeId dir = Add(kRootNodeId, "Download", 10);
   NodeId raw = Add(dir, "p.jpg", 12, S_IFREG, kRawView);
-  ASSERT_NE(table_.Find(1, 12, kRawView), nullptr);
-  EXPECT_EQ(table_.Find(1, 12, kRawView)->id, raw);
-  EXPECT_EQ(table_.Find(1, 12, kRedactedView), nullptr);
-  EXPECT_EQ(table_.Find(2, 12, kRawView), nullptr);
+  ASSERT_NE(table_.Find(Obj(12), kRawView), nullptr);
+  EXPECT_EQ(table_.Find(Obj(12), kRawView)->id, raw);
+  EXPECT_EQ(table_.Find(Obj(12), kRedactedView), nullptr);
+  EXPECT_EQ(table_.Find(ObjectId{2, 12, Obj(0).generation}, kRawView), nullptr);
   table_.Forget(raw, 1);  // the one lookup Add counted: Find added none
-  EXPECT_EQ(table_.Find(1, 12, kRawView), nullptr);
+  EXPECT_EQ(table_.Find(Obj(12), kRawView), nullptr);
   EXPECT_EQ(table_.Get(raw), nullptr);
+}
+
+TEST_F(NodeTableTest, AReusedNumberIsANewObject) {
+  NodeId dir = Add(kRootNodeId, "Download", 10);
+  NodeId old_file = Add(dir, "e1.txt", 12, S_IFREG);
+  ASSERT_NE(Obj(12).generation, 0u) << "the root filesystem exports no handles";
+  // The number 12 comes back for another object (another handle) while the kernel still holds
+  // the old node: a new node, indexed in its place; the old one lives until forgotten.
+  std::shared_ptr<Node> fresh = table_.Upsert(dir, "e2.txt", OtherFd(), 1, 12, S_IFREG, kRawView);
+  ASSERT_NE(fresh, nullptr);
+  EXPECT_NE(fresh->id, old_file);
+  EXPECT_NE(fresh->generation, Obj(12).generation);
+  EXPECT_EQ(table_.reused_numbers(), 1u);
+  ASSERT_NE(table_.Get(old_file), nullptr);
+  EXPECT_EQ(Path(fresh->id), "Download/e2.txt");
+  EXPECT_EQ(Path(old_file), "Download/e1.txt");
+  EXPECT_EQ(table_.Find(Obj(12), kRawView), nullptr);  // the old object is not the number's now
+  ASSERT_NE(table_.Find(fresh->object(), kRawView), nullptr);
+  EXPECT_EQ(table_.Find(fresh->object(), kRawView)->id, fresh->id);
+  // Changes to one object never reach the other's record.
+  table_.Unlinked(Obj(12), dir, "e1.txt");
+  EXPECT_EQ(Path(fresh->id), "Download/e2.txt");
+  // Forgetting the old node leaves the new one indexed.
+  table_.Forget(old_file, 1);
+  EXPECT_EQ(table_.Get(old_file), nullptr);
+  ASSERT_NE(table_.Find(fresh->object(), kRawView), nullptr);
+  // A second lookup of the new object finds its node.
+  EXPECT_EQ(table_.Upsert(dir, "e2.txt", OtherFd(), 1, 12, S_IFREG, kRawView)->id, fresh->id);
+}
+
+TEST_F(NodeTableTest, ANumberOfAnotherTypeIsANewObject) {
+  NodeId dir = Add(kRootNodeId, "Download", 10);
+  NodeId file = Add(dir, "x", 12, S_IFREG);
+  NodeId sub = Add(dir, "x", 12, S_IFDIR);  // same handle, yet a directory now: not the file
+  EXPECT_NE(file, sub);
 }
 
 TEST_F(NodeTableTest, MovedDirectoryCarriesItsChildren) {
@@ -54,7 +100,7 @@ TEST_F(NodeTableTest, MovedDirectoryCarriesItsChildren) {
   NodeId d = Add(dcim, "d", 11);
   NodeId android = Add(kRootNodeId, "Android", 20);
   NodeId x = Add(d, "x.jpg", 12, S_IFREG);
-  table_.Moved(1, 11, dcim, "d", android, "d2");
+  table_.Moved(Obj(11), dcim, "d", android, "d2");
   EXPECT_EQ(Path(d), "Android/d2");
   EXPECT_EQ(Path(x), "Android/d2/x.jpg");
 }
@@ -62,7 +108,7 @@ TEST_F(NodeTableTest, MovedDirectoryCarriesItsChildren) {
 TEST_F(NodeTableTest, MoveOfAnotherNameLeavesTheNodeAlone) {
   NodeId dir = Add(kRootNodeId, "Download", 10);
   NodeId a = Add(dir, "a", 12, S_IFREG);  // a hard link of inode 12, known by this name
-  table_.Moved(1, 12, dir, "b", kRootNodeId, "c");
+  table_.Moved(Obj(12), dir, "b", kRootNodeId, "c");
   EXPECT_EQ(Path(a), "Download/a");
 }
 
@@ -71,7 +117,7 @@ TEST_F(NodeTableTest, EveryViewOfTheInodeMoves) {
   NodeId raw = Add(dir, "p.jpg", 12, S_IFREG, kRawView);
   NodeId redacted = Add(dir, "p.jpg", 12, S_IFREG, kRedactedView);
   EXPECT_NE(raw, redacted);
-  table_.Moved(1, 12, dir, "p.jpg", dir, "q.jpg");
+  table_.Moved(Obj(12), dir, "p.jpg", dir, "q.jpg");
   EXPECT_EQ(Path(raw), "DCIM/q.jpg");
   EXPECT_EQ(Path(redacted), "DCIM/q.jpg");
 }
@@ -80,7 +126,7 @@ TEST_F(NodeTableTest, UnlinkedNodeAndItsChildrenResolveNothing) {
   NodeId dir = Add(kRootNodeId, "Download", 10);
   NodeId sub = Add(dir, "sub", 11);
   NodeId file = Add(sub, "f", 12, S_IFREG);
-  table_.Unlinked(1, 11, dir, "sub");
+  table_.Unlinked(Obj(11), dir, "sub");
   EXPECT_EQ(Path(sub), "<none>");
   EXPECT_EQ(Path(file), "<none>");
   // A fresh lookup of the name brings it back.
@@ -92,13 +138,13 @@ TEST_F(NodeTableTest, UnlinkedNodeKeepsTheLastPathItHad) {
   NodeId dir = Add(kRootNodeId, "Download", 10);
   NodeId sub = Add(dir, "sub", 11);
   NodeId file = Add(sub, "f", 12, S_IFREG);
-  table_.Unlinked(1, 12, sub, "f");
-  table_.Unlinked(1, 11, dir, "sub");
+  table_.Unlinked(Obj(12), sub, "f");
+  table_.Unlinked(Obj(11), dir, "sub");
   std::string path;
   ASSERT_TRUE(table_.LastPathOf(file, &path));
   EXPECT_EQ(path, "Download/sub/f");
   // A rename of an ancestor still known by its name carries the last path along.
-  table_.Moved(1, 10, kRootNodeId, "Download", kRootNodeId, "Documents");
+  table_.Moved(Obj(10), kRootNodeId, "Download", kRootNodeId, "Documents");
   ASSERT_TRUE(table_.LastPathOf(sub, &path));
   EXPECT_EQ(path, "Documents/sub");
   EXPECT_FALSE(table_.LastPathOf(9999, &path));
@@ -108,7 +154,7 @@ TEST_F(NodeTableTest, UnlinkedNodeKeepsTheLastPathItHad) {
 TEST_F(NodeTableTest, UnlinkOfAnotherHardLinkKeepsTheNode) {
   NodeId dir = Add(kRootNodeId, "Download", 10);
   NodeId a = Add(dir, "a", 12, S_IFREG);
-  table_.Unlinked(1, 12, dir, "b");
+  table_.Unlinked(Obj(12), dir, "b");
   EXPECT_EQ(Path(a), "Download/a");
 }
 
@@ -161,7 +207,7 @@ TEST_F(NodeTableTest, AMoveReleasesTheOldParent) {
   NodeId f = Add(a, "f", 12, S_IFREG);
   table_.Forget(a, 1);
   EXPECT_NE(table_.Get(a), nullptr);
-  table_.Moved(1, 12, a, "f", b, "f");
+  table_.Moved(Obj(12), a, "f", b, "f");
   EXPECT_EQ(table_.Get(a), nullptr);
   EXPECT_EQ(Path(f), "b/f");
   table_.Forget(f, 1);

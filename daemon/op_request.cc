@@ -25,8 +25,8 @@ RequestContext& OpRequest::ctx() {
   return *ctx_;
 }
 
-void OpRequest::Changed(dev_t dev, ino_t ino, NodeId through) {
-  changed_.push_back({dev, ino, through});
+void OpRequest::Changed(const ObjectId& object, NodeId through) {
+  changed_.push_back({object, through});
 }
 
 void OpRequest::ChangedThrough(fuse_ino_t ino) {
@@ -41,7 +41,7 @@ void OpRequest::DropOtherViewsAttributes() {
   FuseSession* session = fs_->session();
   for (const ChangedObject& c : changed_) {
     for (View view : {kRawView, kRedactedView}) {
-      std::shared_ptr<Node> node = fs_->nodes().Find(c.dev, c.ino, view);
+      std::shared_ptr<Node> node = fs_->nodes().Find(c.object, view);
       if (node == nullptr || node->id == c.through) continue;
       MarkKernelAttrsStale(node.get());
       if (session != nullptr) session->notifier().InvalidateAttributes(node->id);

@@ -59,10 +59,10 @@ class OpRequest {
   // owed the redacted view changed the file, or the other way round) are dropped before the reply
   // goes out (KernelNotifier::InvalidateAttributes), so no app sees them stale once the change
   // has returned. Called after the change is made. `through`: the node the request came through,
-  // left alone; the overload by (dev, ino) drops every node of the object (a change by name,
+  // left alone; the overload by object drops every node of the object (a change by name,
   // where the kernel's dentry may lead to either view).
-  void Changed(const Node& through) { Changed(through.dev, through.ino, through.id); }
-  void Changed(dev_t dev, ino_t ino, NodeId through = 0);
+  void Changed(const Node& through) { Changed(through.object(), through.id); }
+  void Changed(const ObjectId& object, NodeId through = 0);
   // Changed(node) for the node `ino`, if the table still has it.
   void ChangedThrough(fuse_ino_t ino);
 
@@ -90,8 +90,7 @@ class OpRequest {
 
  private:
   struct ChangedObject {
-    dev_t dev;
-    ino_t ino;
+    ObjectId object;
     NodeId through;
   };
   void DropOtherViewsAttributes();

@@ -153,7 +153,7 @@ bool KernelHoldsFresh(Filesystem* fs, const RequestContext& ctx, const DirEntry&
   if (!fs->posix() || entry.dev == 0 || ctx.engine() == nullptr || ctx.engine()->may_redact()) {
     return false;
   }
-  std::shared_ptr<Node> node = fs->nodes().Find(entry.dev, entry.ino, kRawView);
+  std::shared_ptr<Node> node = fs->nodes().FindNumber(entry.dev, entry.ino, kRawView);
   return node != nullptr && node->kernel_fresh_until_ns.load(std::memory_order_relaxed) >=
                                 SteadyNowNs() + kFreshMarginNs;
 }

@@ -157,7 +157,7 @@ int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct 
     int rc = fi != nullptr ? ftruncate(FileOf(fi)->fd.get(), attr->st_size)
                            : truncate(proc.c_str(), attr->st_size);
     if (rc != 0) return errno;
-    fs->facts().Invalidate(r.node->dev, r.node->ino);
+    fs->facts().Invalidate(r.node->object());
     // FATTR_KILL_SUIDGID: the kernel asks for it when the caller lacks CAP_FSETID.
     if (posix && (to_set & kKillSuidGid)) {
       if (int err = KillSetId(ctx, r, st)) return err;
@@ -252,9 +252,7 @@ void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info
 }
 
 // Drops the cached facts of a handle's file once it has been written through the mount.
-void Written(Filesystem* fs, OpenFile* file) {
-  fs->facts().Invalidate(file->node->dev, file->node->ino);
-}
+void Written(Filesystem* fs, OpenFile* file) { fs->facts().Invalidate(file->node->object()); }
 
 // A write through a redacted view (a caller the location guard redacts, writing a file that was
 // of no carrier format at open) is judged again against the file as it is now: once the file

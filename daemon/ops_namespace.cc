@@ -40,11 +40,24 @@ int SetOwner(int fd, uid_t uid) {
   return fsetxattr(fd, kOwnerXattr, value.data(), value.size(), 0) == 0 ? 0 : errno;
 }
 
-// After the lower file (dev, ino) lost a name through the mount: its raw view keeps no idle
-// backing id (backing_files.h), which would hold an unlinked file's space.
-void LostName(Filesystem* fs, dev_t dev, ino_t ino) {
-  std::shared_ptr<Node> node = fs->nodes().Find(dev, ino, kRawView);
-  if (node != nullptr) fs->backing().DropIdle(node);
+// After the lower object `removed` (an O_PATH fd of it, stat'ed before) lost the name (parent,
+// name) through the mount. Its nodes can no longer be resolved by that name; a file's raw view
+// keeps no idle backing id (backing_files.h), which would hold an unlinked file's space. When that
+// was its last name, its handle opens no more (filesystems refuse handles of unlinked inodes), so
+// each node the kernel still holds (an fd, an O_PATH fd, a cwd) keeps the fd and reaches the
+// object through it, as a native fstat does, until the kernel forgets the node.
+void LostName(Filesystem* fs, const ObjectId& object, NodeId parent, const std::string& name,
+              const Child& removed) {
+  fs->nodes().Unlinked(object, parent, name);
+  if (std::shared_ptr<Node> node = fs->nodes().Find(object, kRawView)) fs->backing().DropIdle(node);
+  bool last_name = S_ISDIR(removed.st.st_mode) || removed.st.st_nlink <= 1;
+  if (!last_name || !removed.fd.valid()) return;
+  for (View view : {kRawView, kRedactedView}) {
+    std::shared_ptr<Node> node = fs->nodes().Find(object, view);
+    if (node == nullptr) continue;
+    base::UniqueFd kept(fcntl(removed.fd.get(), F_DUPFD_CLOEXEC, 0));
+    if (kept.valid()) fs->nodes().KeepRemoved(node.get(), std::move(kept));
+  }
 }
 
 // The parent a new name goes into, resolved, with the name checked and free of hidden or
@@ -237,19 +250,12 @@ int DoRemove(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
     return err;
   }
   DirStamp before = StampOf(p.fd.get());
+  ObjectId object = ObjectIdOf(child.fd.get(), child.st);
   if (unlinkat(p.fd.get(), real.c_str(), directory ? AT_REMOVEDIR : 0) != 0) return errno;
   fs->NamespaceChanged();
   fs->case_index().Removed(p.fd.get(), before, real);
-  fs->nodes().Unlinked(child.st.st_dev, child.st.st_ino, parent, real);
-  if (!is_dir) op.Changed(child.st.st_dev, child.st.st_ino);
-  if (is_dir && fs->listings_pinned()) {
-    // No directory open keeps a lower fd of it (ops_dir.cc): the node keeps this one, so a caller
-    // that holds the directory open still reaches it, as natively.
-    if (std::shared_ptr<Node> node = fs->nodes().Find(child.st.st_dev, child.st.st_ino, kRawView)) {
-      fs->nodes().KeepRemoved(node.get(), std::move(child.fd));
-    }
-  }
-  LostName(fs, child.st.st_dev, child.st.st_ino);
+  if (!is_dir) op.Changed(object);
+  LostName(fs, object, parent, real, child);
   ForgetOtherSpelling(fs, parent, real, name);
   return 0;
 }
@@ -350,24 +356,20 @@ int DoRename(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
   Child replaced;
   bool had_target = OpenChild(fs, np, dst_name.c_str(), &replaced) == 0;
   if (no_scan.missed() && GainChecked(ctx)) return kFactsNotCurrent;
+  ObjectId src_object = ObjectIdOf(src.fd.get(), src.st);
+  ObjectId replaced_object = had_target ? ObjectIdOf(replaced.fd.get(), replaced.st) : ObjectId{};
   DirStamp before = StampOf(np.fd.get());
   if (renameat2(p.fd.get(), src_name.c_str(), np.fd.get(), dst_name.c_str(), flags) != 0) {
     return errno;
   }
   fs->NamespaceChanged();
   if (!had_target && parent != newparent) fs->case_index().Added(np.fd.get(), before, dst_name);
-  if (had_target && !exchange) {
-    fs->nodes().Unlinked(replaced.st.st_dev, replaced.st.st_ino, newparent, dst_name);
-    LostName(fs, replaced.st.st_dev, replaced.st.st_ino);
-  }
-  fs->nodes().Moved(src.st.st_dev, src.st.st_ino, parent, src_name, newparent, dst_name);
-  if (!S_ISDIR(src.st.st_mode)) op.Changed(src.st.st_dev, src.st.st_ino);
-  if (had_target && !S_ISDIR(replaced.st.st_mode)) {
-    op.Changed(replaced.st.st_dev, replaced.st.st_ino);
-  }
+  if (had_target && !exchange) LostName(fs, replaced_object, newparent, dst_name, replaced);
+  fs->nodes().Moved(src_object, parent, src_name, newparent, dst_name);
+  if (!S_ISDIR(src.st.st_mode)) op.Changed(src_object);
+  if (had_target && !S_ISDIR(replaced.st.st_mode)) op.Changed(replaced_object);
   if (had_target && exchange) {
-    fs->nodes().Moved(replaced.st.st_dev, replaced.st.st_ino, newparent, dst_name, parent,
-                      src_name);
+    fs->nodes().Moved(replaced_object, newparent, dst_name, parent, src_name);
   }
   ForgetOtherSpelling(fs, parent, src_name, name);
   ForgetOtherSpelling(fs, newparent, dst_name, newname);

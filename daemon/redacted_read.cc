@@ -23,7 +23,7 @@ constexpr absl::Duration kLongestSettle = absl::Milliseconds(1100);
 // The fills are RedactedFills' (media/location), the function scopedfsctl explain/scan call too.
 int PlanTable::For(int fd, std::optional<uid_t> app, struct stat* st, FillPlan* out) {
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    Key key{st->st_dev, st->st_ino, VersionOf(*st)};
+    Key key{ObjectIdOf(fd, *st), VersionOf(*st)};
     std::shared_ptr<const Plan> live;
     {
       absl::MutexLock lock(&mu_);

@@ -26,6 +26,7 @@
 #include "daemon/app_budget.h"
 #include "daemon/facts_cache.h"
 #include "daemon/node_table.h"
+#include "daemon/object_id.h"
 #include "media/location/location.h"
 
 namespace scopedfs::daemon {
@@ -53,16 +54,14 @@ class PlanTable {
   size_t size() const ABSL_LOCKS_EXCLUDED(mu_);  // live plans
 
  private:
+  // One version of one object (object_id.h).
   struct Key {
-    dev_t dev;
-    ino_t ino;
+    ObjectId object;
     FileVersion version;
-    bool operator==(const Key& o) const {
-      return dev == o.dev && ino == o.ino && version == o.version;
-    }
+    bool operator==(const Key& o) const { return object == o.object && version == o.version; }
     template <typename H>
     friend H AbslHashValue(H h, const Key& k) {
-      return H::combine(std::move(h), k.dev, k.ino, k.version.size, k.version.mtime_ns,
+      return H::combine(std::move(h), k.object, k.version.size, k.version.mtime_ns,
                         k.version.ctime_ns);
     }
   };

@@ -203,7 +203,7 @@ TEST(FactsCacheTest, ScansOncePerVersionAndForgetsOnInvalidation) {
   EXPECT_EQ(a.facts.media_class, MEDIA_CLASS_IMAGE);
   EXPECT_EQ(b.facts.media_class, MEDIA_CLASS_NONE) << "the class is judged under each name";
   EXPECT_EQ(b.facts.location, media::LocationPresence::kPresent) << "the bytes' location stays";
-  cache.Invalidate(st.st_dev, st.st_ino);
+  cache.Invalidate(ObjectIdOf(fd, st));
   cache.Lookup(fd, st, "a.jpg");
   EXPECT_EQ(stats.location_scans.load(), 2u);
   EXPECT_EQ(cache.size(), 1u);

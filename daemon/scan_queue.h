@@ -71,17 +71,20 @@ class ScanQueue {
  public:
   using Scan = std::shared_ptr<const media::LocationScan>;
   // One file version's scan: its identity and, once done, its result.
+  // One version of one lower object (object_id.h: `generation` tells apart the objects that
+  // had one inode number).
   struct Key {
     dev_t dev;
     ino_t ino;
     int64_t size, mtime_ns, ctime_ns;
+    uint64_t generation = 0;
     bool operator==(const Key& o) const {
       return dev == o.dev && ino == o.ino && size == o.size && mtime_ns == o.mtime_ns &&
-             ctime_ns == o.ctime_ns;
+             ctime_ns == o.ctime_ns && generation == o.generation;
     }
     template <typename H>
     friend H AbslHashValue(H h, const Key& k) {
-      return H::combine(std::move(h), k.dev, k.ino, k.size, k.mtime_ns, k.ctime_ns);
+      return H::combine(std::move(h), k.dev, k.ino, k.size, k.mtime_ns, k.ctime_ns, k.generation);
     }
   };
   struct Job;

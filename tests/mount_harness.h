@@ -191,8 +191,15 @@ struct DaemonExit {
 // Counters from `scopedfsctl stats --json`.
 using DaemonStats = std::map<std::string, int64_t>;
 
-// A throwaway storage: work dir under testing::TempDir(), a tmpfs lower tree (its own, so
-// trusted.* xattrs work and nothing leaks), a mount point, and at most one daemon. Everything it
+// The filesystem of a storage's lower tree. tmpfs never hands a freed inode number out again;
+// ext4 (a loop-mounted image of 256 MiB in the work dir) does at once, so tests of node identity
+// and of anything keyed by inode numbers run on it.
+enum class LowerKind { kTmpfs, kExt4 };
+std::string LowerKindName(LowerKind kind);
+
+// A throwaway storage: work dir under testing::TempDir(), a lower tree on a filesystem of its own
+// (tmpfs, or ext4 on a loop device; so trusted.* xattrs work and nothing leaks), a mount point,
+// and at most one daemon. Everything it
 // started or mounted is undone by Teardown(), which the destructor calls too.
 //
 // The first Prepare() moves the test process into a private mount namespace, so even a test
@@ -204,7 +211,7 @@ class ScopedStorage {
   ScopedStorage& operator=(const ScopedStorage&) = delete;
   ~ScopedStorage() { Teardown(); }
 
-  absl::Status Prepare();
+  absl::Status Prepare(LowerKind lower = LowerKind::kTmpfs);
   // Creates the default top-level directories, Android/{data,obb,media} and DCIM/Camera.
   absl::Status CreateDefaultLayout();
 
@@ -260,7 +267,7 @@ class ScopedStorage {
   std::string mountpoint_;
   std::string log_path_;
   std::string socket_dir_;
-  bool tmpfs_mounted_ = false;
+  bool lower_mounted_ = false;
   std::string vold_mountpoint_;  // where the harness mounted as vold (DaemonOptions::vold_mount)
   pid_t daemon_pid_ = -1;
   DaemonExit last_exit_;
@@ -272,6 +279,8 @@ class ScopedStorage {
 class MountTest : public ::testing::Test {
  protected:
   virtual DaemonOptions Options() const { return {}; }
+  // The lower tree's filesystem; tests whose behaviour depends on it run on both.
+  virtual LowerKind Lower() const { return LowerKind::kTmpfs; }
   void SetUp() override;
   void TearDown() override;
   App As(uid_t uid) const { return storage_.As(uid); }

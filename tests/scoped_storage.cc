@@ -60,7 +60,9 @@ std::string DaemonExit::ToString() const {
   return absl::StrCat("killed by signal ", signal, " (", strsignal(signal), ")");
 }
 
-absl::Status ScopedStorage::Prepare() {
+std::string LowerKindName(LowerKind kind) { return kind == LowerKind::kExt4 ? "ext4" : "tmpfs"; }
+
+absl::Status ScopedStorage::Prepare(LowerKind lower) {
   if (!work_dir_.empty()) return absl::FailedPreconditionError("already prepared");
   EnterPrivateMountNamespace();
   std::string tmpl = absl::StrCat(::testing::TempDir(), "scopedfs.XXXXXX");
@@ -73,10 +75,35 @@ absl::Status ScopedStorage::Prepare() {
   log_path_ = work_dir_ + "/scopedfsd.log";
   if (mkdir(lower_.c_str(), 0755) != 0) return ErrnoStatus("mkdir lower", errno);
   if (mkdir(mountpoint_.c_str(), 0755) != 0) return ErrnoStatus("mkdir mountpoint", errno);
-  if (mount("tmpfs", lower_.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=512m,mode=0755") != 0) {
-    return ErrnoStatus(absl::StrCat("mount tmpfs on ", lower_), errno);
+  if (lower == LowerKind::kTmpfs) {
+    if (mount("tmpfs", lower_.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=512m,mode=0755") != 0) {
+      return ErrnoStatus(absl::StrCat("mount tmpfs on ", lower_), errno);
+    }
+    lower_mounted_ = true;
+    return absl::OkStatus();
   }
-  tmpfs_mounted_ = true;
+  // ext4: a sparse image, mounted through a loop device that frees itself at the last unmount
+  // (mount(8) sets LO_FLAGS_AUTOCLEAR), so a killed test leaves no loop device behind either.
+  std::string image = work_dir_ + "/lower.ext4";
+  int img = open(image.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (img < 0) return ErrnoStatus(absl::StrCat("create ", image), errno);
+  int grown = ftruncate(img, 256 << 20) == 0 ? 0 : errno;
+  close(img);
+  if (grown != 0) return ErrnoStatus("ftruncate image", grown);
+  std::string out;
+  if (int rc = RunCommand({"mke2fs", "-q", "-F", "-t", "ext4", "-m", "0", image}, &out); rc != 0) {
+    return absl::InternalError(absl::StrCat("mke2fs exited ", rc, ": ", out));
+  }
+  if (int rc = RunCommand({"mount", "-t", "ext4", "-o", "loop,nosuid,nodev", image, lower_}, &out);
+      rc != 0) {
+    return absl::InternalError(absl::StrCat("mount -o loop ", image, " exited ", rc, ": ", out));
+  }
+  lower_mounted_ = true;
+  // mke2fs's lost+found would be a name in the storage's root that no test expects.
+  if (rmdir((lower_ + "/lost+found").c_str()) != 0 && errno != ENOENT) {
+    return ErrnoStatus("rmdir lost+found", errno);
+  }
+  if (chmod(lower_.c_str(), 0755) != 0) return ErrnoStatus("chmod lower", errno);
   return absl::OkStatus();
 }
 
@@ -269,9 +296,9 @@ void ScopedStorage::Teardown() {
   if (daemon_pid_ > 0) StopDaemon();
   UnmountVoldMount();
   if (IsMounted()) umount2(mountpoint_.c_str(), MNT_DETACH);
-  if (tmpfs_mounted_) {
+  if (lower_mounted_) {
     umount2(lower_.c_str(), MNT_DETACH);
-    tmpfs_mounted_ = false;
+    lower_mounted_ = false;
   }
   if (!work_dir_.empty()) {
     // FTW_MOUNT: never descend into anything still mounted below the work dir.
@@ -429,7 +456,7 @@ absl::StatusOr<DaemonStats> ScopedStorage::Stats() const {
 
 void MountTest::SetUp() {
   SCOPEDFS_SKIP_UNLESS_MOUNTABLE();
-  SCOPEDFS_ASSERT_OK(storage_.Prepare());
+  SCOPEDFS_ASSERT_OK(storage_.Prepare(Lower()));
   SCOPEDFS_ASSERT_OK(storage_.CreateDefaultLayout());
   SCOPEDFS_ASSERT_OK(storage_.StartDaemon(Options()));
 }
