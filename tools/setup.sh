@@ -30,6 +30,11 @@ PACKAGES=(
   # tools/bench/run.sh's smoke test: fio, the two peer FUSE filesystems, gnuplot for the chart,
   # bc and util-linux's setpriv (the full run adds linux-source-6.1 and linux-perf itself)
   fio bindfs mergerfs gnuplot-nox bc util-linux
+  # tools/xfstests/run.sh: what xfstests' README lists to build and run the suite (which Debian
+  # does not package: the script is given a checkout)
+  acl automake dbench dump gawk gcc indent make libtool libtool-bin libacl1-dev libaio-dev
+  libattr1-dev libcap-dev libgdbm-dev libgdbm-compat-dev uuid-dev uuid-runtime xfslibs-dev
+  xfsprogs psmisc quota sqlite3
 )
 
 missing=()

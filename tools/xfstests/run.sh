@@ -104,12 +104,17 @@ compare() {
   summary_tests "$m" Failures >"$tmp/m.fail"
   summary_tests "$n" Ran >"$tmp/n.ran"
   summary_tests "$n" Failures >"$tmp/n.fail"
-  comm -23 "$tmp/n.ran" "$tmp/n.fail" >"$tmp/n.pass"
-  comm -23 "$tmp/m.ran" "$tmp/m.fail" >"$tmp/m.pass"
+  summary_tests "$m" "Not run" >"$tmp/m.notrun"
+  summary_tests "$n" "Not run" >"$tmp/n.notrun"
+  # check's "Ran" counts the tests it tried, "Not run" ones included.
+  sort -u "$tmp/n.fail" "$tmp/n.notrun" | comm -23 "$tmp/n.ran" - >"$tmp/n.pass"
+  sort -u "$tmp/m.fail" "$tmp/m.notrun" | comm -23 "$tmp/m.ran" - >"$tmp/m.pass"
   {
     echo "xfstests on $lower: permissive scopedfs mount vs native $lower ($(date -u +%FT%TZ))"
-    echo "mount:  ran $(wc -l <"$tmp/m.ran"), failed $(wc -l <"$tmp/m.fail")"
-    echo "native: ran $(wc -l <"$tmp/n.ran"), failed $(wc -l <"$tmp/n.fail")"
+    echo "mount:  ran $(wc -l <"$tmp/m.ran") (not run $(wc -l <"$tmp/m.notrun")," \
+      "passed $(wc -l <"$tmp/m.pass")), failed $(wc -l <"$tmp/m.fail")"
+    echo "native: ran $(wc -l <"$tmp/n.ran") (not run $(wc -l <"$tmp/n.notrun")," \
+      "passed $(wc -l <"$tmp/n.pass")), failed $(wc -l <"$tmp/n.fail")"
     echo
     echo "Mount fails, native passes:"
     comm -12 "$tmp/m.fail" "$tmp/n.pass" | while read -r t; do
@@ -122,8 +127,8 @@ compare() {
     comm -23 "$tmp/m.fail" "$tmp/n.ran" | sed 's/^/  /'
     echo "Native fails, mount passes:"
     comm -12 "$tmp/n.fail" "$tmp/m.pass" | sed 's/^/  /'
-    echo "Ran natively, not on the mount (not run or excluded there):"
-    comm -23 "$tmp/n.ran" "$tmp/m.ran" | sed 's/^/  /'
+    echo "Passed natively, not run on the mount:"
+    comm -12 "$tmp/n.pass" "$tmp/m.notrun" | sed 's/^/  /'
   } >"$report"
   rm -rf "$tmp"
   cat "$report"
