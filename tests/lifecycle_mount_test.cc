@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "absl/strings/ascii.h"
@@ -109,6 +111,42 @@ TEST_F(LifecycleMountTest, UmountExitsZero) {
   DaemonExit e = storage_.WaitDaemonExit(absl::Seconds(30));
   EXPECT_TRUE(e.clean()) << e.ToString();
   EXPECT_FALSE(storage_.IsMounted());
+}
+
+// The type /proc/self/mounts shows for the mount at `mountpoint`, or empty if none.
+std::string MountType(const std::string& mountpoint) {
+  std::ifstream mounts("/proc/self/mounts");
+  std::string line;
+  std::string type;
+  while (std::getline(mounts, line)) {
+    std::istringstream fields(line);
+    std::string source, target, fstype;
+    if (fields >> source >> target >> fstype && target == mountpoint) type = fstype;
+  }
+  return type;
+}
+
+TEST_F(LifecycleMountTest, TheMountIsOfTypeFuseScopedfs) {
+  EXPECT_EQ(MountType(storage_.mountpoint()), "fuse.scopedfs");
+}
+
+// --subtype= mounts plain "fuse", the type test suites such as xfstests compare with FSTYP=fuse;
+// the daemon still unmounts what it mounted.
+class PlainFuseTypeTest : public MountTest {
+ protected:
+  DaemonOptions Options() const override {
+    DaemonOptions o;
+    o.extra_flags = {"--subtype="};
+    return o;
+  }
+};
+
+TEST_F(PlainFuseTypeTest, TheMountIsOfTypeFuseAndSigtermUnmountsIt) {
+  EXPECT_EQ(MountType(storage_.mountpoint()), "fuse");
+  EXPECT_TRUE(Succeeds(As(kCamera).List("DCIM")));
+  DaemonExit e = storage_.StopDaemon();
+  EXPECT_TRUE(e.clean()) << e.ToString();
+  EXPECT_EQ(MountType(storage_.mountpoint()), "");
 }
 
 TEST_F(LifecycleMountTest, SigtermWhileAnAppIsInsideStillExitsZero) {
@@ -239,6 +277,13 @@ TEST_F(StartupFailureTest, UnknownFlag) {
   DaemonOptions options;
   options.extra_flags = {"--no_such_flag=1"};
   ExpectRefusal(options, "no_such_flag");
+}
+
+TEST_F(StartupFailureTest, SubtypeWithAComma) {
+  DaemonOptions options;
+  options.extra_flags = {"--subtype=scopedfs,ro"};
+  ExpectRefusal(options, "--subtype may hold only");
+  EXPECT_EQ(storage_.last_exit().code, 64);
 }
 
 TEST_F(StartupFailureTest, PolicyWithSyntaxError) {
