@@ -124,7 +124,7 @@ compare() {
     echo "Both fail:"
     comm -12 "$tmp/m.fail" "$tmp/n.fail" | sed 's/^/  /'
     echo "Mount fails, not run natively:"
-    comm -23 "$tmp/m.fail" "$tmp/n.ran" | sed 's/^/  /'
+    comm -12 "$tmp/m.fail" "$tmp/n.notrun" | sed 's/^/  /'
     echo "Native fails, mount passes:"
     comm -12 "$tmp/n.fail" "$tmp/m.pass" | sed 's/^/  /'
     echo "Passed natively, not run on the mount:"
