@@ -149,6 +149,24 @@ TEST_F(PlainFuseTypeTest, TheMountIsOfTypeFuseAndSigtermUnmountsIt) {
   EXPECT_EQ(MountType(storage_.mountpoint()), "");
 }
 
+// After an external umount the daemon exits, but the mount point may meanwhile hold a new mount
+// (xfstests' cycle mounts start the next daemon at once): the exiting daemon must leave that one
+// alone. The daemon is stopped (SIGSTOP) across the umount and the new mount, so it reaches its
+// exit only after the new mount is there.
+TEST_F(LifecycleMountTest, ExitAfterUmountLeavesTheNextMountAlone) {
+  const std::string mountpoint = storage_.mountpoint();
+  pid_t daemon = storage_.daemon_pid();
+  ASSERT_EQ(kill(daemon, SIGSTOP), 0);
+  ASSERT_EQ(umount2(mountpoint.c_str(), 0), 0) << strerror(errno);
+  ASSERT_EQ(mount("next", mountpoint.c_str(), "tmpfs", 0, "size=1m"), 0) << strerror(errno);
+  ASSERT_EQ(kill(daemon, SIGCONT), 0);
+  DaemonExit e = storage_.WaitDaemonExit(absl::Seconds(30));
+  EXPECT_TRUE(e.clean()) << e.ToString();
+  EXPECT_EQ(MountType(mountpoint), "tmpfs") << "the exiting daemon unmounted the next mount";
+  while (umount2(mountpoint.c_str(), 0) == 0) {
+  }
+}
+
 TEST_F(LifecycleMountTest, SigtermWhileAnAppIsInsideStillExitsZero) {
   SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/open.txt", "held open", kNotes));
   int ready[2], done[2];
