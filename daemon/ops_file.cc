@@ -319,8 +319,8 @@ void sfs_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t o
 // through a mapping after its file's last close stay unseen until the attributes expire; doing
 // this at RELEASE too made xfstests generic/478 (OFD and POSIX lock advice right after a close)
 // fail in 4 runs of 4 over io_uring (FLUSH alone: 1 of 3), a lock race that extra work at close
-// widens. Sent by the worker
-// itself: an attributes-only invalidation waits for no page (kernel_notifier.h).
+// widens. Sent by the worker itself: an attributes-only invalidation waits for no page
+// (kernel_notifier.h).
 void AfterMappedWrites(Filesystem* fs, OpenFile* file) {
   if (!file->writable || !file->passthrough) return;
   MarkKernelAttrsStale(file->node.get());
