@@ -65,11 +65,15 @@ namespace scopedfs::daemon {
 // O_PATH fd through /proc/self/fd) or where the file's judgement changes between the second
 // walk's LOOKUP and its OPEN (docs/visibility.md).
 // Callers of other users are outside all of these proofs: every request of theirs on a node is
-// judged (DoGetattr), so a cached name lets them walk through, never see anything (but for
-// attributes cached on a mount the operator says no other user reaches). A file's
-// attributes do not depend on the caller and are cached for a second, except under LISTING
-// (AttrTimeoutFor; on a mount only one user's apps reach, as long as its name:
-// CachesAttrsWithName); a directory's do (DirectoryAsSeen) unless the policy is caller-independent.
+// judged (DoGetattr), and the names in the mount's root, where each of their walks starts, are
+// never cached unless the operator says no other user reaches the mount or the policy is
+// caller-independent (EntryTimeoutFor): so they walk through no cached name, and read no
+// attributes another caller's request left in the kernel (statx AT_STATX_DONT_SYNC reads an
+// inode's cached attributes whatever their timeout). Attributes never depend on the caller, as
+// the kernel keeps one set per inode: a directory's are DirectoryAsSeen's for every caller. A
+// file's are cached for a second, except under LISTING (AttrTimeoutFor; on a mount only one
+// user's apps reach, as long as its name: CachesAttrsWithName); a directory's are not cached
+// unless the policy is caller-independent.
 // A reload invalidates every name and inode the kernel holds (Filesystem::SetEngine); the daemon's
 // own namespace changes are the kernel's own requests, which update its cache. Changes made to the
 // lower tree behind the daemon's back are seen once a cached name expires.
@@ -209,14 +213,14 @@ inline double AttrTimeoutFor(const RequestContext& ctx, const struct stat& st, d
 // mount_reached_by_one_user), the operator's assertion removes the reason above: a non-directory
 // whose name the kernel caches for every caller of the user (entry timeout > 0: not a redacted
 // view, not a name found by another spelling, not in a package-private area) gets its attributes
-// cached as long as its name, as MediaProvider caches them; the raw view of a file whose view
-// may differ by caller too. Directories keep 0: DirectoryAsSeen answers root and apps
-// differently. The kernel marks the attributes stale itself after a write (passthrough or not),
-// a SETATTR, a link or an unlink through the mount, on the inode the request came through; a
-// change made through the file's other view (an app owed the redacted view writing, truncating
-// or chmodding it) drops the raw inode's before its reply (OpRequest::Changed); and a reload
-// invalidates every inode (Filesystem::SetEngine). Never for a caller of another user: its
-// requests are still judged wherever they reach the daemon.
+// cached as long as its name, as MediaProvider caches them; the raw view of a file whose view may
+// differ by caller too. Directories keep 0: their times change with every entry anyone adds. The
+// kernel marks the attributes stale itself after a write (passthrough or not), a SETATTR, a link or
+// an unlink through the mount, on the inode the request came through; a change made through the
+// file's other view (an app owed the redacted view writing, truncating or chmodding it) drops the
+// raw inode's before its reply (OpRequest::Changed); and a reload invalidates every inode
+// (Filesystem::SetEngine). Never for a caller of another user: its requests are still judged
+// wherever they reach the daemon.
 inline bool CachesAttrsWithName(const Filesystem* fs, const RequestContext& ctx, mode_t mode) {
   return fs->options().mount_reached_by_one_user && !S_ISDIR(mode) && ctx.engine() != nullptr &&
          ctx.engine()->visibility() == VISIBILITY_LISTING && !OfAnotherUser(ctx);
@@ -286,10 +290,6 @@ struct Resolved {
   base::UniqueFd fd;
 };
 int Resolve(Filesystem* fs, fuse_ino_t ino, Resolved* out);
-// Resolve, but a regular file's fd is the lower file opened with `flags` (read-only ones only:
-// nothing about the file may change before the caller's open is decided) and *opened is set;
-// other nodes get the O_PATH fd.
-int ResolveOpened(Filesystem* fs, fuse_ino_t ino, int flags, Resolved* out, bool* opened);
 
 // The lower tree's spelling of `name` in `parent`. Under ANDROID semantics names are
 // case-insensitive, as on a device's casefolded /data/media (case_names.h): `name` itself if it
@@ -376,6 +376,12 @@ int CheckLayoutMove(const RequestContext& ctx, const std::string& from, const st
 int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent, const char* name,
                bool directory, const FileInfo& moving, bool exchange, unsigned int flags);
 void WarmRenameFacts(Filesystem* fs, fuse_ino_t parent, const char* name);
+
+// The end of an open handle (RELEASE, or an OPEN or CREATE whose reply the kernel did not take):
+// its slot, record and flock locks, backing id, and the handle itself.
+void CloseHandle(Filesystem* fs, OpRequest& op, OpenFile* file, bool flock_release);
+// The kernel forgot `nlookup` lookups of `ino` (FORGET; or a CREATE whose entry it never got).
+void Forgot(Filesystem* fs, fuse_ino_t ino, uint64_t nlookup);
 
 // --- FUSE glue, by op family -------------------------------------------------------------------
 

@@ -182,6 +182,8 @@ class NodeTable {
   void Unlinked(const ObjectId& object, NodeId parent, const std::string& name);
   // How many times a lookup met a number the table knew as another object (object_id.h).
   uint64_t reused_numbers() const;
+  // Fds KeepRemoved holds now.
+  int kept_removed() const { return kept_removed_->load(); }
   size_t size() const;
   // Every (parent, name) the kernel may hold a dentry for, and every node id: what a policy
   // reload must invalidate.

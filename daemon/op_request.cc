@@ -107,30 +107,25 @@ void FillAttr(const struct stat& st, fuse_attr* a) {
 
 // libfuse 3.14 cannot express a backing id, so passthrough replies are built by hand:
 // [fuse_entry_out for CREATE] + fuse_open_out with FOPEN_PASSTHROUGH.
-void OpRequest::ReplyOpened(int err, fuse_file_info* fi, int backing_id,
+bool OpRequest::ReplyOpened(int err, fuse_file_info* fi, int backing_id,
                             const fuse_entry_param* entry) {
   DropOtherViewsAttributes();
   if (Audited(err) != 0) {
     fs_->stats().open_denied.fetch_add(1);
-    return (void)fuse_reply_err(req_, err);
+    fuse_reply_err(req_, err);
+    return true;
   }
   if (backing_id >= 0) fs_->stats().open_passthrough.fetch_add(1);
   if (backing_id < 0) {
     fi->direct_io = 0;
-    if (entry != nullptr) {
-      fuse_reply_create(req_, entry, fi);
-    } else {
-      fuse_reply_open(req_, fi);
-    }
-    return;
+    return (entry != nullptr ? fuse_reply_create(req_, entry, fi) : fuse_reply_open(req_, fi)) == 0;
   }
   abi::OpenOut open_out{};
   open_out.fh = fi->fh;
   open_out.open_flags = abi::kFopenPassthrough;
   open_out.backing_id = backing_id;
   if (entry == nullptr) {
-    fuse_reply_buf(req_, reinterpret_cast<const char*>(&open_out), sizeof(open_out));
-    return;
+    return fuse_reply_buf(req_, reinterpret_cast<const char*>(&open_out), sizeof(open_out)) == 0;
   }
   struct {
     fuse_entry_out entry;
@@ -143,7 +138,7 @@ void OpRequest::ReplyOpened(int err, fuse_file_info* fi, int backing_id,
   out.entry.attr_valid = static_cast<uint64_t>(entry->attr_timeout);
   FillAttr(entry->attr, &out.entry.attr);
   out.open = open_out;
-  fuse_reply_buf(req_, reinterpret_cast<const char*>(&out), sizeof(out));
+  return fuse_reply_buf(req_, reinterpret_cast<const char*>(&out), sizeof(out)) == 0;
 }
 
 }  // namespace scopedfs::daemon

@@ -80,8 +80,11 @@ class OpRequest {
   // they are cached with the name (CachesAttrsWithName); 0 for replies that are not a GETATTR's.
   void ReplyAttr(int err, struct stat st, fuse_ino_t ino = 0);
   // OPEN, CREATE (`entry` non-null): `err`, counted as a refused open, or the open handle, with
-  // the backing id when the open is passthrough.
-  void ReplyOpened(int err, fuse_file_info* fi, int backing_id, const fuse_entry_param* entry);
+  // the backing id when the open is passthrough. Returns false when a handle was sent and the
+  // reply did not reach the kernel (it rejected it: the request is gone, or the transport could
+  // not carry it): the kernel holds no such handle and will send no RELEASE for it, so the
+  // caller must release it (and, for CREATE, forget the entry's lookup) itself.
+  bool ReplyOpened(int err, fuse_file_info* fi, int backing_id, const fuse_entry_param* entry);
   // WRITE, COPY_FILE_RANGE: `written` bytes.
   void ReplyWrite(size_t written);
 

@@ -37,16 +37,12 @@ int KillSetId(const RequestContext& ctx, const Resolved& r, const struct stat& s
 int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi,
            int* backing_id) {
   int flags = (fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC;
-  // A read-only open without O_TRUNC changes nothing in the lower file, so its lower open is made
-  // at once (ResolveOpened), before the decision, as the facts cache reads content before
-  // decisions too: one open instead of an O_PATH open, an open through /proc and a close. Any
-  // other open is made only once it is decided.
-  bool read_only = (fi->flags & O_ACCMODE) == O_RDONLY && !(fi->flags & O_TRUNC);
+  // The lower file is opened only once the open is decided, read-only ones too: an open of the
+  // lower file is seen outside the daemon (it breaks a lease, wakes an inotify or fanotify watcher
+  // of the lower tree), so a refused caller must cause none. Deciding needs only the O_PATH fd
+  // (the facts cache reads content through its own open, once per version).
   Resolved r;
-  bool opened = false;
-  if (int err = read_only ? ResolveOpened(fs, ino, flags, &r, &opened) : Resolve(fs, ino, &r)) {
-    return err;
-  }
+  if (int err = Resolve(fs, ino, &r)) return err;
   MarkKernelAttrsStale(r.node.get());  // its reads and writes change atime, mtime and size
   struct stat st;
   if (int err = StatFd(r.fd.get(), &st)) return err;
@@ -74,7 +70,7 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
   }
   std::optional<uid_t> slot;
   if (int err = fs->TakeHandleSlot(ctx, &slot)) return err;
-  base::UniqueFd fd(opened ? r.fd.release() : open(ProcPath(r.fd.get()).c_str(), flags));
+  base::UniqueFd fd(open(ProcPath(r.fd.get()).c_str(), flags));
   // Cleared at the open rather than at the first write, as passthrough writes never reach the
   // daemon; and only once the open has succeeded, so an open that fails changes nothing.
   int err = fd.valid() ? 0 : errno;
@@ -216,7 +212,10 @@ void sfs_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // under POSIX semantics may clear set-id bits (KillSetId).
   bool writes = (fi->flags & O_ACCMODE) != O_RDONLY;
   if (err == 0 && ((fi->flags & O_TRUNC) || (writes && op.fs()->posix()))) op.ChangedThrough(ino);
-  op.ReplyOpened(err, fi, backing_id, nullptr);
+  if (!op.ReplyOpened(err, fi, backing_id, nullptr)) {
+    // The kernel never got the handle, so no RELEASE will come for it.
+    return CloseHandle(op.fs(), op, FileOf(fi), /*flock_release=*/false);
+  }
   if (err == 0) ListingAfterOpen(op.fs(), ino);
 }
 
@@ -230,6 +229,17 @@ void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
   op.ReplyAttr(err, st);
 }
 
+// Zeros answered for a version that could not be vouched for (ReadRedacted) are not the file's
+// bytes: the kernel would keep them in the inode's page cache, and an open of the same version
+// asking keep_cache would keep them too, so every later read of the version, by any reader of the
+// redacted view, would get the zeros. The next open of the node therefore drops its pages
+// (cached_version no longer matches), and an invalidation sent after the reply drops them now
+// for the opens held.
+void ForgetZeroFilledPages(Node& node) {
+  absl::MutexLock lock(&node.backing_mu);
+  node.cached_version = FileVersion{};
+}
+
 void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
   OpRequest op(req, OpKind::kRead);
   Filesystem* fs = op.fs();
@@ -240,11 +250,19 @@ void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info
   if (file->redacted()) {
     fs->stats().redacted_reads.fetch_add(1);
     size_t got;
+    bool zero_filled;
     if (int err = ReadRedacted(fs->plans(), file->fd.get(), file->slot, &file->plan, size, off,
-                               buf.get(), &got)) {
+                               buf.get(), &got, &zero_filled)) {
       return op.ReplyErr(err);
     }
-    return (void)fuse_reply_buf(req, buf.get(), got);
+    if (zero_filled) ForgetZeroFilledPages(*file->node);
+    fuse_reply_buf(req, buf.get(), got);
+    // After the reply: the invalidation waits for the pages this READ fills, which stay locked
+    // until the kernel has the reply, and then drops them (kernel_notifier.h).
+    if (zero_filled && fs->session() != nullptr) {
+      fs->session()->notifier().InvalidateInode(file->node->id);
+    }
+    return;
   }
   ssize_t n = pread(file->fd.get(), buf.get(), size, off);
   if (n < 0) return op.ReplyErr(errno);
@@ -340,14 +358,11 @@ void sfs_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   op.ReplyErr(0);
 }
 
-void sfs_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  OpRequest op(req, std::nullopt);
-  Filesystem* fs = op.fs();
-  OpenFile* file = FileOf(fi);
+void CloseHandle(Filesystem* fs, OpRequest& op, OpenFile* file, bool flock_release) {
   fs->Unregister(file);
   // The last close of an open file ends its flock() lock. The lower description may outlive the
   // handle (the kernel keeps a passthrough backing file while other opens use it), so say so.
-  if (fi->flock_release) flock(file->fd.get(), LOCK_UN);
+  if (flock_release) flock(file->fd.get(), LOCK_UN);
   // The end of an open file description ends its OFD locks (and any POSIX owner's left).
   {
     absl::MutexLock lock(&file->lock_owners_mu);
@@ -361,6 +376,11 @@ void sfs_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   }
   if (!file->redacted()) fs->backing().Detach(file->node, file->passthrough);
   delete file;
+}
+
+void sfs_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  OpRequest op(req, std::nullopt);
+  CloseHandle(op.fs(), op, FileOf(fi), fi->flock_release);
   op.ReplyErr(0);
 }
 

@@ -564,7 +564,11 @@ void sfs_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode
   // O_CREAT without O_EXCL opens a file that exists, truncating it with O_TRUNC; a new file has
   // no other node.
   if (err == 0) op.ChangedThrough(e.ino);
-  op.ReplyOpened(err, fi, backing_id, &e);
+  if (!op.ReplyOpened(err, fi, backing_id, &e)) {
+    // The kernel never got the entry or the handle: no FORGET or RELEASE will come for them.
+    CloseHandle(op.fs(), op, FileOf(fi), /*flock_release=*/false);
+    Forgot(op.fs(), e.ino, 1);
+  }
 }
 
 }  // namespace scopedfs::daemon

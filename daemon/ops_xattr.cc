@@ -5,6 +5,7 @@
 // (the kernel has already applied its own rules for who may set which namespace: CAP_SYS_ADMIN
 // for trusted.*, capabilities for security.*, ownership for ACLs), or none (noattr, nosys). The
 // daemon's own trusted.scopedfs.* attributes are invisible through the mount in every mode.
+#include <linux/limits.h>
 #include <sys/xattr.h>
 
 #include <cerrno>
@@ -44,16 +45,27 @@ struct XattrPath {
 
 // The node an xattr request acts on, visible to the caller. A request that changes attribute
 // `modify_name` (null: it only reads) is refused EPERM first if the name is reserved or not the
-// caller's to change, then judged as OP_SETATTR.
+// caller's to change, then judged as OP_SETATTR; one that reads is judged as a read of the
+// object (as open(O_RDONLY) and readlink are: an attribute is the object's content as much as
+// its bytes are), so a caller that finds a name it may not read learns no attribute of it. POSIX
+// ACLs (`read_name` system.posix_acl_*) are the exception: they are permissions, shown to whoever
+// finds the name as its mode is, and the kernel asks for them as whichever caller's permission
+// check needs them first, caches them for the inode and reads them for every later caller's
+// check and getfacl alike; a refusal would fail that caller's path walks instead.
+// A symlink's own attributes are served as natively: the /proc path of its O_PATH fd names the
+// link itself, and the xattr calls that follow it stop there (a magic link is not followed
+// further), so no call reaches the link's target; the lower filesystem refuses user.* on it.
 int XattrTarget(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, const char* modify_name,
-                XattrPath* proc) {
+                XattrPath* proc, const char* read_name = nullptr) {
   bool modify = modify_name != nullptr;
   if (modify && ReservedXattr(modify_name)) return EPERM;
   Visible v;
   if (int err = ResolveVisible(fs, ctx, ino, &v)) return err;
-  if (S_ISLNK(v.st.st_mode)) return ENOTSUP;
   if (modify) {
     if (int err = Verdict(ctx.Decide(OP_SETATTR, v.r.path, v.dir, &v.info))) return err;
+  } else if (!read_name || !absl::StartsWith(read_name, "system.posix_acl_")) {
+    policy::Decision d = ctx.Decide(OP_READ, v.r.path, v.dir, &v.info);
+    if (!d.Permits()) return ErrnoOf(d);
   }
   proc->path = ProcPath(v.r.fd.get());
   proc->fd = std::move(v.r.fd);
@@ -78,23 +90,31 @@ void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* 
   op.ReplyErr(err);
 }
 
+// A lower filesystem without xattrs (ramfs) has no ACLs either, and its own permission checks use
+// the mode bits alone; passed up as EOPNOTSUPP, the kernel would fail every permission check that
+// consults an ACL (a directory with group bits) with EOPNOTSUPP. ENODATA says "no ACL" instead.
+int LowerGetxattrError(const char* name, int err) {
+  if (err == EOPNOTSUPP && absl::StartsWith(name, "system.posix_acl_")) return ENODATA;
+  return err;
+}
+
 void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   OpRequest op(req, OpKind::kXattr);
   Filesystem* fs = op.fs();
   if (int err = NoXattrAnswer(fs, ENODATA)) return op.ReplyErr(err);
   if (ReservedXattr(name)) return op.ReplyErr(ENODATA);
   XattrPath proc;
-  if (int err = XattrTarget(fs, op.ctx(), ino, nullptr, &proc)) {
+  if (int err = XattrTarget(fs, op.ctx(), ino, nullptr, &proc, name)) {
     return op.ReplyErr(err);
   }
   if (size == 0) {
     ssize_t n = getxattr(proc.c_str(), name, nullptr, 0);
-    if (n < 0) return op.ReplyErr(errno);
+    if (n < 0) return op.ReplyErr(LowerGetxattrError(name, errno));
     return (void)fuse_reply_xattr(req, static_cast<size_t>(n));
   }
   std::vector<char> buf(size);
   ssize_t n = getxattr(proc.c_str(), name, buf.data(), size);
-  if (n < 0) return op.ReplyErr(errno);
+  if (n < 0) return op.ReplyErr(LowerGetxattrError(name, errno));
   fuse_reply_buf(req, buf.data(), static_cast<size_t>(n));
 }
 
@@ -109,10 +129,11 @@ void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   if (int err = XattrTarget(fs, op.ctx(), ino, nullptr, &proc)) {
     return op.ReplyErr(err);
   }
-  ssize_t n = listxattr(proc.c_str(), nullptr, 0);
-  if (n < 0) return op.ReplyErr(errno);
-  std::vector<char> all(static_cast<size_t>(n) + 1);
-  n = listxattr(proc.c_str(), all.data(), all.size());
+  // One reading, into a buffer as large as any list may be: a list that grew between a reading
+  // of its size and a second reading would make the daemon answer ERANGE (the caller's E2BIG)
+  // however large the caller's buffer.
+  std::vector<char> all(XATTR_LIST_MAX);
+  ssize_t n = listxattr(proc.c_str(), all.data(), all.size());
   if (n < 0) return op.ReplyErr(errno);
   std::string visible;
   for (size_t i = 0; i < static_cast<size_t>(n);) {

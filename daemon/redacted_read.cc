@@ -113,7 +113,8 @@ int RedactionPlan::For(PlanTable& table, int fd, std::optional<uid_t> app, struc
 }
 
 int ReadRedacted(PlanTable& plans, int fd, std::optional<uid_t> app, RedactionPlan* plan,
-                 size_t size, off_t off, char* buf, size_t* got) {
+                 size_t size, off_t off, char* buf, size_t* got, bool* zero_filled) {
+  if (zero_filled != nullptr) *zero_filled = false;
   struct stat st;
   if (fstat(fd, &st) != 0) return errno;
   FillPlan fills;
@@ -136,6 +137,7 @@ int ReadRedacted(PlanTable& plans, int fd, std::optional<uid_t> app, RedactionPl
   if (err != 0 && err != EAGAIN) return err;
   *got = off < st.st_size ? std::min(size, static_cast<size_t>(st.st_size - off)) : 0;
   memset(buf, 0, *got);
+  if (zero_filled != nullptr) *zero_filled = true;
   return 0;
 }
 

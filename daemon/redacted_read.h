@@ -98,9 +98,11 @@ class RedactionPlan {
 // its bytes were read, so a version unchanged after the read means the bytes belong to the
 // plan's version; otherwise the plan is remade and the read repeated. If the file keeps
 // changing, zeros are answered rather than bytes no plan was made for. `app`: who a new plan is
-// charged to. Returns 0 or an errno; *got is the number of bytes in `buf`.
+// charged to. Returns 0 or an errno; *got is the number of bytes in `buf`; *zero_filled, when
+// given, says whether they are such zeros rather than the file's bytes (the caller must then keep
+// them out of the kernel's page cache, so that the next read tries again).
 int ReadRedacted(PlanTable& plans, int fd, std::optional<uid_t> app, RedactionPlan* plan,
-                 size_t size, off_t off, char* buf, size_t* got);
+                 size_t size, off_t off, char* buf, size_t* got, bool* zero_filled = nullptr);
 
 }  // namespace scopedfs::daemon
 

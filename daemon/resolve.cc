@@ -60,17 +60,6 @@ int Resolve(Filesystem* fs, fuse_ino_t ino, Resolved* out) {
   return fs->nodes().OpenNode(*out->node, &out->fd);
 }
 
-int ResolveOpened(Filesystem* fs, fuse_ino_t ino, int flags, Resolved* out, bool* opened) {
-  *opened = false;
-  if (int err = ResolveNode(fs, ino, out)) return err;
-  // A node's type is its inode's, which no rename can change: a fifo or device is never opened
-  // here (a fifo's open would wait for a writer). The caller still checks the type it stats.
-  if (out->node->type != S_IFREG) return fs->nodes().OpenNode(*out->node, &out->fd);
-  if (int err = fs->nodes().OpenNode(*out->node, &out->fd, flags)) return err;
-  *opened = true;
-  return 0;
-}
-
 int LowerName(Filesystem* fs, const Resolved& parent, const char* name, std::string* real) {
   real->assign(name);
   if (fs->posix() || NameError(name, ENOENT) != 0) return 0;
@@ -136,6 +125,15 @@ double EntryTimeoutFor(Filesystem* fs, const RequestContext& ctx, const std::str
                        bool directory, bool redacted) {
   const policy::Engine* engine = ctx.engine();
   if (engine == nullptr) return 0.0;
+  // The kernel lets any caller walk through a cached name without a request, and then read the
+  // attributes cached in its inode (statx AT_STATX_DONT_SYNC). Every walk by a caller of another
+  // user starts at a name in the mount's root, so those names are never cached while such callers
+  // may reach the mount: their walk asks LOOKUP there and is refused (or the names below stay out
+  // of its reach), unless the operator says no other user reaches it or nobody is refused anything.
+  if (path.find('/') == std::string::npos && !fs->options().mount_reached_by_one_user &&
+      !engine->caller_independent()) {
+    return 0.0;
+  }
   bool everyone = engine->caller_independent() ||
                   (directory && engine->VisibleToEveryCaller(path)) ||
                   (!redacted && engine->FoundByEveryCaller(path));

@@ -117,6 +117,11 @@ uint64_t ScanQueue::completed() const {
   return completed_;
 }
 
+int ScanQueue::waiting() const {
+  absl::MutexLock lock(&mu_);
+  return waiters_total_;
+}
+
 bool ScanQueue::Runnable() const { return stopping_ || !turn_.empty(); }
 
 void ScanQueue::Run() {

@@ -117,6 +117,8 @@ class ScanQueue {
 
   // Scans run so far (for tests and stats).
   uint64_t completed() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Requests waiting in Wait now (for tests: a handshake instead of a sleep).
+  int waiting() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   void Run() ABSL_LOCKS_EXCLUDED(mu_);

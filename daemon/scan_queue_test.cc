@@ -2,6 +2,7 @@
 // once however many ask, and the bounds on queued scans and waiting workers hold.
 #include "daemon/scan_queue.h"
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <string>
@@ -17,14 +18,19 @@ namespace {
 
 ScanQueue::Key KeyOf(ino_t ino) { return {1, ino, 0, 0, 0}; }
 
-// Scans that record the order they ran in; the first one waits for `gate`.
+// Scans that record the order they ran in; a gated one says it has started (a scan thread took
+// it, so it is no longer queued) and waits for `gate`.
 struct Recorder {
   absl::Mutex mu;
   std::vector<std::string> order;
+  absl::Notification started;
   absl::Notification gate;
   std::function<ScanQueue::Scan()> Scan(std::string name, bool gated = false) {
     return [this, name, gated] {
-      if (gated) gate.WaitForNotification();
+      if (gated) {
+        started.Notify();
+        gate.WaitForNotification();
+      }
       absl::MutexLock lock(&mu);
       order.push_back(name);
       return std::make_shared<const media::LocationScan>();
@@ -43,7 +49,7 @@ TEST(ScanQueueTest, AppsTakeTurns) {
   ScanQueue q(1);
   // The single thread is held by a's first scan while everything else is queued.
   auto a1 = q.Submit(100, KeyOf(1), r.Scan("a1", /*gated=*/true));
-  absl::SleepFor(absl::Milliseconds(20));
+  r.started.WaitForNotification();
   auto a2 = q.Submit(100, KeyOf(2), r.Scan("a2"));
   auto a3 = q.Submit(100, KeyOf(3), r.Scan("a3"));
   auto b1 = q.Submit(200, KeyOf(4), r.Scan("b1"));
@@ -70,7 +76,7 @@ TEST(ScanQueueTest, QueuedScansPerAppAreBounded) {
   Recorder r;  // outlives the queue, whose threads run its scans
   ScanQueue q(1);
   auto held = q.Submit(100, KeyOf(0), r.Scan("held", /*gated=*/true));
-  absl::SleepFor(absl::Milliseconds(20));  // let the thread take it: it is no longer queued
+  r.started.WaitForNotification();  // the thread took it: it is no longer queued
   std::vector<std::shared_ptr<ScanQueue::Job>> jobs;
   for (size_t i = 1; i <= ScanQueue::kMaxQueuedPerApp; ++i) {
     jobs.push_back(q.Submit(100, KeyOf(i), r.Scan("q")));
@@ -85,23 +91,33 @@ TEST(ScanQueueTest, WaitingWorkersPerAppAreBounded) {
   Recorder r;  // outlives the queue, whose threads run its scans
   ScanQueue q(1);
   auto held = q.Submit(100, KeyOf(0), r.Scan("held", /*gated=*/true));
-  std::atomic<int> waiting{0};
   std::vector<std::thread> waiters;
   for (int i = 0; i < ScanQueue::kMaxWaitersPerApp; ++i) {
     waiters.emplace_back([&] {
-      ++waiting;
       ScanQueue::Scan out;
       q.Wait(100, held.get(), absl::Now() + absl::Seconds(10), &out);
     });
   }
-  while (waiting.load() < ScanQueue::kMaxWaitersPerApp) absl::SleepFor(absl::Milliseconds(1));
-  absl::SleepFor(absl::Milliseconds(50));
-  // One more of the same app's workers does not wait: it gets the uncertain answer at once.
-  absl::Time start = absl::Now();
-  ScanQueue::Scan out;
-  EXPECT_FALSE(q.Wait(100, held.get(), absl::Now() + absl::Seconds(10), &out));
-  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+  while (q.waiting() < ScanQueue::kMaxWaitersPerApp) std::this_thread::yield();
+  // One more of the same app's workers does not wait, however long it may: it returns before the
+  // scan is done, with the uncertain answer. Past the bound it would be counted as waiting and
+  // return only once the gate opens, done.
+  std::atomic<bool> returned{false};
+  bool done = true;
+  std::thread over([&] {
+    ScanQueue::Scan out;
+    done = q.Wait(100, held.get(), absl::InfiniteFuture(), &out);
+    returned = true;
+  });
+  int most = 0;
+  while (!returned.load() && most <= ScanQueue::kMaxWaitersPerApp) {
+    most = std::max(most, q.waiting());
+    std::this_thread::yield();
+  }
   r.gate.Notify();
+  over.join();
+  EXPECT_FALSE(done) << "the worker past the bound waited for the scan";
+  EXPECT_LE(most, ScanQueue::kMaxWaitersPerApp);
   for (std::thread& t : waiters) t.join();
 }
 

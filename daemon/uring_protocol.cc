@@ -174,5 +174,32 @@ absl::Status FallBackToDevice(int fuse_fd) {
   return absl::OkStatus();
 }
 
+void EarlyInterrupts::Serving(uint64_t unique) { checked_[unique] = false; }
+
+bool EarlyInterrupts::Checked(uint64_t unique) {
+  bool early = early_.erase(unique) > 0;
+  auto it = checked_.find(unique);
+  if (it == checked_.end()) return false;  // replied already: the interrupt is moot
+  it->second = true;
+  return early;
+}
+
+void EarlyInterrupts::Replied(uint64_t unique) { checked_.erase(unique); }
+
+EarlyInterrupts::Action EarlyInterrupts::Eagain(uint64_t unique) {
+  auto it = checked_.find(unique);
+  if (it != checked_.end() && it->second) return Action::kDeliverNow;
+  if (early_.size() >= bound_) {
+    // The oldest interrupt of a request not being served: a request it overtook by this many
+    // others, or one answered already (a stale one).
+    auto old = early_.begin();
+    while (old != early_.end() && checked_.contains(*old)) ++old;
+    if (old == early_.end()) return Action::kDropped;
+    early_.erase(old);
+  }
+  early_.insert(unique);
+  return Action::kRemembered;
+}
+
 }  // namespace uring
 }  // namespace scopedfs::daemon

@@ -33,7 +33,8 @@ constexpr size_t kThreadStack = size_t{1} << 20;
 
 }  // namespace
 
-UringTransport::UringTransport(const Options& options) : options_(options) {}
+UringTransport::UringTransport(const Options& options)
+    : options_(options), early_interrupts_(kMaxEarlyInterrupts) {}
 
 absl::StatusOr<std::unique_ptr<UringTransport>> UringTransport::Create(const Options& options) {
   if (options.se == nullptr || options.fuse_fd < 0 || options.queues < 1 ||

@@ -35,9 +35,6 @@ constexpr size_t kRequestPrefix = sizeof(abi::InHeader) + abi::kUringOpInSize;
 // kQuietTicks checks that found every leader waiting.
 constexpr absl::Duration kTakeover = absl::Milliseconds(5);
 constexpr int kQuietTicks = 40;
-// Interrupts remembered for requests not served yet; past this many (a kernel that interrupts
-// requests we never see), the oldest are forgotten.
-constexpr size_t kMaxEarlyInterrupts = 1024;
 
 }  // namespace
 
@@ -251,6 +248,7 @@ void UringTransport::Serve(Entry* entry, char* request, size_t request_size) {
   {
     absl::MutexLock lock(&held_mu_);
     held_[in.unique] = entry;
+    early_interrupts_.Serving(in.unique);
   }
   fuse_buf buf = {};
   buf.mem = request;
@@ -259,28 +257,13 @@ void UringTransport::Serve(Entry* entry, char* request, size_t request_size) {
   // An interrupt that overtook this request (it comes through /dev/fuse) and that libfuse
   // answered EAGAIN, not having seen the request yet: the kernel would resend it for a /dev/fuse
   // request, but finds no ring request to resend it for, so it is handed to libfuse again now.
+  // One answered EAGAIN after this check is handed over by Reply (uring::EarlyInterrupts).
   bool interrupted;
   {
     absl::MutexLock lock(&held_mu_);
-    interrupted = early_interrupts_.erase(in.unique) > 0;
+    interrupted = early_interrupts_.Checked(in.unique);
   }
-  if (interrupted) {
-    struct {
-      abi::InHeader header;
-      uint64_t unique;  // fuse_interrupt_in
-    } interrupt = {};
-    interrupt.header = in;
-    interrupt.header.len = sizeof(interrupt);
-    interrupt.header.opcode = abi::kOpcodeInterrupt;
-    interrupt.header.unique = in.unique | abi::kInterruptUniqueBit;
-    interrupt.header.nodeid = 0;
-    interrupt.header.total_extlen = 0;
-    interrupt.unique = in.unique;
-    fuse_buf ibuf = {};
-    ibuf.mem = &interrupt;
-    ibuf.size = sizeof(interrupt);
-    fuse_session_process_buf(options_.se, &ibuf);
-  }
+  if (interrupted) Interrupt(in);
   bool replied;
   {
     absl::MutexLock lock(&entry->mu);
@@ -325,6 +308,24 @@ void UringTransport::Deferred(Queue* queue, bool deferred) {
   }
 }
 
+void UringTransport::Interrupt(const abi::InHeader& request) {
+  struct {
+    abi::InHeader header;
+    uint64_t unique;  // fuse_interrupt_in
+  } interrupt = {};
+  interrupt.header = request;
+  interrupt.header.len = sizeof(interrupt);
+  interrupt.header.opcode = abi::kOpcodeInterrupt;
+  interrupt.header.unique = request.unique | abi::kInterruptUniqueBit;
+  interrupt.header.nodeid = 0;
+  interrupt.header.total_extlen = 0;
+  interrupt.unique = request.unique;
+  fuse_buf buf = {};
+  buf.mem = &interrupt;
+  buf.size = sizeof(interrupt);
+  fuse_session_process_buf(options_.se, &buf);
+}
+
 bool UringTransport::Reply(const struct iovec* iov, int count, ssize_t* result) {
   if (count < 1 || iov[0].iov_len < sizeof(abi::OutHeader)) return false;
   abi::OutHeader out;
@@ -335,9 +336,24 @@ bool UringTransport::Reply(const struct iovec* iov, int count, ssize_t* result) 
     // libfuse's "try again" to an interrupt of a request it has not seen: remembered (bounded)
     // for the ring request it may be (Serve), and sent on, for a /dev/fuse request's sake.
     if (out.error == -EAGAIN) {
-      absl::MutexLock lock(&held_mu_);
-      if (early_interrupts_.size() >= kMaxEarlyInterrupts) early_interrupts_.clear();
-      early_interrupts_.insert(out.unique & ~abi::kInterruptUniqueBit);
+      uint64_t unique = out.unique & ~abi::kInterruptUniqueBit;
+      uring::EarlyInterrupts::Action action;
+      {
+        absl::MutexLock lock(&held_mu_);
+        action = early_interrupts_.Eagain(unique);
+      }
+      if (action == uring::EarlyInterrupts::Action::kDeliverNow) {
+        // Served and checked, its reply still owed (a lock wait): handed to libfuse now, from
+        // this thread (libfuse sends the EAGAIN with no lock of its own held).
+        abi::InHeader request = {};
+        request.unique = unique;
+        Interrupt(request);
+      } else if (action == uring::EarlyInterrupts::Action::kDropped) {
+        fprintf(stderr,
+                "scopedfsd: io_uring: an interrupt of request %llu dropped: %zu interrupts of "
+                "requests being served are remembered already\n",
+                static_cast<unsigned long long>(unique), kMaxEarlyInterrupts);
+      }
     }
     return false;
   }
@@ -348,6 +364,7 @@ bool UringTransport::Reply(const struct iovec* iov, int count, ssize_t* result) 
     if (it == held_.end()) return false;
     entry = it->second;
     held_.erase(it);
+    early_interrupts_.Replied(out.unique);
   }
   bool commit_here = false;
   {

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
@@ -90,6 +91,37 @@ absl::Status FallBackToDevice(int fuse_fd);
 void PrepareFuseCommand(io_uring_sqe* sqe, int fuse_fd, uint32_t cmd, uint16_t qid,
                         uint64_t commit_id);
 void ClearSqe128(io_uring_sqe* sqe);
+
+// Interrupts that overtook their ring request. An INTERRUPT comes through /dev/fuse and may reach
+// libfuse before the ring request it names; libfuse then keeps it, and answers it EAGAIN when it
+// meets another request first. The kernel resends such an interrupt for a /dev/fuse request but
+// finds no ring request to resend it for, so the transport hands it to libfuse again itself:
+// when the request is served (Checked), or at once if that has passed and its reply is still
+// owed (Eagain's kDeliverNow: a lock wait). Bounded: at the bound the oldest interrupt of a
+// request not being served goes (kDropped when every one left is). Not thread-safe: the
+// transport calls it under one lock.
+class EarlyInterrupts {
+ public:
+  enum class Action { kRemembered, kDeliverNow, kDropped };
+  explicit EarlyInterrupts(size_t bound) : bound_(bound) {}
+  // The request `unique` is handed to libfuse now.
+  void Serving(uint64_t unique);
+  // libfuse has returned from it: true if an interrupt of it was answered EAGAIN meanwhile and
+  // must be handed to libfuse now (not once it is replied to).
+  bool Checked(uint64_t unique);
+  // Its reply is given: an interrupt of it is moot from now on.
+  void Replied(uint64_t unique);
+  // libfuse answered an interrupt of `unique` EAGAIN.
+  Action Eagain(uint64_t unique);
+  size_t remembered() const { return early_.size(); }
+
+ private:
+  const size_t bound_;
+  // Interrupts answered EAGAIN, by the request's unique: ordered, so the oldest go first.
+  absl::btree_set<uint64_t> early_;
+  // Requests handed to libfuse whose reply is still owed: false until Checked.
+  absl::flat_hash_map<uint64_t, bool> checked_;
+};
 
 }  // namespace uring
 
@@ -164,10 +196,16 @@ class UringTransport {
   void Watch();
   void WakeWatch();
   void Serve(Entry* entry, char* request, size_t request_size);
+  // Hands libfuse an INTERRUPT of `request` (a ring request whose interrupt it answered EAGAIN).
+  void Interrupt(const abi::InHeader& request);
   void Commit(Entry* entry, uint64_t unique);
   void Retire(Entry* entry, int res);
   // An entry's reply is deferred / given: counted, and said past Options::max_deferred.
   void Deferred(Queue* queue, bool deferred);
+
+  // Interrupts remembered for requests not served yet; past this many (a kernel that interrupts
+  // requests we never see), the oldest are forgotten (uring::EarlyInterrupts).
+  static constexpr size_t kMaxEarlyInterrupts = 1024;
 
   Options options_;
   int stop_fd_ = -1;  // an eventfd every ring polls: written, the queues' threads end
@@ -184,8 +222,8 @@ class UringTransport {
   absl::Mutex held_mu_;
   // The requests entries hold now, by unique: at most one per entry.
   absl::flat_hash_map<uint64_t, Entry*> held_ ABSL_GUARDED_BY(held_mu_);
-  // Requests whose interrupt libfuse answered EAGAIN before it saw them (Serve).
-  absl::flat_hash_set<uint64_t> early_interrupts_ ABSL_GUARDED_BY(held_mu_);
+  // Interrupts libfuse answered EAGAIN before it saw their request (Serve, Reply).
+  uring::EarlyInterrupts early_interrupts_ ABSL_GUARDED_BY(held_mu_);
 };
 
 }  // namespace scopedfs::daemon

@@ -150,6 +150,73 @@ TEST(SetErrorReplyTest, HeaderOnly) {
   EXPECT_EQ(header.ring_ent_in_out.payload_sz, 0u);
 }
 
+using Action = uring::EarlyInterrupts::Action;
+
+// The interrupt overtook its request: libfuse answers it EAGAIN before the request is served, and
+// Serve hands it to libfuse once the request is.
+TEST(EarlyInterruptsTest, AnInterruptBeforeItsRequestIsHandedOverWhenItIsServed) {
+  uring::EarlyInterrupts interrupts(8);
+  EXPECT_EQ(interrupts.Eagain(9), Action::kRemembered);
+  interrupts.Serving(9);
+  EXPECT_TRUE(interrupts.Checked(9));
+  EXPECT_EQ(interrupts.remembered(), 0u);
+}
+
+// libfuse's EAGAIN reaches the transport after Serve checked: the request waits for its reply
+// (a lock wait), so the interrupt must be handed over at once, or it is lost (the kernel resends
+// no interrupt of a ring request).
+TEST(EarlyInterruptsTest, AnEagainAfterTheCheckIsDeliveredWhileTheReplyIsOwed) {
+  uring::EarlyInterrupts interrupts(8);
+  interrupts.Serving(7);
+  EXPECT_FALSE(interrupts.Checked(7));
+  EXPECT_EQ(interrupts.Eagain(7), Action::kDeliverNow);
+  EXPECT_EQ(interrupts.remembered(), 0u);
+}
+
+// Once the reply is given the interrupt is moot: nothing is handed over.
+TEST(EarlyInterruptsTest, AnEagainAfterTheReplyIsNotDelivered) {
+  uring::EarlyInterrupts interrupts(8);
+  interrupts.Serving(7);
+  EXPECT_FALSE(interrupts.Checked(7));
+  interrupts.Replied(7);
+  EXPECT_NE(interrupts.Eagain(7), Action::kDeliverNow);
+  interrupts.Serving(8);
+  interrupts.Replied(8);  // replied while libfuse still ran its handler
+  EXPECT_EQ(interrupts.Eagain(8), Action::kRemembered);
+  EXPECT_FALSE(interrupts.Checked(8));
+  // 7's stays remembered (a request replied to is not told from one not served yet) and is the
+  // first to go at the bound.
+  EXPECT_EQ(interrupts.remembered(), 1u);
+}
+
+// At the bound the oldest interrupts of requests not being served go; one of a request being
+// served stays.
+TEST(EarlyInterruptsTest, TheBoundKeepsInterruptsOfRequestsBeingServed) {
+  uring::EarlyInterrupts interrupts(4);
+  interrupts.Serving(100);
+  ASSERT_EQ(interrupts.Eagain(100), Action::kRemembered);
+  for (uint64_t unique = 1; unique <= 10; ++unique) interrupts.Eagain(unique);
+  EXPECT_LE(interrupts.remembered(), 4u);
+  EXPECT_TRUE(interrupts.Checked(100)) << "a live interrupt was dropped at the bound";
+  // The newest of the others are the ones kept.
+  interrupts.Serving(10);
+  EXPECT_TRUE(interrupts.Checked(10));
+  interrupts.Serving(1);
+  EXPECT_FALSE(interrupts.Checked(1));
+}
+
+// Every remembered interrupt is of a request being served: a new one is dropped, and says so.
+TEST(EarlyInterruptsTest, ABoundFullOfLiveInterruptsDropsTheNewOne) {
+  uring::EarlyInterrupts interrupts(2);
+  for (uint64_t unique : {5, 6}) {
+    interrupts.Serving(unique);
+    ASSERT_EQ(interrupts.Eagain(unique), Action::kRemembered);
+  }
+  EXPECT_EQ(interrupts.Eagain(7), Action::kDropped);
+  EXPECT_TRUE(interrupts.Checked(5));
+  EXPECT_TRUE(interrupts.Checked(6));
+}
+
 TEST(TransportTest, NamesRoundTrip) {
   for (Transport t : {Transport::kAuto, Transport::kUring, Transport::kDev}) {
     EXPECT_EQ(ParseTransport(TransportName(t)), t);

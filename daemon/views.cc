@@ -45,21 +45,21 @@ mode_t ClampMode(const RequestContext& ctx, mode_t mode, bool directory) {
   return mode;
 }
 
-// What an app sees of a directory. Its real link count counts subdirectories the app may not
-// see, and its size counts every entry (ext4 grows it by blocks, tmpfs by 20 bytes a name), so
+// What every caller sees of a directory. Its real link count counts subdirectories an app may
+// not see, and its size counts every entry (ext4 grows it by blocks, tmpfs by 20 bytes a name), so
 // neither may count hidden names. Under STRICT visibility its timestamps, which change when anyone
-// adds or removes a hidden entry, are fixed too: apps get nlink 1 (as filesystems that do not
-// count subdirectories report; find and fts then make no leaf assumptions), size 4096 and the
-// daemon's start time. Under LISTING (Android's) they get the lower owner, group, mode and times,
-// as on a device, and the real link count wherever the rules show every subdirectory to every
-// caller (Engine::SubdirectoriesVisibleToEveryCaller: Android's shared directories, not
-// Android/data), else 1; the size stays 4096. Root and system uids see the lower directory as it
-// is. Directories are therefore never attribute-cached by the kernel (attr_timeout 0): the
-// kernel's attribute cache is shared by all callers.
+// adds or removes a hidden entry, are fixed too: nlink 1 (as filesystems that do not count
+// subdirectories report; find and fts then make no leaf assumptions), size 4096 and the daemon's
+// start time. Under LISTING (Android's) the lower owner, group, mode and times, as on a device,
+// and the real link count wherever the rules show every subdirectory to every caller
+// (Engine::SubdirectoriesVisibleToEveryCaller: Android's shared directories, not Android/data),
+// else 1; the size stays 4096. Root and the system uids get the same: the kernel keeps one set of
+// attributes per inode, which any caller reads without a request (statx AT_STATX_DONT_SYNC), so
+// whatever one caller's GETATTR leaves there must be what every caller may see. Only a
+// caller-independent policy, under which nothing is hidden, gives the lower directory as it is.
 void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, const std::string* path,
                      struct stat* st) {
-  // Under a caller-independent policy nothing is hidden from one app that another sees.
-  if (!S_ISDIR(st->st_mode) || !ctx.IsApp() || CallerIndependent(ctx)) return;
+  if (!S_ISDIR(st->st_mode) || CallerIndependent(ctx)) return;
   st->st_size = 4096;
   st->st_blocks = 8;
   const policy::Engine* engine = ctx.engine();

@@ -4,7 +4,9 @@
 #include "policy/packages_list.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -407,13 +409,40 @@ std::string TempPath(const char* name) {
   return absl::StrCat(dir != nullptr ? dir : "/tmp", "/", name);
 }
 
+// The code ReadPackagesList gives `path`, read as `uid` (root reads as itself; any other uid in a
+// child that gives up root, since root bypasses file permissions); -1 if the child failed.
+int CodeReadingAs(uid_t uid, const std::string& path) {
+  if (uid == geteuid()) return static_cast<int>(ReadPackagesList(path).status().code());
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (setgroups(0, nullptr) != 0 || setresgid(uid, uid, uid) != 0 ||
+        setresuid(uid, uid, uid) != 0) {
+      _exit(255);
+    }
+    _exit(static_cast<int>(ReadPackagesList(path).status().code()));
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status) == 255 ? -1 : WEXITSTATUS(status);
+}
+
+// Also as root: the read is then made by a child as nobody, from a directory nobody may search,
+// beside a readable file that proves it is the file's mode that refuses.
 TEST(ReadPackagesListTest, UnreadableFileIsPermissionDenied) {
-  if (geteuid() == 0) GTEST_SKIP() << "root bypasses file permissions";
-  const std::string path = TempPath("unreadable.list");
-  ASSERT_TRUE(base::UniqueFd(open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0000)).valid());
-  auto result = ReadPackagesList(path);
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kPermissionDenied) << result.status();
-  unlink(path.c_str());
+  const uid_t reader = geteuid() == 0 ? 65534 : geteuid();
+  char dir[] = "/tmp/packages-list-test.XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr) << strerror(errno);
+  ASSERT_EQ(chmod(dir, 0755), 0);
+  const std::string readable = absl::StrCat(dir, "/readable.list");
+  const std::string unreadable = absl::StrCat(dir, "/unreadable.list");
+  ASSERT_TRUE(base::UniqueFd(open(readable.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644)).valid());
+  ASSERT_TRUE(base::UniqueFd(open(unreadable.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0000)).valid());
+  EXPECT_EQ(CodeReadingAs(reader, readable), static_cast<int>(absl::StatusCode::kOk));
+  EXPECT_EQ(CodeReadingAs(reader, unreadable),
+            static_cast<int>(absl::StatusCode::kPermissionDenied));
+  unlink(readable.c_str());
+  unlink(unreadable.c_str());
+  rmdir(dir);
 }
 
 TEST(ReadPackagesListTest, RefusesFileOverSizeLimit) {

@@ -90,7 +90,7 @@ class DeviceImageMountTest : public testing::Test {
   void TearDown() override {
     if (HasFailure()) std::cerr << "scopedfsd log:\n" << storage_.DaemonLog();
     // The daemon first: it holds files of the image open.
-    if (storage_.daemon_running()) {
+    if (storage_.daemon_started()) {
       DaemonExit e = storage_.StopDaemon();
       EXPECT_TRUE(e.clean()) << e.ToString();
     }

@@ -142,6 +142,26 @@ TEST_F(InodeNumberMountTest, NumbersAreStableSharedByLinksAndAgreeWithListings) 
   EXPECT_NE(InoAs(notes, "Download/sub"), LowerIno(storage_, "Download/sub"));
 }
 
+// A new key at each start: the same lower files get other numbers from the next daemon, so numbers
+// seen before a restart say nothing about the hash after it (2^-64 per file to keep its number).
+TEST_F(InodeNumberMountTest, ARestartNumbersEveryFileAfresh) {
+  App notes = As(kNotes);
+  std::vector<std::string> paths = {"Download", "Download/a.txt", "Download/b.txt"};
+  CreateAs(notes, paths[1]);
+  CreateAs(notes, paths[2]);
+  std::vector<uint64_t> before;
+  for (const std::string& p : paths) before.push_back(InoAs(notes, p));
+  DaemonExit exit = storage_.StopDaemon();
+  ASSERT_TRUE(exit.clean()) << exit.ToString();
+  SCOPEDFS_ASSERT_OK(storage_.StartDaemon(Options()));
+  for (size_t i = 0; i < paths.size(); ++i) {
+    uint64_t after = InoAs(notes, paths[i]);
+    EXPECT_NE(after, before[i]) << paths[i] << " kept its number across a restart";
+    EXPECT_NE(after, LowerIno(storage_, paths[i])) << paths[i];
+  }
+  EXPECT_EQ(InoAs(notes, paths[1]), InoAs(notes, paths[1])) << "unstable within one run";
+}
+
 // POSIX semantics keep the lower numbers.
 class PosixInodeNumberMountTest : public MountTest {
  protected:

@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "media/content_facts.h"
 #include "media/location/location.h"
+#include "tests/media/sample_secrets.h"
 #include "tests/mount_harness.h"
 
 namespace scopedfs::tests {
@@ -33,41 +34,27 @@ constexpr uid_t kRedacted = kSocial;   // READ_MEDIA_*, no ACCESS_MEDIA_LOCATION
 constexpr uid_t kOwner = kCamera;
 constexpr char kSocialDir[] = "Android/data/com.example.social";
 
-// A sample with what a leak would look like in it, found independently of the parsers.
-struct Sample {
-  std::string name;                  // file name in tests/media
-  std::vector<std::string> secrets;  // byte strings that only location metadata holds
-};
-
-// Exif rationals of 37°46'29.64" and 122°25'9.84", in both byte orders; the XMP text exiftool
-// writes; ISO 6709 text (©xyz, keys) and the 16.16 fixed-point coordinates of a loci box.
-std::string Rationals(bool big_endian, std::vector<uint32_t> values) {
-  std::string out;
-  for (uint32_t v : values) {
-    for (int i = 0; i < 4; ++i) {
-      int shift = big_endian ? 24 - 8 * i : 8 * i;
-      out.push_back(static_cast<char>((v >> shift) & 0xff));
-    }
-  }
-  return out;
-}
-const std::string kLatBe = Rationals(true, {37, 1, 46, 1, 741, 25});
-const std::string kLatLe = Rationals(false, {37, 1, 46, 1, 741, 25});
-const std::string kLonBe = Rationals(true, {122, 1, 25, 1, 246, 25});
-const std::string kLonLe = Rationals(false, {122, 1, 25, 1, 246, 25});
-
+// A sample with what a leak would look like in it, found independently of the parsers
+// (tests/media/sample_secrets.h): every sample that carries location.
+// The photos and videos, which the matrix below reads from DCIM/Camera; loc.m4a, audio, is read
+// from Music by the audio app (AudioLocationIsRedacted).
+using Sample = SampleSecrets;
+constexpr char kAudioSample[] = "loc.m4a";
 const std::vector<Sample>& Samples() {
-  static const auto* samples = new std::vector<Sample>{
-      {"gps.jpg", {kLatBe, kLonBe, "37,46.494N", "GPSLatitude", "GPSLongitude"}},
-      {"gps_le.jpg", {kLatLe, kLonLe}},
-      {"gps.png", {kLatBe, kLonBe, "37,46.494N"}},
-      {"gps.webp", {kLatBe, kLonBe, "37,46.494N"}},
-      {"gps.heic", {kLatBe, kLonBe, "37,46.494N"}},
-      {"loc.mp4", {std::string("\x00\x25\xc6\x5f", 4), std::string("\xff\x85\x94\xa3", 4)}},
-      {"loc.mov", {"+37.7749-122.4194"}},
-      {"keys.mov", {"+37.7749-122.4194"}},
-  };
+  static const auto* samples = [] {
+    auto* out = new std::vector<Sample>;
+    for (const Sample& s : AllSampleSecrets()) {
+      if (s.name != kAudioSample) out->push_back(s);
+    }
+    return out;
+  }();
   return *samples;
+}
+const Sample& AudioSample() {
+  for (const Sample& s : AllSampleSecrets()) {
+    if (s.name == kAudioSample) return s;
+  }
+  abort();
 }
 
 // What the redacted reader must receive: the original with the location the parsers find filled,
@@ -346,6 +333,27 @@ TEST_F(LocationMountTest, SamplesCarryLocationAndTheParsersFindIt) {
     EXPECT_NE(original_[s.name], redacted_[s.name]) << s.name << ": nothing to redact found";
     EXPECT_EQ(original_[s.name].size(), redacted_[s.name].size());
   }
+}
+
+// Audio carries location too: the audio app, without ACCESS_MEDIA_LOCATION, reads another app's
+// song with none of it; the owner reads it raw.
+TEST_F(LocationMountTest, AudioLocationIsRedacted) {
+  const Sample& s = AudioSample();
+  std::string path = "Music/" + s.name;
+  std::string bytes = ReadFileOrDie("tests/media/" + s.name);
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower(path, bytes, kOwner));
+  AppResult music = As(kMusic).Read(path);
+  ASSERT_TRUE(Succeeds(music));
+  EXPECT_TRUE(SameBytes(music.data, ExpectedRedacted(bytes, s.name)));
+  for (const std::string& secret : s.secrets) {
+    ASSERT_NE(bytes.find(secret), std::string::npos)
+        << s.name << " lacks a secret it was made with";
+    EXPECT_EQ(music.data.find(secret), std::string::npos)
+        << "location bytes " << absl::CEscape(secret) << " leaked";
+  }
+  AppResult owner = As(kOwner).Read(path);
+  ASSERT_TRUE(Succeeds(owner));
+  EXPECT_TRUE(SameBytes(owner.data, bytes));
 }
 
 // Every method, entitled reader first, then the redacted reader, then the owner.

@@ -239,8 +239,8 @@ TEST_F(LockMountTest, OneAppsWaitsAreBounded) {
     granted += c == 'G';
     other += c == 'E';
   }
-  EXPECT_GT(refused, 0) << "no wait was refused";
-  EXPECT_LT(refused, kWaiters) << "no wait was queued";
+  // docs/security.md's 16 waits per app, counted at the mount, not read from the constant.
+  EXPECT_EQ(kWaiters - refused, 16) << refused << " of " << kWaiters << " waits refused";
   EXPECT_EQ(granted, 0) << "a waiter was granted while the holder held the lock";
   EXPECT_EQ(other, 0);
   // Another app is not held to this app's bound.
@@ -330,10 +330,9 @@ TEST_F(LockMountTest, StoppingDaemonAnswersQueuedWaits) {
   EXPECT_FALSE(Readable(got.r, 300));
   DaemonExit exit = storage_.StopDaemon();
   EXPECT_TRUE(exit.clean()) << exit.ToString();
-  // The waiter ends (not granted), without the suite's hang alarm.
+  // The waiter ends, refused ENOLCK (no lock available), without the suite's hang alarm.
   int code = WaitChild(waiter);
-  EXPECT_NE(code, kGranted);
-  EXPECT_LT(code, 128) << "killed by a signal: it hung";
+  EXPECT_EQ(code, ENOLCK) << (code >= 128 ? "killed by a signal: it hung" : ErrnoName(code));
   ASSERT_EQ(write(release.w, "R", 1), 1);
   WaitChild(holder);
 }

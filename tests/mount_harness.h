@@ -196,6 +196,10 @@ using DaemonStats = std::map<std::string, int64_t>;
 // and of anything keyed by inode numbers run on it.
 enum class LowerKind { kTmpfs, kExt4 };
 std::string LowerKindName(LowerKind kind);
+// The suite's default: ext4 when the environment variable SCOPEDFS_TEST_LOWER is "ext4" (the
+// pass of tools/test.sh that runs the tests whose behaviour depends on the lower filesystem
+// again), tmpfs otherwise. An unknown value fails the test that asks.
+LowerKind DefaultLowerKind();
 
 // A throwaway storage: work dir under testing::TempDir(), a lower tree on a filesystem of its own
 // (tmpfs, or ext4 on a loop device; so trusted.* xattrs work and nothing leaks), a mount point,
@@ -211,13 +215,18 @@ class ScopedStorage {
   ScopedStorage& operator=(const ScopedStorage&) = delete;
   ~ScopedStorage() { Teardown(); }
 
-  absl::Status Prepare(LowerKind lower = LowerKind::kTmpfs);
+  absl::Status Prepare(LowerKind lower = DefaultLowerKind());
   // Creates the default top-level directories, Android/{data,obb,media} and DCIM/Camera.
   absl::Status CreateDefaultLayout();
 
   // Starts the daemon and waits (bounded) until it serves the mount.
   absl::Status StartDaemon(const DaemonOptions& options = {});
-  bool daemon_running() const { return daemon_pid_ > 0; }
+  // Whether the daemon this object started is still alive (not a zombie): a daemon that has
+  // exited is reaped here, and its exit kept for the StopDaemon or WaitDaemonExit that follows.
+  bool daemon_running();
+  // A daemon was started and its exit not yet returned by StopDaemon or WaitDaemonExit, whether
+  // it still runs or not: what a TearDown checks, so that a daemon that died is reported.
+  bool daemon_started() const { return daemon_pid_ > 0 || exit_unreported_; }
   pid_t daemon_pid() const { return daemon_pid_; }
   // SIGTERM to the daemon this object started, then SIGKILL if it has not exited in time.
   DaemonExit StopDaemon();
@@ -271,6 +280,7 @@ class ScopedStorage {
   std::string vold_mountpoint_;  // where the harness mounted as vold (DaemonOptions::vold_mount)
   pid_t daemon_pid_ = -1;
   DaemonExit last_exit_;
+  bool exit_unreported_ = false;  // daemon_running reaped it; StopDaemon has not returned it yet
 };
 
 // Base fixture: a prepared storage with the default layout and a running daemon. Tests populate
@@ -280,7 +290,7 @@ class MountTest : public ::testing::Test {
  protected:
   virtual DaemonOptions Options() const { return {}; }
   // The lower tree's filesystem; tests whose behaviour depends on it run on both.
-  virtual LowerKind Lower() const { return LowerKind::kTmpfs; }
+  virtual LowerKind Lower() const { return DefaultLowerKind(); }
   void SetUp() override;
   void TearDown() override;
   App As(uid_t uid) const { return storage_.As(uid); }
@@ -288,7 +298,8 @@ class MountTest : public ::testing::Test {
   // with a test failure, when it cannot be read.
   int64_t Lookups();
   // The LOOKUPs three stats of `path` by `uid`, in one process, cost: 0 where the kernel answers
-  // from names it cached.
+  // from names it cached. The walks start in the path's top-level directory (entered before the
+  // count), as names in the mount's root are cached only on a mount one user's apps reach.
   int64_t LookupsForThreeStats(uid_t uid, const std::string& path);
 
   ScopedStorage storage_;

@@ -39,7 +39,7 @@ class MultiUserMountTest : public testing::Test {
     for (uid_t user : {0u, 10u}) {
       ScopedStorage& s = Storage(user);
       if (HasFailure()) std::cerr << "user " << user << "'s scopedfsd log:\n" << s.DaemonLog();
-      if (s.daemon_running()) {
+      if (s.daemon_started()) {
         DaemonExit e = s.StopDaemon();
         EXPECT_TRUE(e.clean()) << "user " << user << ": " << e.ToString();
       }

@@ -91,6 +91,12 @@ TEST_P(NodeIdentityTest, FileMadeBehindTheDaemonWithAReusedNumberIsUsable) {
   EXPECT_EQ(s.value, 11);
   EXPECT_TRUE(Succeeds(As(kRoot).Read("Download/b.txt")));
   EXPECT_TRUE(FailsWith(As(kNotes).Stat("Download/a.txt"), ENOENT));
+  // The daemon saw the number come back as another object, and made it a node of its own.
+  absl::StatusOr<DaemonStats> stats = storage_.Stats();
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  if (Lower() == LowerKind::kExt4) {
+    EXPECT_GE((*stats)["reused_numbers"], 1);
+  }
 }
 
 // A directory the same way: its new owner creates in it and lists it.

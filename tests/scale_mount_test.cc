@@ -62,7 +62,7 @@ class ScaleMountTest : public ::testing::Test {
     SCOPEDFS_ASSERT_OK(storage_.CreateDefaultLayout());
   }
   void TearDown() override {
-    if (storage_.daemon_running()) {
+    if (storage_.daemon_started()) {
       DaemonExit exit = storage_.StopDaemon();
       EXPECT_TRUE(exit.clean()) << exit.ToString();
     }

@@ -1,8 +1,11 @@
 // One app's location scans must not slow other apps down: an app keeps changing its own crafted,
 // slow-to-scan JPEGs and looks them up (or moves a directory of them) in a loop, while another app
 // times stat+create+unlink. Its latencies under attack are compared with its own unloaded
-// baseline, measured in the same test, by a generous factor.
+// baseline, measured in the same test, by a generous factor. Each test also checks that its attack
+// ran: every attacker exits 0 (it stops at its first failed open), made rounds, and the daemon
+// counted the scans or checks the attack was meant to cause.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -58,10 +61,12 @@ constexpr int kSegments = 256;  // 16 MB
 constexpr absl::Duration kBaseline = absl::Seconds(1);
 constexpr absl::Duration kUnderAttack = absl::Seconds(4);
 
-// Shared with the forked apps: set to stop the attackers.
+// Shared with the forked apps: set to stop the attackers; rounds counts the attackers' completed
+// loops, held the held appenders whose files are open.
 struct Shared {
   std::atomic<int> stop{0};
   std::atomic<int> rounds{0};
+  std::atomic<int> held{0};
 };
 
 struct Latencies {
@@ -79,6 +84,11 @@ struct Latencies {
 
 class ScanFairnessMountTest : public MountTest {
  protected:
+  DaemonOptions Options() const override {
+    DaemonOptions o;
+    o.control_socket = true;
+    return o;
+  }
   void SetUp() override {
     MountTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
@@ -102,7 +112,8 @@ class ScanFairnessMountTest : public MountTest {
   }
 
   // An attacker process of `uid`: appends a byte to each of dir/slow<first..first+count-1>.jpg
-  // and stats it, in a loop, so that every LOOKUP finds a new version to scan.
+  // and stats it, in a loop, so that every LOOKUP finds a new version to scan. It exits 1 at the
+  // first open, write or stat that fails: an attack that no longer runs must not pass as fair.
   void StartAppender(uid_t uid, const std::string& dir, int first, int count) {
     Shared* shared = shared_;
     attackers_.push_back(StartAs(
@@ -112,12 +123,11 @@ class ScanFairnessMountTest : public MountTest {
             for (int i = first; i < first + count && shared->stop.load() == 0; ++i) {
               std::string path = absl::StrCat(dir, "/slow", i, ".jpg");
               int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-              if (fd >= 0) {
-                (void)!write(fd, "x", 1);
-                close(fd);
-              }
+              if (fd < 0) return 1;
+              bool wrote = write(fd, "x", 1) == 1;
+              close(fd);
               struct stat st;
-              stat(path.c_str(), &st);
+              if (!wrote || stat(path.c_str(), &st) != 0) return 1;
             }
             shared->rounds.fetch_add(1);
           }
@@ -141,8 +151,11 @@ class ScanFairnessMountTest : public MountTest {
             if (fd < 0) return 1;
             fds.push_back(fd);
           }
+          shared->held.fetch_add(1);
           while (shared->stop.load() == 0) {
-            for (int fd : fds) (void)!write(fd, "x", 1);
+            for (int fd : fds) {
+              if (write(fd, "x", 1) != 1) return 1;
+            }
             shared->rounds.fetch_add(1);
             usleep(1000);
           }
@@ -150,6 +163,12 @@ class ScanFairnessMountTest : public MountTest {
           return 0;
         },
         storage_.mountpoint()));
+    // The files are open before anything else (a mover) may take their names away.
+    for (int i = 0; i < 10000 && shared->held.load() == 0; ++i) {
+      if (attackers_.back() <= 0 || kill(attackers_.back(), 0) != 0) break;
+      usleep(1000);
+    }
+    ASSERT_EQ(shared->held.load(), 1) << "the held appender did not open its files";
   }
 
   // An attacker process that moves `dir` to `dir`2 and back, in a loop.
@@ -160,7 +179,11 @@ class ScanFairnessMountTest : public MountTest {
         [shared, dir] {
           std::string other = dir + "2";
           while (shared->stop.load() == 0) {
-            if (rename(dir.c_str(), other.c_str()) == 0) rename(other.c_str(), dir.c_str());
+            if (rename(dir.c_str(), other.c_str()) == 0 &&
+                rename(other.c_str(), dir.c_str()) != 0) {
+              return 1;
+            }
+            shared->rounds.fetch_add(1);
             usleep(1000);
           }
           return 0;
@@ -168,11 +191,29 @@ class ScanFairnessMountTest : public MountTest {
         storage_.mountpoint()));
   }
 
+  // Stops the attackers and checks that each one ran to the end: exit 0.
   void StopAttack() {
     if (shared_ == nullptr || shared_ == MAP_FAILED) return;
     shared_->stop.store(1);
-    for (pid_t pid : attackers_) WaitChild(pid);
+    for (size_t i = 0; i < attackers_.size(); ++i) {
+      EXPECT_EQ(WaitChild(attackers_[i]), 0) << "attacker " << i << " failed: the attack stopped";
+    }
     attackers_.clear();
+  }
+
+  // A counter of the daemon's stats (-1, with a failure, when they cannot be read).
+  int64_t Counter(const std::string& name) {
+    absl::StatusOr<DaemonStats> stats = storage_.Stats();
+    EXPECT_TRUE(stats.ok()) << stats.status();
+    if (!stats.ok()) return -1;
+    auto it = stats->find(name);
+    return it == stats->end() ? 0 : it->second;
+  }
+  // The attack made at least `rounds` loops, and the daemon counted more of `counter` than it
+  // had at `before`.
+  void ExpectAttackRan(int rounds, const std::string& counter, int64_t before) {
+    EXPECT_GE(shared_->rounds.load(), rounds) << "the attackers hardly ran";
+    EXPECT_GT(Counter(counter), before) << "the attack caused no " << counter;
   }
 
   // `uid` times stat (a name that does not exist yet) + create + close + unlink in `dir`, every
@@ -233,10 +274,12 @@ TEST_F(ScanFairnessMountTest, LookupRescansDoNotDelayAnotherApp) {
   constexpr int kFiles = 10;
   PlantSlowFiles(kNotes, "Download", kFiles);
   Latencies baseline = Victim(kMusic, "Download", kBaseline);
+  int64_t scans = Counter("location_scans");
   for (int i = 0; i < kFiles; ++i) StartAppender(kNotes, "Download", i, 1);
   usleep(500000);
   Latencies attacked = Victim(kMusic, "Download", kUnderAttack);
   StopAttack();
+  ExpectAttackRan(kFiles, "location_scans", scans);
   ExpectBounded(baseline, attacked);
 }
 
@@ -247,10 +290,12 @@ TEST_F(ScanFairnessMountTest, DirectoryMoveDoesNotScanUnderTheNamespaceLock) {
   SCOPEDFS_ASSERT_OK(storage_.MkdirLower("Download/album", kNotes));
   PlantSlowFiles(kNotes, "Download/album", 8);
   Latencies baseline = Victim(kMusic, "Documents", kBaseline);
+  int64_t checks = Counter("tree_checks_unlocked");
   StartHeldAppender(kNotes, "Download/album", 8);
   StartMover(kNotes, "Download/album");
   Latencies attacked = Victim(kMusic, "Documents", absl::Seconds(8));
   StopAttack();
+  ExpectAttackRan(10, "tree_checks_unlocked", checks);
   ExpectBounded(baseline, attacked);
   // Not a refusal for good: with the files left alone, a move goes through.
   bool moved = false;
@@ -272,6 +317,7 @@ TEST_F(ScanFairnessMountTest, ManyAppsScanningAtOnceDoNotDelayAnotherApp) {
     PlantSlowFiles(uid, dir, 2);
   }
   Latencies baseline = Victim(kMusic, "Download", kBaseline);
+  int64_t scans = Counter("location_scans");
   for (uid_t uid : attackers) {
     std::string dir = absl::StrCat("Download/d", uid);
     StartAppender(uid, dir, 0, 2);
@@ -283,7 +329,8 @@ TEST_F(ScanFairnessMountTest, ManyAppsScanningAtOnceDoNotDelayAnotherApp) {
           while (shared->stop.load() == 0) {
             // ls -l: READDIRPLUS looks every name up.
             std::string cmd = absl::StrCat("ls -l ", dir, " >/dev/null 2>&1");
-            (void)!system(cmd.c_str());
+            if (system(cmd.c_str()) != 0) return 1;
+            shared->rounds.fetch_add(1);
           }
           return 0;
         },
@@ -292,6 +339,7 @@ TEST_F(ScanFairnessMountTest, ManyAppsScanningAtOnceDoNotDelayAnotherApp) {
   usleep(500000);
   Latencies attacked = Victim(kMusic, "Download", kUnderAttack);
   StopAttack();
+  ExpectAttackRan(3 * 3, "location_scans", scans);
   ExpectBounded(baseline, attacked);
 }
 

@@ -62,6 +62,15 @@ std::string DaemonExit::ToString() const {
 
 std::string LowerKindName(LowerKind kind) { return kind == LowerKind::kExt4 ? "ext4" : "tmpfs"; }
 
+LowerKind DefaultLowerKind() {
+  const char* env = getenv("SCOPEDFS_TEST_LOWER");
+  std::string value = env == nullptr ? "" : env;
+  if (value == "ext4") return LowerKind::kExt4;
+  EXPECT_TRUE(value.empty() || value == "tmpfs")
+      << "SCOPEDFS_TEST_LOWER is \"" << value << "\": tmpfs or ext4";
+  return LowerKind::kTmpfs;
+}
+
 absl::Status ScopedStorage::Prepare(LowerKind lower) {
   if (!work_dir_.empty()) return absl::FailedPreconditionError("already prepared");
   EnterPrivateMountNamespace();
@@ -207,6 +216,7 @@ absl::Status ScopedStorage::StartDaemon(const DaemonOptions& options) {
   // and the connection ends with the daemon.
   if (fuse_fd >= 0) close(fuse_fd);
   daemon_pid_ = pid;
+  exit_unreported_ = false;
 
   absl::Time deadline = absl::Now() + kStartTimeout;
   for (;;) {
@@ -230,13 +240,26 @@ absl::Status ScopedStorage::StartDaemon(const DaemonOptions& options) {
   return absl::OkStatus();
 }
 
+bool ScopedStorage::daemon_running() {
+  if (daemon_pid_ <= 0) return false;
+  int status;
+  if (waitpid(daemon_pid_, &status, WNOHANG) != daemon_pid_) return true;
+  daemon_pid_ = -1;
+  last_exit_ = DecodeStatus(status);
+  exit_unreported_ = true;
+  UnmountVoldMount();
+  return false;
+}
+
 DaemonExit ScopedStorage::StopDaemon() {
+  exit_unreported_ = false;
   if (daemon_pid_ <= 0) return last_exit_;
   kill(daemon_pid_, SIGTERM);
   return WaitDaemonExit(kStopTimeout);
 }
 
 DaemonExit ScopedStorage::WaitDaemonExit(absl::Duration timeout) {
+  exit_unreported_ = false;
   if (daemon_pid_ <= 0) return last_exit_;
   absl::Time deadline = absl::Now() + timeout;
   int status;
@@ -468,14 +491,49 @@ int64_t MountTest::Lookups() {
 }
 
 int64_t MountTest::LookupsForThreeStats(uid_t uid, const std::string& path) {
+  // The walks start in the path's top-level directory (the app's cwd, entered before counting):
+  // names in the mount's root are never cached while another user's apps may reach the mount.
+  size_t slash = path.find('/');
+  if (slash == std::string::npos) {
+    ADD_FAILURE() << "LookupsForThreeStats needs a path below a top-level directory: " << path;
+    return -1;
+  }
+  std::string rest = path.substr(slash + 1);
+  int ready[2], go[2];
+  if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(go, O_CLOEXEC) != 0) {
+    ADD_FAILURE() << "pipe2: " << strerror(errno);
+    return -1;
+  }
+  pid_t pid = StartAs(
+      uid,
+      [&] {
+        close(ready[0]);
+        close(go[1]);
+        char c = 0;
+        if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1) return 2;
+        struct stat st;
+        for (int i = 0; i < 3; ++i) {
+          if (stat(rest.c_str(), &st) != 0) return 3;
+        }
+        return 0;
+      },
+      absl::StrCat(storage_.mountpoint(), "/", path.substr(0, slash)));
+  close(ready[1]);
+  close(go[0]);
+  char c = 0;
+  bool started = read(ready[0], &c, 1) == 1;
   int64_t before = Lookups();
-  AppResult r = As(uid).StatRepeatedly(path, 3);
-  EXPECT_TRUE(Succeeds(r));
+  EXPECT_EQ(write(go[1], &c, 1), 1);
+  close(go[1]);
+  close(ready[0]);
+  int code = WaitChild(pid);
+  EXPECT_TRUE(started && code == 0)
+      << "uid " << uid << ": three stats of " << path << " (exit code " << code << ")";
   return Lookups() - before;
 }
 
 void MountTest::TearDown() {
-  if (storage_.daemon_running()) {
+  if (storage_.daemon_started()) {
     DaemonExit e = storage_.StopDaemon();
     EXPECT_TRUE(e.clean()) << "scopedfsd did not exit cleanly on SIGTERM: " << e.ToString();
     EXPECT_FALSE(storage_.IsMounted()) << "scopedfsd exited but left its mount behind";

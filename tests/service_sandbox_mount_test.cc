@@ -57,7 +57,7 @@ class SandboxedDaemonTest : public ::testing::Test {
         << storage_.DaemonLog();
   }
   void TearDown() override {
-    if (storage_.daemon_running()) {
+    if (storage_.daemon_started()) {
       EXPECT_TRUE(storage_.StopDaemon().clean()) << storage_.DaemonLog();
     }
     storage_.Teardown();

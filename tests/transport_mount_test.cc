@@ -33,7 +33,7 @@ class TransportMountTest : public ::testing::Test {
     SCOPEDFS_ASSERT_OK(storage_.CreateDefaultLayout());
   }
   void TearDown() override {
-    if (storage_.daemon_running()) {
+    if (storage_.daemon_started()) {
       DaemonExit e = storage_.StopDaemon();
       EXPECT_TRUE(e.clean()) << "scopedfsd did not exit cleanly on SIGTERM: " << e.ToString();
     }

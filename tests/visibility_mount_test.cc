@@ -299,8 +299,8 @@ TEST_P(VisibilityMountTest, NamesFoundByEveryoneAreCachedRedactedViewsAreNot) {
 
 // Files whose view may differ by caller: of unknown content (source, text, binary, an empty
 // file being written) and a photo with GPS, all the owner's. Under LISTING the name published
-// with the owner's raw view is cached, so the owner's second walk of them asks no LOOKUP (before:
-// one per file); under STRICT each walk asks.
+// with the owner's raw view is cached, so the owner's second walk of them asks no LOOKUP below
+// the top level (before: one per file); under STRICT each walk asks.
 TEST_P(VisibilityMountTest, TheOwnersSecondWalkAsksNoLookup) {
   const std::vector<std::pair<std::string, std::string>> files = {
       {"Download/src/main.c", "int main(void) { return 0; }\n"},
@@ -329,10 +329,13 @@ TEST_P(VisibilityMountTest, TheOwnersSecondWalkAsksNoLookup) {
   int64_t before = Lookups();
   walk();
   int64_t second = Lookups() - before;
+  // Each walk asks for its top-level name, which is never cached while another user's apps may
+  // reach the mount (kernel_cache_mount_test); the names below it are what this test is about.
+  int64_t walks = static_cast<int64_t>(paths.size());
   if (listing()) {
-    EXPECT_EQ(second, 0) << "the owner's second walk asked again";
+    EXPECT_EQ(second, walks) << "the owner's second walk asked again below the top level";
   } else {
-    EXPECT_GE(second, static_cast<int64_t>(paths.size()));
+    EXPECT_GE(second, 2 * walks);
   }
 }
 

@@ -11,9 +11,10 @@ PACKAGES=(
   # libraries bound by WORKSPACE
   libfuse3-dev libabsl-dev libprotobuf-dev libgtest-dev libgmock-dev
   libselinux1-dev libbenchmark-dev libsystemd-dev libseccomp-dev liburing-dev
-  # runtime: fusermount3 for unmounting; attr (setfattr/getfattr) for the demo and tests;
-  # systemd-analyze, which gives the unit's system-call sets to the service sandbox test; man
-  fuse3 attr systemd man-db
+  # runtime: fusermount3 for unmounting; attr (setfattr/getfattr) for the demo and tests, acl
+  # (setfacl) for xattr_mount_test; systemd-analyze, which gives the unit's system-call sets to
+  # the service sandbox test; man
+  fuse3 attr acl systemd man-db
   # the device-image builder: mke2fs -d, debugfs, tune2fs; its Android profile labels inodes
   # with selabel_lookup (selinux-utils) and writes ACLs with python3
   e2fsprogs selinux-utils python3

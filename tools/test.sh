@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The test command: installs what the build needs (Debian packages only), runs every test with
 # the daemons serving through /dev/fuse, then runs the mount tests (tagged requires-fuse) a second
-# time over FUSE over io_uring (--transport=uring, through SCOPEDFS_TEST_TRANSPORT). The kernel
+# time over FUSE over io_uring (--transport=uring, through SCOPEDFS_TEST_TRANSPORT), and those
+# tagged lower-dependent a third time on an ext4 loop lower (SCOPEDFS_TEST_LOWER=ext4). The kernel
 # offers io_uring only while /sys/module/fuse/parameters/enable_uring is Y: the first pass runs
 # with it N and the second with it Y, and the value found at the start is put back at the end,
-# whatever happens (the daemon itself never changes it). Each pass's mount test logs are kept
-# under tools/check_mount_tests_ran.sh's directory, which checks that both ran every case. Last,
-# the unit tests run again under ThreadSanitizer (SCOPEDFS_TSAN=0 skips that pass).
+# whatever happens (the daemon itself never changes it). Last, the unit tests run again under
+# ThreadSanitizer (SCOPEDFS_TSAN=0 skips that pass; tests tagged no-tsan sit it out). Each pass's
+# logs (every test's in the first, the mount tests' in the second, the unit tests' in the third)
+# are kept for tools/check_mount_tests_ran.sh, which checks that every one ran every case.
 # Extra arguments go to both `bazel test` runs, e.g. tools/test.sh --config=asan
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,11 +19,13 @@ passes=$(bazel info output_base 2>/dev/null)/scopedfs-test-passes
 rm -rf "$passes"
 mkdir -p "$passes"
 
-# Copies the mount tests' logs of the run that just ended into $passes/$1.
+# Copies the logs of the tests named by array $2 from the run that just ended into $passes/$1;
+# the remaining arguments are that run's build options (for bazel info).
 keep_logs() {
   local logs rel
-  logs=$(bazel info "${@:2}" bazel-testlogs 2>/dev/null)
-  for t in "${mount_tests[@]}"; do
+  local -n kept=$2
+  logs=$(bazel info "${@:3}" bazel-testlogs 2>/dev/null)
+  for t in "${kept[@]}"; do
     rel=${t#//}
     rel=${rel/://}
     if [[ -f "$logs/$rel/test.log" ]]; then
@@ -36,6 +40,10 @@ set_uring() {  # Y or N; false when the kernel has no such switch or we may not 
 }
 
 mapfile -t mount_tests < <(bazel query 'attr(tags, "requires-fuse", tests(//...))' 2>/dev/null)
+mapfile -t all_tests < <(bazel query 'tests(//...) except attr(tags, "manual", tests(//...))' \
+  2>/dev/null)
+mapfile -t tsan_tests < <(bazel query 'tests(//...) except attr(tags, "manual|requires-fuse|no-tsan",
+  tests(//...))' 2>/dev/null)
 old=""
 if [[ -r $param ]]; then
   old=$(cat "$param")
@@ -50,7 +58,7 @@ else
   echo "test: cannot set $param: the first pass runs with the kernel's setting (${old:-none})" >&2
   bazel test //... --test_env=SCOPEDFS_TEST_ENABLE_URING="${old:-none}" "$@" || status=$?
 fi
-keep_logs dev "$@"
+keep_logs dev all_tests "$@"
 
 if ! set_uring Y; then
   echo "test: cannot set $param to Y (no FUSE over io_uring in this kernel, or not root):" \
@@ -60,7 +68,17 @@ fi
 echo "test: the mount tests again, over io_uring ($param=Y)"
 bazel test "${mount_tests[@]}" --test_env=SCOPEDFS_TEST_TRANSPORT=uring \
   --test_env=SCOPEDFS_TEST_ENABLE_URING=Y "$@" || status=$?
-keep_logs uring "$@"
+keep_logs uring mount_tests "$@"
+
+# The mount tests whose behaviour depends on the lower filesystem (tagged lower-dependent) once
+# more, on an ext4 loop lower: ext4 hands a freed inode number to the next file at once, tmpfs
+# never does. Through /dev/fuse, with enable_uring still Y (the daemon's default transport then
+# is io_uring where offered, so this pass serves over it too).
+mapfile -t ext4_tests < <(bazel query 'attr(tags, "lower-dependent", tests(//...))' 2>/dev/null)
+echo "test: the ${#ext4_tests[@]} lower-dependent mount tests again, on an ext4 lower"
+bazel test "${ext4_tests[@]}" --test_env=SCOPEDFS_TEST_LOWER=ext4 \
+  --test_env=SCOPEDFS_TEST_ENABLE_URING=Y "$@" || status=$?
+keep_logs ext4 ext4_tests "$@"
 
 # The unit tests (those that need no FUSE mount) again under ThreadSanitizer, with enable_uring
 # back as it was. Same output base (--config=tsan builds under its own platform suffix);
@@ -68,6 +86,8 @@ keep_logs uring "$@"
 # SCOPEDFS_TSAN=0 skips this pass.
 if [ "${SCOPEDFS_TSAN:-1}" != 0 ]; then
   echo "test: the unit tests again, under ThreadSanitizer"
-  bazel test --config=tsan --build_tests_only --test_tag_filters=-requires-fuse //... || status=$?
+  bazel test --config=tsan --build_tests_only --test_tag_filters=-requires-fuse,-no-tsan //... ||
+    status=$?
+  keep_logs tsan tsan_tests --config=tsan
 fi
 exit "$status"
