@@ -39,6 +39,15 @@ std::string FdTarget(int fd) {
   return n < 0 ? std::string("unknown") : std::string(target, static_cast<size_t>(n));
 }
 
+// Whether the kernel still has the connection of `fd`: /dev/fuse polls POLLERR once its mount
+// is gone (unmounted or aborted). A daemon that exits after `umount` must not unmount its mount
+// point by path then: the next mount may already sit there (a remount's new daemon).
+bool ConnectionAlive(int fd) {
+  if (fd < 0) return false;
+  struct pollfd p = {fd, POLLIN, 0};
+  return poll(&p, 1, 0) >= 0 && (p.revents & (POLLERR | POLLHUP | POLLNVAL)) == 0;
+}
+
 }  // namespace
 
 absl::Status CheckMountedFuseFd(int fd) {
@@ -205,7 +214,8 @@ absl::StatusOr<std::unique_ptr<FuseSession>> FuseSession::Mount(const Options& o
   // ANDROID semantics: noexec as well, as vold mounts emulated storage, so nothing on shared
   // storage can be executed or mapped executable. POSIX keeps exec, as the lower filesystem has.
   unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOATIME | (options.posix ? 0 : MS_NOEXEC);
-  if (mount(options.fsname.c_str(), options.mountpoint.c_str(), "fuse.scopedfs", flags,
+  std::string type = options.subtype.empty() ? "fuse" : absl::StrCat("fuse.", options.subtype);
+  if (mount(options.fsname.c_str(), options.mountpoint.c_str(), type.c_str(), flags,
             data.c_str()) != 0) {
     int err = errno;
     close(session->fd_);
@@ -255,7 +265,7 @@ absl::Status FuseSession::StartSession(const fuse_lowlevel_ops& ops, void* files
 
 FuseSession::~FuseSession() {
   notifier_.reset();  // ends its thread while the session it sends to still exists
-  if (mounted_) {
+  if (mounted_ && ConnectionAlive(fd_)) {
     // Lazy: a process with its cwd inside the mount must not keep the daemon from exiting.
     if (umount2(options_.mountpoint.c_str(), MNT_DETACH) != 0 && errno != EINVAL &&
         errno != ENOENT) {

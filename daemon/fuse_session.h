@@ -34,8 +34,11 @@ class FuseSession : public BackingIdSource {
   struct Options {
     std::string mountpoint;
     // What /proc/mounts shows as the mount's source (mount(8) compares it with fstab's, so a
-    // second `mount -a` sees the line is mounted). The type is always fuse.scopedfs.
+    // second `mount -a` sees the line is mounted).
     std::string fsname = "scopedfs";
+    // The mount's type is fuse.<subtype>, or plain fuse when empty (what test suites that compare
+    // the type with "fuse", such as xfstests, expect).
+    std::string subtype = "scopedfs";
     bool want_passthrough = true;
     // POSIX semantics: the kernel checks mode bits and POSIX ACLs itself (default_permissions,
     // FUSE_POSIX_ACL), and caches ACLs per inode, so `ls -l` asks the daemon no ACL questions.

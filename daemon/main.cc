@@ -66,6 +66,9 @@ ABSL_FLAG(std::string, transport, "auto",
 ABSL_FLAG(std::string, fsname, "",
           "The mount's source as /proc/mounts and mount(8) show it (default: --source as given), "
           "so an fstab line's source matches and a second `mount -a` leaves it be.");
+ABSL_FLAG(std::string, subtype, "scopedfs",
+          "The mount's type is fuse.<subtype> (/proc/mounts, df -T); empty: plain fuse, as test "
+          "suites that compare the type with \"fuse\" (xfstests) expect.");
 ABSL_FLAG(double, entry_cache_seconds, 10.0,
           "How long the kernel may cache a name the policy shows to every caller; changes made "
           "to the lower tree behind the daemon are seen this late (0: never cache).");
@@ -322,6 +325,13 @@ int Run() {
   if (!(options.entry_cache_seconds >= 0 && options.entry_cache_seconds <= 86400)) {
     return UsageError("--entry_cache_seconds must be between 0 and 86400");
   }
+  // The type goes into mount(2) as is: a comma or a space would read as a second field in
+  // /proc/mounts.
+  if (absl::GetFlag(FLAGS_subtype)
+          .find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+      std::string::npos) {
+    return UsageError("--subtype may hold only letters, digits, '.', '_' and '-'");
+  }
   if (std::string xattr = absl::GetFlag(FLAGS_xattr); !xattr.empty()) {
     if (!ParseXattrMode(xattr, &options.xattr)) {
       return UsageError(absl::StrCat("--xattr=", xattr, ": must be passthrough, noattr or nosys"));
@@ -370,6 +380,7 @@ int Run() {
   session_options.mountpoint = adopted ? where : mountpoint;
   session_options.fsname =
       absl::GetFlag(FLAGS_fsname).empty() ? source : absl::GetFlag(FLAGS_fsname);
+  session_options.subtype = absl::GetFlag(FLAGS_subtype);
   session_options.want_passthrough = options.passthrough;
   session_options.posix = (*fs)->posix();
   session_options.stats = &(*fs)->stats();

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "absl/strings/ascii.h"
@@ -109,6 +111,60 @@ TEST_F(LifecycleMountTest, UmountExitsZero) {
   DaemonExit e = storage_.WaitDaemonExit(absl::Seconds(30));
   EXPECT_TRUE(e.clean()) << e.ToString();
   EXPECT_FALSE(storage_.IsMounted());
+}
+
+// The type /proc/self/mounts shows for the mount at `mountpoint`, or empty if none.
+std::string MountType(const std::string& mountpoint) {
+  std::ifstream mounts("/proc/self/mounts");
+  std::string line;
+  std::string type;
+  while (std::getline(mounts, line)) {
+    std::istringstream fields(line);
+    std::string source, target, fstype;
+    if (fields >> source >> target >> fstype && target == mountpoint) type = fstype;
+  }
+  return type;
+}
+
+TEST_F(LifecycleMountTest, TheMountIsOfTypeFuseScopedfs) {
+  EXPECT_EQ(MountType(storage_.mountpoint()), "fuse.scopedfs");
+}
+
+// --subtype= mounts plain "fuse", the type test suites such as xfstests compare with FSTYP=fuse;
+// the daemon still unmounts what it mounted.
+class PlainFuseTypeTest : public MountTest {
+ protected:
+  DaemonOptions Options() const override {
+    DaemonOptions o;
+    o.extra_flags = {"--subtype="};
+    return o;
+  }
+};
+
+TEST_F(PlainFuseTypeTest, TheMountIsOfTypeFuseAndSigtermUnmountsIt) {
+  EXPECT_EQ(MountType(storage_.mountpoint()), "fuse");
+  EXPECT_TRUE(Succeeds(As(kCamera).List("DCIM")));
+  DaemonExit e = storage_.StopDaemon();
+  EXPECT_TRUE(e.clean()) << e.ToString();
+  EXPECT_EQ(MountType(storage_.mountpoint()), "");
+}
+
+// After an external umount the daemon exits, but the mount point may meanwhile hold a new mount
+// (xfstests' cycle mounts start the next daemon at once): the exiting daemon must leave that one
+// alone. The daemon is stopped (SIGSTOP) across the umount and the new mount, so it reaches its
+// exit only after the new mount is there.
+TEST_F(LifecycleMountTest, ExitAfterUmountLeavesTheNextMountAlone) {
+  const std::string mountpoint = storage_.mountpoint();
+  pid_t daemon = storage_.daemon_pid();
+  ASSERT_EQ(kill(daemon, SIGSTOP), 0);
+  ASSERT_EQ(umount2(mountpoint.c_str(), 0), 0) << strerror(errno);
+  ASSERT_EQ(mount("next", mountpoint.c_str(), "tmpfs", 0, "size=1m"), 0) << strerror(errno);
+  ASSERT_EQ(kill(daemon, SIGCONT), 0);
+  DaemonExit e = storage_.WaitDaemonExit(absl::Seconds(30));
+  EXPECT_TRUE(e.clean()) << e.ToString();
+  EXPECT_EQ(MountType(mountpoint), "tmpfs") << "the exiting daemon unmounted the next mount";
+  while (umount2(mountpoint.c_str(), 0) == 0) {
+  }
 }
 
 TEST_F(LifecycleMountTest, SigtermWhileAnAppIsInsideStillExitsZero) {
@@ -239,6 +295,13 @@ TEST_F(StartupFailureTest, UnknownFlag) {
   DaemonOptions options;
   options.extra_flags = {"--no_such_flag=1"};
   ExpectRefusal(options, "no_such_flag");
+}
+
+TEST_F(StartupFailureTest, SubtypeWithAComma) {
+  DaemonOptions options;
+  options.extra_flags = {"--subtype=scopedfs,ro"};
+  ExpectRefusal(options, "--subtype may hold only");
+  EXPECT_EQ(storage_.last_exit().code, 64);
 }
 
 TEST_F(StartupFailureTest, PolicyWithSyntaxError) {
