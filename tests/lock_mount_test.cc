@@ -14,9 +14,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
@@ -296,6 +298,84 @@ TEST_F(LockMountTest, OneAppsWaitsAreBounded) {
   }
   EXPECT_EQ(granted + refused, kWaiters);
   EXPECT_EQ(WaitChild(other_app), kGranted);
+}
+
+// All apps' waits together are bounded too (FileLocks::kMaxWaiters): four apps queue 16 waits each
+// on files of their own, the daemon counts 64 queued, and a fifth app's wait, within its own
+// bound, is refused at once (ENOLCK) while the 64 go on waiting; each is granted in turn after.
+TEST_F(LockMountTest, AllAppsWaitsAreBounded) {
+  const uid_t apps[] = {kSocial, kGallery, kMusic, kFiles, kNotes};
+  constexpr int kPerApp = 16;  // docs/semantics.md: 16 per app, 64 in all
+  Pipe answered;
+  std::vector<std::unique_ptr<Pipe>> locked, release;
+  std::vector<pid_t> holders, waiters;
+  for (uid_t uid : apps) {
+    std::string path = absl::StrCat("Download/lock", uid, ".txt");
+    SCOPEDFS_ASSERT_OK(storage_.WriteLower(path, "x", uid));
+    locked.push_back(std::make_unique<Pipe>());
+    release.push_back(std::make_unique<Pipe>());
+    const Pipe& l = *locked.back();
+    const Pipe& r = *release.back();
+    holders.push_back(StartAs(
+        uid,
+        [&] {
+          int fd = open(path.c_str(), O_RDWR);
+          if (fd < 0) return kNoFile;
+          if (WholeFile(fd, F_SETLK) != 0 || write(l.w, "L", 1) != 1) return kNotGranted;
+          char c;
+          (void)!read(r.r, &c, 1);
+          return kGranted;
+        },
+        storage_.mountpoint()));
+    ASSERT_TRUE(Readable(l.r, 10000)) << uid << " never locked";
+  }
+  for (int a = 0; a < 4; ++a) {
+    std::string path = absl::StrCat("Download/lock", apps[a], ".txt");
+    waiters.push_back(StartAs(
+        apps[a],
+        [&] {
+          int fd = open(path.c_str(), O_RDWR);
+          if (fd < 0) return kNoFile;
+          for (int i = 0; i < kPerApp; ++i) {
+            if (fork() == 0) {
+              int rc = WholeFile(fd, F_SETLKW);
+              char c = rc == 0 ? 'G' : errno == ENOLCK ? 'N' : 'E';
+              (void)!write(answered.w, &c, 1);
+              _exit(0);
+            }
+          }
+          while (wait(nullptr) > 0) {
+          }
+          return kGranted;
+        },
+        storage_.mountpoint()));
+  }
+  ASSERT_TRUE(LockWaitsReach(4 * kPerApp));
+  EXPECT_FALSE(Readable(answered.r, 0)) << "a wait was answered while every holder held on";
+  // The fifth app has no wait queued, so only the bound of all apps can refuse it.
+  std::string fifth = absl::StrCat("Download/lock", apps[4], ".txt");
+  pid_t refused = StartAs(
+      apps[4],
+      [&] {
+        int fd = open(fifth.c_str(), O_RDWR);
+        if (fd < 0) return kNoFile;
+        return WholeFile(fd, F_SETLKW) == 0 ? kGranted : errno;
+      },
+      storage_.mountpoint());
+  EXPECT_EQ(WaitChild(refused), ENOLCK);
+  EXPECT_TRUE(LockWaitsReach(4 * kPerApp));
+  for (const auto& r : release) ASSERT_EQ(write(r->w, "R", 1), 1);
+  for (pid_t h : holders) EXPECT_EQ(WaitChild(h), kGranted);
+  for (pid_t w : waiters) EXPECT_EQ(WaitChild(w), kGranted);
+  int granted = 0, other = 0;
+  while (Readable(answered.r, 0)) {
+    char c;
+    if (read(answered.r, &c, 1) != 1) break;
+    granted += c == 'G';
+    other += c != 'G';
+  }
+  EXPECT_EQ(granted, 4 * kPerApp);
+  EXPECT_EQ(other, 0);
 }
 
 // Over FUSE over io_uring the kernel puts a request on the queue of the CPU its caller runs on,
