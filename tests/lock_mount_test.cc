@@ -169,7 +169,8 @@ TEST_F(PosixLockMountTest, BlockedFlockIsGrantedWhenTheHolderLetsGo) {
   pid_t holder = StartHolder(/*use_flock=*/true, locked, release);
   ASSERT_TRUE(Readable(locked.r, 10000)) << "holder never locked";
   pid_t waiter = StartWaiter(kSocial, /*use_flock=*/true, got);
-  EXPECT_FALSE(Readable(got.r, 300)) << "granted while the holder still held the lock";
+  ASSERT_TRUE(LockWaitsReach(1)) << "the wait never reached the daemon";
+  EXPECT_FALSE(Readable(got.r, 0)) << "granted while the holder still held the lock";
   ASSERT_EQ(write(release.w, "R", 1), 1);
   EXPECT_TRUE(Readable(got.r, 10000)) << "never granted after the holder let go";
   EXPECT_EQ(WaitChild(waiter), kGranted);
@@ -181,7 +182,8 @@ TEST_F(LockMountTest, BlockedWaitIsGrantedWhenTheHolderLetsGo) {
   pid_t holder = StartHolder(/*use_flock=*/false, locked, release);
   ASSERT_TRUE(Readable(locked.r, 10000)) << "holder never locked";
   pid_t waiter = StartWaiter(kSocial, /*use_flock=*/false, got);
-  EXPECT_FALSE(Readable(got.r, 300)) << "granted while the holder still held the lock";
+  ASSERT_TRUE(LockWaitsReach(1)) << "the wait never reached the daemon";
+  EXPECT_FALSE(Readable(got.r, 0)) << "granted while the holder still held the lock";
   ASSERT_EQ(write(release.w, "R", 1), 1);
   EXPECT_TRUE(Readable(got.r, 10000)) << "never granted after the holder let go";
   EXPECT_EQ(WaitChild(waiter), kGranted);
@@ -237,7 +239,8 @@ TEST_F(LockMountTest, ManyBlockedWaitersDoNotStallOtherApps) {
   // (FileLocks::kMaxWaitsPerApp).
   std::vector<pid_t> waiters;
   for (int i = 0; i < 16; ++i) waiters.push_back(StartWaiter(kSocial, false, got));
-  EXPECT_FALSE(Readable(got.r, 300));
+  ASSERT_TRUE(LockWaitsReach(16));
+  EXPECT_FALSE(Readable(got.r, 0));
   // Other apps are served meanwhile.
   for (int i = 0; i < 5; ++i) {
     EXPECT_TRUE(Succeeds(As(kGallery).Create("Download/g" + std::to_string(i) + ".txt", "g")));
@@ -276,9 +279,11 @@ TEST_F(LockMountTest, OneAppsWaitsAreBounded) {
         return kGranted;
       },
       storage_.mountpoint());
-  // The refusals come at once; the queued waits stay unanswered while the holder holds on.
+  // The refusals come at once; the queued waits stay unanswered while the holder holds on: the
+  // answers are read until all but the bound's are in (15 s each at most, a hang guard), the
+  // daemon counts the bound's waits queued, and no answer is left.
   int refused = 0, granted = 0, other = 0;
-  while (Readable(answered.r, 2000)) {
+  while (refused + granted + other < kWaiters - 16 && Readable(answered.r, 15000)) {
     char c;
     if (read(answered.r, &c, 1) != 1) break;
     refused += c == 'N';
@@ -286,18 +291,21 @@ TEST_F(LockMountTest, OneAppsWaitsAreBounded) {
     other += c == 'E';
   }
   // docs/security.md's 16 waits per app, counted at the mount, not read from the constant.
+  EXPECT_TRUE(LockWaitsReach(16));
+  EXPECT_FALSE(Readable(answered.r, 0)) << "more answers than refusals";
   EXPECT_EQ(kWaiters - refused, 16) << refused << " of " << kWaiters << " waits refused";
   EXPECT_EQ(granted, 0) << "a waiter was granted while the holder held the lock";
   EXPECT_EQ(other, 0);
   // Another app is not held to this app's bound.
   Pipe other_got;
   pid_t other_app = StartWaiter(kFiles, false, other_got);
-  EXPECT_FALSE(Readable(other_got.r, 300));
+  EXPECT_TRUE(LockWaitsReach(17)) << "another app's wait was not queued";
+  EXPECT_FALSE(Readable(other_got.r, 0));
   ASSERT_EQ(write(release.w, "R", 1), 1);
   EXPECT_EQ(WaitChild(holder), kGranted);
   // Every queued wait is granted in turn once the holder lets go (each child exits at once).
-  EXPECT_EQ(WaitChild(app), kGranted);
-  while (Readable(answered.r, 1000)) {
+  EXPECT_EQ(WaitChild(app), kGranted);  // after every child of it wrote its answer
+  while (Readable(answered.r, 0)) {
     char c;
     if (read(answered.r, &c, 1) != 1) break;
     granted += c == 'G';
@@ -394,7 +402,7 @@ TEST_F(LockMountTest, AllAppsWaitsAreBounded) {
 // holds: past the app's bound it is refused at once (ENOLCK), and a signal interrupts each of
 // the others at once (EINTR), while the holder still holds the lock.
 TEST_F(LockMountTest, ABurstOfWaitsFromOneCpuAllReachTheDaemon) {
-  Pipe locked, release, go, answered;
+  Pipe locked, release, ready, go, signal_now, answered;
   pid_t holder = StartHolder(false, locked, release);
   ASSERT_TRUE(Readable(locked.r, 10000));
   constexpr int kWaiters = 64;  // more than the app may queue: the rest are refused
@@ -405,6 +413,7 @@ TEST_F(LockMountTest, ABurstOfWaitsFromOneCpuAllReachTheDaemon) {
         CPU_ZERO(&one);
         CPU_SET(0, &one);
         if (sched_setaffinity(0, sizeof(one), &one) != 0) return kNotGranted;
+        close(signal_now.w);  // so that a test that gave up ends this read with EOF
         int fd = open(kFile, O_RDWR);
         if (fd < 0) return kNoFile;
         std::vector<pid_t> waiters;
@@ -414,8 +423,8 @@ TEST_F(LockMountTest, ABurstOfWaitsFromOneCpuAllReachTheDaemon) {
             struct sigaction sa = {};
             sa.sa_handler = [](int) {};  // no SA_RESTART: an interrupted wait ends with EINTR
             sigaction(SIGUSR1, &sa, nullptr);
-            char c;
-            if (read(go.r, &c, 1) != 1) _exit(1);
+            char c = 'r';
+            if (write(ready.w, &c, 1) != 1 || read(go.r, &c, 1) != 1) _exit(1);
             int rc = WholeFile(fd, F_SETLKW);
             char answer = rc == 0 ? 'G' : errno == EINTR ? 'I' : errno == ENOLCK ? 'N' : 'E';
             (void)!write(answered.w, &answer, 1);
@@ -423,23 +432,36 @@ TEST_F(LockMountTest, ABurstOfWaitsFromOneCpuAllReachTheDaemon) {
           }
           if (pid > 0) waiters.push_back(pid);
         }
-        usleep(200 * 1000);  // every waiter is blocked reading `go`
+        char c;
+        for (size_t i = 0; i < waiters.size(); ++i) {
+          if (read(ready.r, &c, 1) != 1) return kNotGranted;  // every waiter is about to read `go`
+        }
         std::string bytes(waiters.size(), 'x');
         (void)!write(go.w, bytes.data(), bytes.size());  // all start at once, on CPU 0
-        usleep(500 * 1000);
+        // Signalled once the test saw every wait answered or queued (a signal before a wait
+        // reached the daemon would be lost over io_uring: SignalInterruptsABlockedWait).
+        if (read(signal_now.r, &c, 1) != 1) return kNotGranted;
         for (pid_t pid : waiters) kill(pid, SIGUSR1);
         for (pid_t pid : waiters) waitpid(pid, nullptr, 0);
         return static_cast<int>(waiters.size()) == kWaiters ? kGranted : kNotGranted;
       },
       storage_.mountpoint());
+  // The app's bound refuses all but 16 at once; the 16 are queued. A wait that never reached the
+  // daemon would leave either count short (15 s of nothing each, a hang guard).
   int interrupted = 0, refused = 0, other = 0;
-  while (interrupted + refused + other < kWaiters && Readable(answered.r, 3000)) {
-    char c;
-    if (read(answered.r, &c, 1) != 1) break;
-    interrupted += c == 'I';
-    refused += c == 'N';
-    other += c != 'I' && c != 'N';
-  }
+  auto read_answers = [&](int until) {
+    while (interrupted + refused + other < until && Readable(answered.r, 15000)) {
+      char c;
+      if (read(answered.r, &c, 1) != 1) break;
+      interrupted += c == 'I';
+      refused += c == 'N';
+      other += c != 'I' && c != 'N';
+    }
+  };
+  read_answers(kWaiters - 16);
+  EXPECT_TRUE(LockWaitsReach(16)) << "not every wait reached the daemon";
+  ASSERT_EQ(write(signal_now.w, "S", 1), 1);
+  read_answers(kWaiters);
   EXPECT_EQ(interrupted + refused, kWaiters)
       << "waits that never reached the daemon are answered only after the holder lets go";
   EXPECT_GT(interrupted, 0) << "no wait was queued";
@@ -454,7 +476,8 @@ TEST_F(LockMountTest, StoppingDaemonAnswersQueuedWaits) {
   pid_t holder = StartHolder(false, locked, release);
   ASSERT_TRUE(Readable(locked.r, 10000));
   pid_t waiter = StartWaiter(kSocial, false, got);
-  EXPECT_FALSE(Readable(got.r, 300));
+  ASSERT_TRUE(LockWaitsReach(1));
+  EXPECT_FALSE(Readable(got.r, 0));
   DaemonExit exit = storage_.StopDaemon();
   EXPECT_TRUE(exit.clean()) << exit.ToString();
   // The waiter ends, refused ENOLCK (no lock available), without the suite's hang alarm.
