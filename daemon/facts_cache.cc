@@ -26,6 +26,12 @@ FileVersion VersionOf(const struct stat& st) {
 }
 
 absl::Duration UntilSettled(const struct stat& st, absl::Duration cap) {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  return UntilSettledAt(st, absl::TimeFromTimespec(now), cap);
+}
+
+absl::Duration UntilSettledAt(const struct stat& st, absl::Time now, absl::Duration cap) {
   static const absl::Duration kTick = [] {
     struct timespec res;
     if (clock_getres(CLOCK_REALTIME_COARSE, &res) != 0) return absl::Milliseconds(10);
@@ -33,10 +39,7 @@ absl::Duration UntilSettled(const struct stat& st, absl::Duration cap) {
   }();
   absl::Duration tick = 2 * kTick;
   if (st.st_ctim.tv_nsec == 0 && st.st_mtim.tv_nsec == 0) tick += absl::Seconds(1);
-  struct timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
-  absl::Duration left =
-      absl::DurationFromTimespec(st.st_ctim) + tick - absl::DurationFromTimespec(now);
+  absl::Duration left = absl::TimeFromTimespec(st.st_ctim) + tick - now;
   return std::clamp(left, absl::ZeroDuration(), cap);
 }
 

@@ -46,6 +46,9 @@ bool StampsEveryChange(int fd, const struct stat& st);
 absl::Duration UntilSettled(int fd, const struct stat& st);
 // The timestamp rule alone, for a filesystem that does not stamp every change.
 absl::Duration UntilSettled(const struct stat& st, absl::Duration cap = absl::Seconds(2));
+// The same at the time `now` (CLOCK_REALTIME), so that a test can say when without a race.
+absl::Duration UntilSettledAt(const struct stat& st, absl::Time now,
+                              absl::Duration cap = absl::Seconds(2));
 
 // The creator recorded on a lower object (an O_PATH fd of it), or nullopt. Reads the object's own
 // attribute, also for a symlink: the /proc magic link is not followed any further.

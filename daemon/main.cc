@@ -163,6 +163,7 @@ ControlResponse HandleControl(const ControlRequest& request, Filesystem* fs,
     out->set_nodes(static_cast<double>(fs->node_count()));
     out->set_reused_numbers(static_cast<double>(fs->nodes().reused_numbers()));
     out->set_kept_removed(static_cast<double>(fs->nodes().kept_removed()));
+    out->set_lock_waits(static_cast<double>(fs->locks().waiting()));
     out->set_passthrough_enabled(fs->passthrough_active());
     if (FuseSession* session = fs->session(); session != nullptr) {
       out->set_transport(session->transport_description());

@@ -165,22 +165,25 @@ TEST_F(RedactedReadTest, APlanPastTheAppsBudgetIsRefused) {
   budget_.ReleaseBytes(kApp, budget_.limits().bytes_per_app);
 }
 
+// At a time the test gives (UntilSettledAt), not the clock's: no window to hit.
 TEST(UntilSettledTest, AFreshChangeWaitsAboutATickAnOldOneNot) {
   struct stat st = {};
-  struct timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
-  st.st_ctim = now;
-  st.st_mtim = now;
-  st.st_ctim.tv_nsec = st.st_mtim.tv_nsec = now.tv_nsec | 1;  // nanosecond timestamps
-  absl::Duration fresh = UntilSettled(st);
+  const absl::Time changed = absl::FromUnixSeconds(1700000000) + absl::Nanoseconds(123457);
+  st.st_ctim = st.st_mtim = absl::ToTimespec(changed);  // nanosecond timestamps
+  absl::Duration fresh = UntilSettledAt(st, changed);
   EXPECT_GT(fresh, absl::ZeroDuration());
   EXPECT_LT(fresh, absl::Milliseconds(100));
-  st.st_ctim.tv_sec -= 10;
-  EXPECT_EQ(UntilSettled(st), absl::ZeroDuration());
+  // The wait counts down with the clock, and ends at the tick's end.
+  EXPECT_EQ(UntilSettledAt(st, changed + fresh / 2), fresh - fresh / 2);
+  EXPECT_EQ(UntilSettledAt(st, changed + fresh), absl::ZeroDuration());
+  EXPECT_EQ(UntilSettledAt(st, changed + absl::Seconds(10)), absl::ZeroDuration());
   // One-second timestamps: a whole second more.
-  st.st_ctim.tv_sec = now.tv_sec;
   st.st_ctim.tv_nsec = st.st_mtim.tv_nsec = 0;
-  EXPECT_GT(UntilSettled(st), absl::Milliseconds(500) - absl::Nanoseconds(now.tv_nsec));
+  const absl::Time second = absl::FromUnixSeconds(1700000000);
+  EXPECT_EQ(UntilSettledAt(st, second), fresh + absl::Seconds(1));
+  EXPECT_EQ(UntilSettledAt(st, second + absl::Seconds(1) + fresh), absl::ZeroDuration());
+  // A ctime in the future (a clock set back) is waited for no longer than the cap.
+  EXPECT_EQ(UntilSettledAt(st, second - absl::Hours(1)), absl::Seconds(2));
 }
 
 TEST(FactsCacheTest, ScansOncePerVersionAndForgetsOnInvalidation) {

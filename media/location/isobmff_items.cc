@@ -252,7 +252,10 @@ bool MetaItems::Iloc(const Box& box, std::vector<Item>* items, std::vector<ItemL
     }
     loc.construction_method = method & 0xF;
     auto it = std::lower_bound(items->begin(), items->end(), loc.id,
-                               [](const Item& item, uint32_t id) { return item.id < id; });
+                               [this](const Item& item, uint32_t id) {
+                                 r_.Compared();
+                                 return item.id < id;
+                               });
     const bool keep = it != items->end() && it->id == loc.id;
     if (keep) {
       // Readers disagree on which of two entries wins: neither can be vouched for.
@@ -371,7 +374,10 @@ bool MetaItems::Items(const Box& meta, const std::vector<Box>& iinf, const std::
   if (items.empty()) return true;
   // Two Exif or XMP entries with one id: readers disagree on which one counts (one map keeps
   // the first, another the last), so neither can be vouched for.
-  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.id < b.id; });
+  std::sort(items.begin(), items.end(), [this](const Item& a, const Item& b) {
+    r_.Compared();
+    return a.id < b.id;
+  });
   for (size_t i = 1; i < items.size(); ++i) {
     if (items[i].id == items[i - 1].id) {
       return r_.Fail(iinf.front().begin,
@@ -388,8 +394,11 @@ bool MetaItems::Items(const Box& meta, const std::vector<Box>& iinf, const std::
   }
   std::vector<ResolvedItem> resolved;
   for (const auto& [loc, where] : locations) {
-    auto it = std::lower_bound(items.begin(), items.end(), loc.id,
-                               [](const Item& item, uint32_t id) { return item.id < id; });
+    auto it =
+        std::lower_bound(items.begin(), items.end(), loc.id, [this](const Item& item, uint32_t id) {
+          r_.Compared();
+          return item.id < id;
+        });
     ResolvedItem res{it->kind, {}};
     const Redaction kind = it->kind == ItemKind::kExif ? kExif : kXmp;
     if (!Resolve(meta, loc, idat, kind, where, &res.extents)) return false;

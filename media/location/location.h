@@ -94,6 +94,9 @@ struct LocationScan {
   uint64_t bytes_read = 0;
   uint64_t bytes_allocated = 0;  // charged against ScanLimits::max_alloc_bytes
   uint64_t bytes_swept = 0;      // charged against ScanLimits::max_sweep_bytes
+  // Comparisons made joining item tables (sorting item entries, finding each location's item):
+  // work that reads nothing, counted so that its growth can be checked (n log n, not n^2).
+  uint64_t item_comparisons = 0;
   // The class the content itself proves, whatever the file's name says (set by the ISO-BMFF
   // walk): VIDEO if any track has handler 'vide'; else IMAGE for HEIF/AVIF image items (or
   // tracks that are all 'pict' image sequences); else AUDIO if every track is 'soun'.

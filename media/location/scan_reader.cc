@@ -120,6 +120,7 @@ void ScanReader::Absorb(const LocationScan& nested) {
   swept_ += nested.bytes_swept;
   structures_ += nested.structures_visited;
   allocated_ += nested.bytes_allocated;
+  comparisons_ += nested.item_comparisons;
 }
 
 bool ScanReader::Fail(uint64_t offset, absl::string_view what) {
@@ -136,6 +137,7 @@ void ScanReader::Finish(LocationScan* scan) const {
   scan->structures_visited = structures_;
   scan->bytes_allocated = allocated_;
   scan->bytes_swept = swept_;
+  scan->item_comparisons = comparisons_;
   if (ok()) return;
   scan->malformed = true;
   scan->error = error_;

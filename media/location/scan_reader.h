@@ -27,6 +27,9 @@ class ScanReader {
   uint32_t structures() const { return structures_; }
   uint64_t allocated() const { return allocated_; }
   uint64_t bytes_swept() const { return swept_; }
+  uint64_t comparisons() const { return comparisons_; }
+  // Counts one comparison of in-memory tables (LocationScan::item_comparisons).
+  void Compared() { ++comparisons_; }
 
   // Reads [offset, offset + n) into out; on failure (outside the source, budget spent, I/O)
   // records a failure at `offset` and returns false.
@@ -86,6 +89,7 @@ class ScanReader {
   uint32_t structures_ = 0;
   uint64_t allocated_ = 0;
   uint64_t swept_ = 0;
+  uint64_t comparisons_ = 0;
   int depth_ = 0;
   std::string error_;
   uint64_t failed_at_ = 0;
