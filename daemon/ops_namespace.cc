@@ -108,6 +108,7 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, f
              const char* name, mode_t mode, fuse_file_info* fi, fuse_entry_param* e,
              int* backing_id) {
   absl::ReaderMutexLock ns(&fs->namespace_mu());
+  NamespaceLockHeld ns_held;
   Resolved p;
   bool exists;
   if (int err = ResolveNewName(fs, ctx, parent, name, &p, &exists)) return err;
@@ -169,6 +170,7 @@ int DoTmpfile(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, 
               mode_t mode, fuse_file_info* fi, fuse_entry_param* e, int* backing_id) {
   if (as == nullptr || (fi->flags & O_TMPFILE) != O_TMPFILE) return EOPNOTSUPP;
   absl::ReaderMutexLock ns(&fs->namespace_mu());
+  NamespaceLockHeld ns_held;
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
   Child child;
@@ -200,6 +202,7 @@ int DoTmpfile(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, 
 int DoMkdir(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fuse_ino_t parent,
             const char* name, mode_t mode, fuse_entry_param* e) {
   absl::ReaderMutexLock ns(&fs->namespace_mu());
+  NamespaceLockHeld ns_held;
   Resolved p;
   bool exists;
   if (int err = ResolveNewName(fs, ctx, parent, name, &p, &exists)) return err;
@@ -239,6 +242,7 @@ void ForgetOtherSpelling(Filesystem* fs, fuse_ino_t parent, const std::string& r
 int DoRemove(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name, bool directory) {
   const RequestContext& ctx = op.ctx();
   absl::MutexLock ns(&fs->namespace_mu());
+  NamespaceLockHeld ns_held;
   NoScanWait no_scan;  // a file not scanned yet is judged uncertain, not scanned under the lock
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
@@ -297,6 +301,7 @@ int DoRename(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
   if (flags & RENAME_EXCHANGE)
     PrecheckTreeMove(fs, ctx, newparent, newname, parent, name, &dst_tree);
   absl::MutexLock ns(&fs->namespace_mu());
+  NamespaceLockHeld ns_held;
   NoScanWait no_scan;
   Resolved p, np;
   if (int err = Resolve(fs, parent, &p)) return err;
@@ -391,6 +396,7 @@ int DoLink(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_ino_t
            const char* newname, fuse_entry_param* e) {
   WarmNodeFacts(fs, ino);
   absl::MutexLock ns(&fs->namespace_mu());
+  NamespaceLockHeld ns_held;
   NoScanWait no_scan;
   Visible v;
   Resolved np;
@@ -447,6 +453,7 @@ int ResolveNewNonDirectory(Filesystem* fs, const RequestContext& ctx, fuse_ino_t
 int DoSymlink(Filesystem* fs, const RequestContext& ctx, const PosixCaller& as, const char* target,
               fuse_ino_t parent, const char* name, fuse_entry_param* e) {
   absl::ReaderMutexLock ns(&fs->namespace_mu());
+  NamespaceLockHeld ns_held;
   Resolved p;
   if (int err = ResolveNewNonDirectory(fs, ctx, parent, name, &p)) return err;
   if (int err = MakeAs(&as, [&] { return symlinkat(target, p.fd.get(), name); })) return err;
@@ -468,6 +475,7 @@ int DoMknod(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fu
     return EINVAL;
   }
   absl::ReaderMutexLock ns(&fs->namespace_mu());
+  NamespaceLockHeld ns_held;
   Resolved p;
   if (int err = ResolveNewNonDirectory(fs, ctx, parent, name, &p)) return err;
   if (int err = MakeAs(as, [&] { return mknodat(p.fd.get(), name, mode, rdev); })) return err;

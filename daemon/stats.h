@@ -49,6 +49,12 @@ absl::string_view OpKindName(OpKind kind);
   X(location_scans)                \
   X(location_found)                \
   X(location_malformed)            \
+  X(scan_waits)                    \
+  X(scan_waits_expired)            \
+  X(scan_waits_over_bound)         \
+  X(scan_waits_locked)             \
+  X(scans_not_queued)              \
+  X(scan_cache_clears)             \
   X(tree_checks_unlocked)          \
   X(tree_checks_locked)            \
   X(backing_files)                 \
