@@ -23,7 +23,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "base/cli.h"
-#include "daemon/explain_text.h"
+#include "daemon/service/explain_text.h"
 #include "policy/storage_path.h"
 #include "tools/scopedfsctl_daemon.h"
 #include "tools/scopedfsctl_flags.h"

@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/unique_fd.h"
-#include "daemon/control_socket.h"
+#include "daemon/service/control_socket.h"
 #include "google/protobuf/util/json_util.h"
 #include "tools/scopedfsctl_flags.h"
 

@@ -1,0 +1,139 @@
+// The scan queue's promises: apps take turns, one scan per app at a time, a version is scanned
+// once however many ask, and the bounds on queued scans and waiting workers hold.
+#include "daemon/judge/scan_queue.h"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "gtest/gtest.h"
+
+namespace scopedfs::daemon {
+namespace {
+
+ScanQueue::Key KeyOf(ino_t ino) { return {1, ino, 0, 0, 0}; }
+
+// Scans that record the order they ran in; a gated one says it has started (a scan thread took
+// it, so it is no longer queued) and waits for `gate`.
+struct Recorder {
+  absl::Mutex mu;
+  std::vector<std::string> order;
+  absl::Notification started;
+  absl::Notification gate;
+  std::function<ScanQueue::Scan()> Scan(std::string name, bool gated = false) {
+    return [this, name, gated] {
+      if (gated) {
+        started.Notify();
+        gate.WaitForNotification();
+      }
+      absl::MutexLock lock(&mu);
+      order.push_back(name);
+      return std::make_shared<const media::LocationScan>();
+    };
+  }
+};
+
+ScanQueue::Scan WaitDone(ScanQueue& q, const std::shared_ptr<ScanQueue::Job>& job) {
+  ScanQueue::Scan out;
+  EXPECT_TRUE(q.Wait(0, job.get(), absl::Now() + absl::Seconds(10), &out));
+  return out;
+}
+
+TEST(ScanQueueTest, AppsTakeTurns) {
+  Recorder r;  // outlives the queue, whose threads run its scans
+  ScanQueue q(1);
+  // The single thread is held by a's first scan while everything else is queued.
+  auto a1 = q.Submit(100, KeyOf(1), r.Scan("a1", /*gated=*/true));
+  r.started.WaitForNotification();
+  auto a2 = q.Submit(100, KeyOf(2), r.Scan("a2"));
+  auto a3 = q.Submit(100, KeyOf(3), r.Scan("a3"));
+  auto b1 = q.Submit(200, KeyOf(4), r.Scan("b1"));
+  r.gate.Notify();
+  for (auto& job : {a1, a2, a3, b1}) WaitDone(q, job);
+  // b's only scan does not wait behind all of a's.
+  ASSERT_EQ(r.order.size(), 4u);
+  EXPECT_EQ(r.order[0], "a1");
+  EXPECT_EQ(r.order[1], "b1");
+}
+
+TEST(ScanQueueTest, OneScanPerVersionHoweverManyAsk) {
+  Recorder r;  // outlives the queue, whose threads run its scans
+  ScanQueue q(1);
+  auto first = q.Submit(100, KeyOf(1), r.Scan("x", /*gated=*/true));
+  auto again = q.Submit(200, KeyOf(1), r.Scan("y"));
+  EXPECT_EQ(first, again);
+  r.gate.Notify();
+  EXPECT_NE(WaitDone(q, first), nullptr);
+  EXPECT_EQ(r.order, std::vector<std::string>{"x"});
+}
+
+TEST(ScanQueueTest, QueuedScansPerAppAreBounded) {
+  Recorder r;  // outlives the queue, whose threads run its scans
+  ScanQueue q(1);
+  auto held = q.Submit(100, KeyOf(0), r.Scan("held", /*gated=*/true));
+  r.started.WaitForNotification();  // the thread took it: it is no longer queued
+  std::vector<std::shared_ptr<ScanQueue::Job>> jobs;
+  for (size_t i = 1; i <= ScanQueue::kMaxQueuedPerApp; ++i) {
+    jobs.push_back(q.Submit(100, KeyOf(i), r.Scan("q")));
+    ASSERT_NE(jobs.back(), nullptr) << i;
+  }
+  EXPECT_EQ(q.Submit(100, KeyOf(1000), r.Scan("over")), nullptr);
+  EXPECT_NE(q.Submit(200, KeyOf(1001), r.Scan("other app")), nullptr);
+  r.gate.Notify();
+}
+
+TEST(ScanQueueTest, WaitingWorkersPerAppAreBounded) {
+  Recorder r;  // outlives the queue, whose threads run its scans
+  ScanQueue q(1);
+  auto held = q.Submit(100, KeyOf(0), r.Scan("held", /*gated=*/true));
+  std::vector<std::thread> waiters;
+  for (int i = 0; i < ScanQueue::kMaxWaitersPerApp; ++i) {
+    waiters.emplace_back([&] {
+      ScanQueue::Scan out;
+      q.Wait(100, held.get(), absl::Now() + absl::Seconds(10), &out);
+    });
+  }
+  while (q.waiting() < ScanQueue::kMaxWaitersPerApp) std::this_thread::yield();
+  // One more of the same app's workers does not wait, however long it may: it returns before the
+  // scan is done, with the uncertain answer. Past the bound it would be counted as waiting and
+  // return only once the gate opens, done.
+  std::atomic<bool> returned{false};
+  bool done = true;
+  std::thread over([&] {
+    ScanQueue::Scan out;
+    done = q.Wait(100, held.get(), absl::InfiniteFuture(), &out);
+    returned = true;
+  });
+  int most = 0;
+  while (!returned.load() && most <= ScanQueue::kMaxWaitersPerApp) {
+    most = std::max(most, q.waiting());
+    std::this_thread::yield();
+  }
+  r.gate.Notify();
+  over.join();
+  EXPECT_FALSE(done) << "the worker past the bound waited for the scan";
+  EXPECT_LE(most, ScanQueue::kMaxWaitersPerApp);
+  for (std::thread& t : waiters) t.join();
+}
+
+TEST(ScanWaitTest, NoScanWaitEndsWaitingAndRecordsMisses) {
+  ScanWait wait(100, absl::Seconds(30));
+  absl::Time before = wait.deadline();
+  {
+    NoScanWait none;
+    EXPECT_LE(ScanWait::Current()->deadline(), absl::Now());
+    EXPECT_FALSE(none.missed());
+    ScanWait::Current()->NoteMissed();
+    EXPECT_TRUE(none.missed());
+  }
+  EXPECT_EQ(ScanWait::Current()->deadline(), before);
+  EXPECT_TRUE(wait.missed());
+}
+
+}  // namespace
+}  // namespace scopedfs::daemon
