@@ -13,7 +13,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "daemon/ops/fs_internal.h"
+#include "daemon/ops/handlers.h"
+#include "daemon/ops/handles.h"
+#include "daemon/ops/namespace_checks.h"
 
 namespace scopedfs::daemon {
 

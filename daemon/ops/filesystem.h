@@ -41,8 +41,8 @@ namespace scopedfs::daemon {
 // The daemon's fd limit now: RLIMIT_NOFILE's soft limit (main raises it to the hard one first).
 uint64_t FdLimit();
 
-struct OpenFile;  // an open file handle (fuse_file_info::fh); see fs_internal.h
-struct OpenDir;   // an open directory handle (fuse_file_info::fh); see fs_internal.h
+struct OpenFile;  // an open file handle (fuse_file_info::fh); see handles.h
+struct OpenDir;   // an open directory handle (fuse_file_info::fh); see handles.h
 
 // What the mount answers extended-attribute requests with (docs/requests.md). The kernel asks
 // for attributes on its own (ls -l: security.selinux, POSIX ACLs), so each choice costs
@@ -62,12 +62,12 @@ struct FilesystemOptions {
   uint32_t user_id = 0;  // Android user whose storage this is
   bool passthrough = true;
   // How long the kernel may keep a name the policy proves visible to every caller
-  // (fs_internal.h): changes made to the lower tree behind the daemon are seen this late.
+  // (views.h): changes made to the lower tree behind the daemon are seen this late.
   double entry_cache_seconds = 10.0;
   // The operator's word that only apps of this storage's Android user can reach the mount (as
   // on a device, where each user's apps see only their own user's mount): the kernel may then
   // cache, for entry_cache_seconds, the attributes of files whose names it caches for every
-  // caller of the user (fs_internal.h, AttrTimeoutFor). Apps of another user would be served
+  // caller of the user (views.h, AttrTimeoutFor). Apps of another user would be served
   // those attributes without being judged (docs/visibility.md).
   bool mount_reached_by_one_user = false;
   // Where the callers' SELinux contexts come from; null: SELinux is not consulted. When it reports

@@ -2,6 +2,8 @@
 // under ANDROID semantics (a name exists in every case), no revealing a hidden name through
 // EEXIST, the layout's move rules, and no app able to do more to any object than it could before
 // (checked for every app and every operation, not only the caller's reads).
+#include "daemon/ops/namespace_checks.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -16,7 +18,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "daemon/ops/fs_internal.h"
+#include "daemon/ops/handles.h"
+#include "daemon/ops/resolve.h"
+#include "daemon/ops/tree_walk.h"
+#include "daemon/ops/views.h"
 #include "policy/app_registry.h"
 
 namespace scopedfs::daemon {

@@ -5,7 +5,9 @@
 
 #include "daemon/abi/fuse_kernel_abi.h"
 #include "daemon/kernel/kernel_notifier.h"
-#include "daemon/ops/fs_internal.h"
+#include "daemon/ops/handles.h"
+#include "daemon/ops/resolve.h"
+#include "daemon/ops/views.h"
 
 namespace scopedfs::daemon {
 

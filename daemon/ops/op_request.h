@@ -4,7 +4,7 @@
 // refusal caused is written to the audit log on the way out (RequestContext::Audited), so no op
 // can reply without auditing; and a request that changed a file drops, before its reply, the
 // attributes the kernel may cache for the file's other views (Changed). Private to the op files,
-// as fs_internal.h.
+// as handlers.h.
 #ifndef SCOPEDFS_DAEMON_OPS_OP_REQUEST_H_
 #define SCOPEDFS_DAEMON_OPS_OP_REQUEST_H_
 

@@ -5,7 +5,7 @@
 // READDIRPLUS under POSIX semantics: an entry with attributes saves the kernel a LOOKUP per name
 // of a cold listing, but makes it forget the inode's cached ACLs (fuse_direntplus_link calls
 // forget_all_cached_acls), which `ls -l` then asks for again. So a name whose attributes the
-// kernel still holds fresh (Node::kernel_fresh_until_ns, fs_internal.h) goes without them
+// kernel still holds fresh (Node::kernel_fresh_until_ns, resolve.h) goes without them
 // (nodeid 0: a plain directory entry to the kernel), and every other name with them. A listing
 // leaves a directory fresh although the kernel marks its atime stale: `ls -l` does not ask for
 // atime, and a resent directory would cost it two ACL questions (access and default); stat, du
@@ -19,7 +19,11 @@
 #include <cstring>
 #include <vector>
 
-#include "daemon/ops/fs_internal.h"
+#include "daemon/ops/handlers.h"
+#include "daemon/ops/handles.h"
+#include "daemon/ops/resolve.h"
+#include "daemon/ops/tree_walk.h"
+#include "daemon/ops/views.h"
 
 namespace scopedfs::daemon {
 

@@ -16,7 +16,10 @@
 #include "absl/strings/string_view.h"
 #include "daemon/judge/caller_creds.h"
 #include "daemon/kernel/kernel_notifier.h"
-#include "daemon/ops/fs_internal.h"
+#include "daemon/ops/handlers.h"
+#include "daemon/ops/handles.h"
+#include "daemon/ops/resolve.h"
+#include "daemon/ops/views.h"
 
 namespace scopedfs::daemon {
 

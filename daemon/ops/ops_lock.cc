@@ -16,7 +16,8 @@
 #include <cerrno>
 #include <optional>
 
-#include "daemon/ops/fs_internal.h"
+#include "daemon/ops/handlers.h"
+#include "daemon/ops/handles.h"
 
 namespace scopedfs::daemon {
 namespace {

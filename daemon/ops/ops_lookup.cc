@@ -9,7 +9,10 @@
 #include <climits>
 #include <string>
 
-#include "daemon/ops/fs_internal.h"
+#include "daemon/ops/handlers.h"
+#include "daemon/ops/handles.h"
+#include "daemon/ops/resolve.h"
+#include "daemon/ops/views.h"
 
 namespace scopedfs::daemon {
 
@@ -52,7 +55,7 @@ int DoGetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
     // An open file answers for itself, also once unlinked (its handle would be stale).
     if (fstat(FileOf(fi)->fd.get(), st) != 0) return errno;
   } else {
-    // A caller of another user may reach a name cached for this user's callers (fs_internal.h):
+    // A caller of another user may reach a name cached for this user's callers (views.h):
     // it is judged here as at a LOOKUP.
     if (ctx.IsApp() && OfAnotherUser(ctx)) {
       Visible v;

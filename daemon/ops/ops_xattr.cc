@@ -14,7 +14,10 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "daemon/ops/fs_internal.h"
+#include "daemon/ops/handlers.h"
+#include "daemon/ops/handles.h"
+#include "daemon/ops/resolve.h"
+#include "daemon/ops/views.h"
 
 namespace scopedfs::daemon {
 

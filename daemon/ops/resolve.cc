@@ -1,6 +1,8 @@
 // Resolving nodes and names for a request: a node's current path and an O_PATH fd of its lower
 // object, a child as the lower tree spells it, a node as the caller may see it, and publishing a
-// looked-up child to the kernel (the entry it gets, with the cache timeouts fs_internal.h sets).
+// looked-up child to the kernel (the entry it gets, with the cache timeouts views.h sets).
+#include "daemon/ops/resolve.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,7 +13,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "daemon/ops/fs_internal.h"
+#include "daemon/ops/handles.h"
+#include "daemon/ops/views.h"
 #include "daemon/tables/case_names.h"
 
 namespace scopedfs::daemon {

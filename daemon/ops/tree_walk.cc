@@ -1,5 +1,7 @@
 // Directory streams and the bounded, depth-first walk of a tree (ForEachEntryBelow) that the
 // rename and link checks judge a moved directory's contents with (namespace_checks.cc).
+#include "daemon/ops/tree_walk.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,7 +12,7 @@
 #include <functional>
 #include <string>
 
-#include "daemon/ops/fs_internal.h"
+#include "daemon/ops/handles.h"
 
 namespace scopedfs::daemon {
 

@@ -1,12 +1,14 @@
 // The decisions every op shares: errnos of decisions, modes an app may give, what an app sees of a
 // directory, whether a caller finds a name, and the one rule for which view (inode) of a file a
 // caller reads (ViewFor).
+#include "daemon/ops/views.h"
+
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <string>
 
-#include "daemon/ops/fs_internal.h"
+#include "daemon/ops/resolve.h"
 
 namespace scopedfs::daemon {
 

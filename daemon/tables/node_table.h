@@ -110,7 +110,7 @@ struct Node {
   FileVersion cached_version ABSL_GUARDED_BY(backing_mu);
 
   // Until when (steady clock, ns) the kernel holds this node's name and current attributes, as
-  // far as the daemon can tell; 0: not known to. Set through fs_internal.h's
+  // far as the daemon can tell; 0: not known to. Set through resolve.h's
   // MarkKernelAttrs* helpers; READDIRPLUS reads it. Only ever a hint, never a decision.
   std::atomic<int64_t> kernel_fresh_until_ns{0};
   // Directories: the kernel may hold this directory's listing in its cache (FOPEN_CACHE_DIR, a
@@ -118,7 +118,7 @@ struct Node {
   std::atomic<bool> kernel_lists{false};
   // FilesystemOptions::mount_reached_by_one_user: the last LOOKUP of this node cached its name
   // for every caller of the storage's user, so its attributes may be cached as long
-  // (fs_internal.h, CachesAttrsWithName). Set by PublishEntry and DoLookup only.
+  // (views.h, CachesAttrsWithName). Set by PublishEntry and DoLookup only.
   std::atomic<bool> attrs_cached_with_name{false};
   // Directories removed through the mount while no directory open keeps a lower fd (OPENDIR
   // answered ENOSYS, ops_dir.cc): an O_PATH fd of the removed directory, so a caller holding it
