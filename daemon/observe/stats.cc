@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/numeric/bits.h"
+#include "absl/strings/str_cat.h"
 #include "daemon/abi/fuse_kernel_abi.h"
 
 namespace scopedfs::daemon {
@@ -29,8 +30,29 @@ void Stats::Record(OpKind kind, uint64_t nanos) {
   op.buckets[static_cast<size_t>(bucket)].fetch_add(1, std::memory_order_relaxed);
 }
 
+std::string FuseOpcodeName(uint32_t opcode) {
+  // From the kernel's include/uapi/linux/fuse.h (enum fuse_opcode); 7, 19 and 40-41 are unused
+  // here or not requests.
+  static constexpr const char* kNames[] = {
+      nullptr,        "LOOKUP",        "FORGET",      "GETATTR",  "SETATTR",  "READLINK",
+      "SYMLINK",      nullptr,         "MKNOD",       "MKDIR",    "UNLINK",   "RMDIR",
+      "RENAME",       "LINK",          "OPEN",        "READ",     "WRITE",    "STATFS",
+      "RELEASE",      nullptr,         "FSYNC",       "SETXATTR", "GETXATTR", "LISTXATTR",
+      "REMOVEXATTR",  "FLUSH",         "INIT",        "OPENDIR",  "READDIR",  "RELEASEDIR",
+      "FSYNCDIR",     "GETLK",         "SETLK",       "SETLKW",   "ACCESS",   "CREATE",
+      "INTERRUPT",    "BMAP",          "DESTROY",     "IOCTL",    "POLL",     "NOTIFY_REPLY",
+      "BATCH_FORGET", "FALLOCATE",     "READDIRPLUS", "RENAME2",  "LSEEK",    "COPY_FILE_RANGE",
+      "SETUPMAPPING", "REMOVEMAPPING", "SYNCFS",      "TMPFILE",  "STATX",
+  };
+  if (opcode < sizeof(kNames) / sizeof(kNames[0]) && kNames[opcode] != nullptr) {
+    return kNames[opcode];
+  }
+  return absl::StrCat("OPCODE_", opcode);
+}
+
 void Stats::CountRequest(uint32_t opcode) {
   requests.fetch_add(1, std::memory_order_relaxed);
+  Of(requests_by_opcode_, opcode).fetch_add(1, kRelaxed);
   std::atomic<uint64_t>* of_kind = nullptr;
   switch (opcode) {
     case abi::kOpcodeLookup:
@@ -107,6 +129,19 @@ void Stats::ToProto(scopedfs::Stats* out) const {
     op->set_p50_ns(static_cast<double>(Percentile(kind, 0.50)));
     op->set_p90_ns(static_cast<double>(Percentile(kind, 0.90)));
     op->set_p99_ns(static_cast<double>(Percentile(kind, 0.99)));
+  }
+  out->clear_opcodes();
+  for (uint32_t code = 0; code < kOpcodes; ++code) {
+    uint64_t requests_of = requests_by_opcode_[code].load(kRelaxed);
+    uint64_t replies_of = replies_by_opcode_[code].load(kRelaxed);
+    uint64_t audits_of = audits_by_opcode_[code].load(kRelaxed);
+    if (requests_of == 0 && replies_of == 0 && audits_of == 0) continue;
+    OpcodeStats* row = out->add_opcodes();
+    row->set_opcode(code);
+    row->set_name(FuseOpcodeName(code));
+    row->set_requests(static_cast<double>(requests_of));
+    row->set_replies(static_cast<double>(replies_of));
+    row->set_audits(static_cast<double>(audits_of));
   }
 }
 

@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 #include "absl/strings/string_view.h"
 #include "proto/control.pb.h"
@@ -34,6 +35,9 @@ enum class OpKind : uint8_t {
   kCount
 };
 absl::string_view OpKindName(OpKind kind);
+// The name of a FUSE opcode as the kernel's fuse.h spells it without FUSE_ ("LOOKUP"), or
+// "OPCODE_<n>" for one this table does not know.
+std::string FuseOpcodeName(uint32_t opcode);
 
 // The counters, listed once: this list declares each Stats member and copies it into the field of
 // the same name of scopedfs::Stats (a counter without a field there does not compile). Adding a
@@ -62,7 +66,8 @@ absl::string_view OpKindName(OpKind kind);
   X(requests_releasedir)           \
   X(requests_readdir)              \
   X(requests_xattr)                \
-  X(requests_flush)
+  X(requests_flush)                \
+  X(reply_defects)
 
 class Stats {
  public:
@@ -73,6 +78,10 @@ class Stats {
   void Record(OpKind kind, uint64_t nanos);
   // One request read from the kernel, by its FUSE opcode (those libfuse answers itself too).
   void CountRequest(uint32_t opcode);
+  // One reply an op sent (OpRequest, including FORGET's none), and one audit decision made on a
+  // reply's way out, by the opcode of the request answered.
+  void CountReply(uint32_t opcode) { Of(replies_by_opcode_, opcode).fetch_add(1, kRelaxed); }
+  void CountAudit(uint32_t opcode) { Of(audits_by_opcode_, opcode).fetch_add(1, kRelaxed); }
   uint64_t Count(OpKind kind) const;
   // Nearest-rank percentile of the recorded latencies of `kind`, `fraction` in [0, 1]: the upper
   // bound (ns) of the power-of-two bucket holding the ceil(fraction * n)-th smallest sample. 0
@@ -84,6 +93,16 @@ class Stats {
   void ToProto(scopedfs::Stats* out) const;
 
  private:
+  // Opcodes 0..kOpcodes-2 are counted each; anything larger is counted in the last slot.
+  static constexpr uint32_t kOpcodes = 64;
+  using ByOpcode = std::array<std::atomic<uint64_t>, kOpcodes>;
+  static constexpr std::memory_order kRelaxed = std::memory_order_relaxed;
+  static std::atomic<uint64_t>& Of(ByOpcode& table, uint32_t opcode) {
+    return table[opcode < kOpcodes ? opcode : kOpcodes - 1];
+  }
+  ByOpcode requests_by_opcode_{};
+  ByOpcode replies_by_opcode_{};
+  ByOpcode audits_by_opcode_{};
   static constexpr int kBuckets = 40;  // bucket i holds [2^i, 2^(i+1)) ns; 0 and 1 ns go to 0
   struct PerOp {
     std::atomic<uint64_t> count{0};

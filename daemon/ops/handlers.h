@@ -5,6 +5,7 @@
 #ifndef SCOPEDFS_DAEMON_OPS_HANDLERS_H_
 #define SCOPEDFS_DAEMON_OPS_HANDLERS_H_
 
+#include <linux/fuse.h>
 #include <sys/stat.h>
 
 #include <cstdint>

@@ -3,6 +3,8 @@
 
 #include <linux/fuse.h>
 
+#include <cstdio>
+
 #include "daemon/abi/fuse_kernel_abi.h"
 #include "daemon/kernel/kernel_notifier.h"
 #include "daemon/ops/handles.h"
@@ -18,8 +20,103 @@ OpTimer::~OpTimer() {
   stats_.Record(kind_, static_cast<uint64_t>(ns));
 }
 
-OpRequest::OpRequest(fuse_req_t req, std::optional<OpKind> timed) : req_(req), fs_(Fs(req)) {
-  if (timed) timer_.emplace(fs_->stats(), *timed);
+namespace {
+
+// The stats row an opcode's latency goes to; none for the ops `scopedfsctl stats` does not time.
+std::optional<OpKind> TimedKindOf(uint32_t opcode) {
+  switch (opcode) {
+    case FUSE_LOOKUP:
+      return OpKind::kLookup;
+    case FUSE_GETATTR:
+      return OpKind::kGetattr;
+    case FUSE_SETATTR:
+      return OpKind::kSetattr;
+    case FUSE_OPENDIR:
+    case FUSE_READDIR:
+    case FUSE_READDIRPLUS:
+      return OpKind::kReaddir;
+    case FUSE_OPEN:
+      return OpKind::kOpen;
+    case FUSE_CREATE:
+      return OpKind::kCreate;
+    case FUSE_READ:
+      return OpKind::kRead;
+    case FUSE_WRITE:
+      return OpKind::kWrite;
+    case FUSE_MKDIR:
+      return OpKind::kMkdir;
+    case FUSE_MKNOD:
+      return OpKind::kMknod;
+    case FUSE_UNLINK:
+      return OpKind::kUnlink;
+    case FUSE_RMDIR:
+      return OpKind::kRmdir;
+    case FUSE_RENAME:
+    case FUSE_RENAME2:
+      return OpKind::kRename;
+    case FUSE_LINK:
+      return OpKind::kLink;
+    case FUSE_SYMLINK:
+      return OpKind::kSymlink;
+    case FUSE_SETXATTR:
+    case FUSE_GETXATTR:
+    case FUSE_LISTXATTR:
+    case FUSE_REMOVEXATTR:
+      return OpKind::kXattr;
+    default:
+      return std::nullopt;
+  }
+}
+
+void ReplyDefect(Stats& stats, uint32_t opcode, const char* what) {
+  stats.reply_defects.fetch_add(1, std::memory_order_relaxed);
+  std::fprintf(stderr, "scopedfsd: defect: %s to a %s request\n", what,
+               std::string(FuseOpcodeName(opcode)).c_str());
+}
+
+}  // namespace
+
+void DeferredReply::Err(int err) const {
+  if (req_ == nullptr) return;  // deferred after another reply: that one was sent
+  stats_->CountReply(opcode_);
+  stats_->CountAudit(opcode_);  // a lock's grant or refusal is no policy decision: no line
+  fuse_reply_err(req_, err);
+}
+
+OpRequest::OpRequest(fuse_req_t req, uint32_t opcode) : req_(req), fs_(Fs(req)), opcode_(opcode) {
+  if (std::optional<OpKind> timed = TimedKindOf(opcode)) timer_.emplace(fs_->stats(), *timed);
+}
+
+OpRequest::~OpRequest() {
+  if (answered_) return;
+  ReplyDefect(fs_->stats(), opcode_, "no reply");
+  ReplyErr(EIO);
+}
+
+bool OpRequest::Begin() {
+  if (answered_) {
+    ReplyDefect(fs_->stats(), opcode_, "a second reply");
+    return false;
+  }
+  answered_ = true;
+  DropOtherViewsAttributes();
+  fs_->stats().CountReply(opcode_);
+  return true;
+}
+
+int OpRequest::Audited(int err) {
+  fs_->stats().CountAudit(opcode_);
+  return ctx_ ? ctx_->Audited(err) : err;
+}
+
+DeferredReply OpRequest::Defer() {
+  if (answered_) {
+    ReplyDefect(fs_->stats(), opcode_, "a deferred reply after another");
+    return DeferredReply(nullptr, &fs_->stats(), opcode_);
+  }
+  answered_ = true;
+  DropOtherViewsAttributes();
+  return DeferredReply(req_, &fs_->stats(), opcode_);
 }
 
 RequestContext& OpRequest::ctx() {
@@ -53,17 +150,18 @@ void OpRequest::DropOtherViewsAttributes() {
 }
 
 void OpRequest::ReplyErr(int err) {
-  DropOtherViewsAttributes();
+  if (!Begin()) return;
   fuse_reply_err(req_, Audited(err));
 }
 
 void OpRequest::ReplyWrite(size_t written) {
-  DropOtherViewsAttributes();
+  if (!Begin()) return;
+  Audited(0);
   fuse_reply_write(req_, written);
 }
 
 void OpRequest::ReplyEntry(int err, const fuse_entry_param& e) {
-  DropOtherViewsAttributes();
+  if (!Begin()) return;
   if (Audited(err) != 0) {
     fuse_reply_err(req_, err);
   } else {
@@ -72,7 +170,7 @@ void OpRequest::ReplyEntry(int err, const fuse_entry_param& e) {
 }
 
 void OpRequest::ReplyAttr(int err, struct stat st, fuse_ino_t ino) {
-  DropOtherViewsAttributes();
+  if (!Begin()) return;
   if (Audited(err) != 0) return (void)fuse_reply_err(req_, err);
   st.st_ino = fs_->PresentedIno(st.st_dev, st.st_ino);
   double timeout = AttrTimeoutFor(ctx(), st, fs_->options().entry_cache_seconds);
@@ -83,6 +181,54 @@ void OpRequest::ReplyAttr(int err, struct stat st, fuse_ino_t ino) {
     }
   }
   fuse_reply_attr(req_, &st, timeout);
+}
+
+void OpRequest::ReplyOpendir(const fuse_file_info* fi) {
+  if (!Begin()) return;
+  Audited(0);
+  fuse_reply_open(req_, fi);
+}
+
+void OpRequest::ReplyBuf(const char* data, size_t size) {
+  if (!Begin()) return;
+  Audited(0);
+  fuse_reply_buf(req_, data, size);
+}
+
+void OpRequest::ReplyXattrSize(size_t size) {
+  if (!Begin()) return;
+  Audited(0);
+  fuse_reply_xattr(req_, size);
+}
+
+void OpRequest::ReplyReadlink(const std::string& target) {
+  if (!Begin()) return;
+  Audited(0);
+  fuse_reply_readlink(req_, target.c_str());
+}
+
+void OpRequest::ReplyStatfs(const struct statvfs& sv) {
+  if (!Begin()) return;
+  Audited(0);
+  fuse_reply_statfs(req_, &sv);
+}
+
+void OpRequest::ReplyLock(const struct flock& lock) {
+  if (!Begin()) return;
+  Audited(0);
+  fuse_reply_lock(req_, &lock);
+}
+
+void OpRequest::ReplyLseek(off_t offset) {
+  if (!Begin()) return;
+  Audited(0);
+  fuse_reply_lseek(req_, offset);
+}
+
+void OpRequest::ReplyNone() {
+  if (!Begin()) return;
+  Audited(0);
+  fuse_reply_none(req_);
 }
 
 namespace {
@@ -111,7 +257,7 @@ void FillAttr(const struct stat& st, fuse_attr* a) {
 // [fuse_entry_out for CREATE] + fuse_open_out with FOPEN_PASSTHROUGH.
 bool OpRequest::ReplyOpened(int err, fuse_file_info* fi, int backing_id,
                             const fuse_entry_param* entry) {
-  DropOtherViewsAttributes();
+  if (!Begin()) return true;
   if (Audited(err) != 0) {
     fs_->stats().open_denied.fetch_add(1);
     fuse_reply_err(req_, err);

@@ -253,7 +253,7 @@ int DoMknod(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fu
 }
 
 void sfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
-  OpRequest op(req, OpKind::kMkdir);
+  OpRequest op(req, FUSE_MKDIR);
   fuse_entry_param e;
   op.ctx().set_request_op(OP_MKDIR);
   std::optional<PosixCaller> as = PosixCallerOf(op.fs(), req);
@@ -261,14 +261,14 @@ void sfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode)
 }
 
 void sfs_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
-  OpRequest op(req, OpKind::kMknod);
+  OpRequest op(req, FUSE_MKNOD);
   fuse_entry_param e;
   std::optional<PosixCaller> as = PosixCallerOf(op.fs(), req);
   op.ReplyEntry(DoMknod(op.fs(), op.ctx(), as ? &*as : nullptr, parent, name, mode, rdev, &e), e);
 }
 
 void sfs_symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name) {
-  OpRequest op(req, OpKind::kSymlink);
+  OpRequest op(req, FUSE_SYMLINK);
   fuse_entry_param e;
   std::optional<PosixCaller> as = PosixCallerOf(op.fs(), req);
   if (!as) return op.ReplyErr(kNoLinksOnAndroid);
@@ -278,7 +278,7 @@ void sfs_symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char
 
 void sfs_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
                 fuse_file_info* fi) {
-  OpRequest op(req, OpKind::kCreate);
+  OpRequest op(req, FUSE_CREATE);
   fuse_entry_param e;
   int backing_id = -1;
   op.ctx().set_request_op(OP_CREATE);

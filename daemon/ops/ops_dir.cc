@@ -130,7 +130,7 @@ int LoadDir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, OpenDir* 
 }
 
 void sfs_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  OpRequest op(req, OpKind::kReaddir);
+  OpRequest op(req, FUSE_OPENDIR);
   Filesystem* fs = op.fs();
   if (CallerIndependent(op.ctx())) {
     // Judged as any open, so a refused caller is refused and the mount is not pinned by it.
@@ -140,10 +140,10 @@ void sfs_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
       return op.ReplyErr(err);
     }
     // Not a refusal: the kernel opens the directory itself (fh 0) and never asks again.
-    if (fs->PinListings()) return (void)fuse_reply_err(req, ENOSYS);
+    if (fs->PinListings()) return op.ReplyErr(ENOSYS);
   }
   if (int err = DoOpendir(fs, op.ctx(), ino, fi)) return op.ReplyErr(err);
-  fuse_reply_open(req, fi);
+  op.ReplyOpendir(fi);
 }
 
 // A name's attributes count as held by the kernel when they stay fresh for another second.
@@ -249,7 +249,7 @@ class ListingSource {
 // the same policy check as LOOKUP), so the kernel learns attributes without a LOOKUP per name.
 void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi,
              bool plus) {
-  OpRequest op(req, OpKind::kReaddir);
+  OpRequest op(req, plus ? FUSE_READDIRPLUS : FUSE_READDIR);
   Filesystem* fs = op.fs();
   const RequestContext& ctx = op.ctx();
   ListingSource source;
@@ -314,7 +314,7 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     }
     used += need;
   }
-  fuse_reply_buf(req, buf.data(), used);
+  op.ReplyBuf(buf.data(), used);
 }
 
 void sfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
@@ -326,7 +326,7 @@ void sfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fus
 }
 
 void sfs_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  OpRequest op(req, std::nullopt);
+  OpRequest op(req, FUSE_RELEASEDIR);
   if (OpenDir* dir = DirOf(fi)) {  // never null: no RELEASEDIR follows an OPENDIR answered ENOSYS
     op.fs()->Unregister(dir);
     delete dir;
@@ -335,7 +335,7 @@ void sfs_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 }
 
 void sfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) {
-  OpRequest op(req, std::nullopt);
+  OpRequest op(req, FUSE_FSYNCDIR);
   base::UniqueFd opened;
   int fd;
   if (OpenDir* dir = DirOf(fi)) {

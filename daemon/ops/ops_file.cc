@@ -227,7 +227,7 @@ void ListingAfterOpen(Filesystem* fs, fuse_ino_t ino) {
 }
 
 void sfs_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  OpRequest op(req, OpKind::kOpen);
+  OpRequest op(req, FUSE_OPEN);
   int backing_id = -1;
   int err = DoOpen(op.fs(), op.ctx(), ino, fi, &backing_id);
   // An O_TRUNC open truncates the file here (FUSE_ATOMIC_O_TRUNC), and an open for writing
@@ -243,7 +243,7 @@ void sfs_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
 void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
                  fuse_file_info* fi) {
-  OpRequest op(req, OpKind::kSetattr);
+  OpRequest op(req, FUSE_SETATTR);
   struct stat st;
   int err = DoSetattr(op.fs(), op.ctx(), ino, attr, to_set, fi, &st);
   // Also after a failure: a SETATTR of several attributes may have changed some.
@@ -263,7 +263,7 @@ void ForgetZeroFilledPages(Node& node) {
 }
 
 void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
-  OpRequest op(req, OpKind::kRead);
+  OpRequest op(req, FUSE_READ);
   Filesystem* fs = op.fs();
   fs->stats().read_requests.fetch_add(1);
   OpenFile* file = FileOf(fi);
@@ -278,7 +278,7 @@ void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info
       return op.ReplyErr(err);
     }
     if (zero_filled) ForgetZeroFilledPages(*file->node);
-    fuse_reply_buf(req, buf.get(), got);
+    op.ReplyBuf(buf.get(), got);
     // After the reply: the invalidation waits for the pages this READ fills, which stay locked
     // until the kernel has the reply, and then drops them (kernel_notifier.h).
     if (zero_filled && fs->session() != nullptr) {
@@ -288,7 +288,7 @@ void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info
   }
   ssize_t n = pread(file->fd.get(), buf.get(), size, off);
   if (n < 0) return op.ReplyErr(errno);
-  fuse_reply_buf(req, buf.get(), static_cast<size_t>(n));
+  op.ReplyBuf(buf.get(), static_cast<size_t>(n));
 }
 
 // Drops the cached facts of a handle's file once it has been written through the mount.
@@ -327,7 +327,7 @@ void AfterRedactedWrite(Filesystem* fs, NodeId redacted_node) {
 
 void sfs_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t off,
                fuse_file_info* fi) {
-  OpRequest op(req, OpKind::kWrite);
+  OpRequest op(req, FUSE_WRITE);
   Filesystem* fs = op.fs();
   fs->stats().write_requests.fetch_add(1);
   OpenFile* file = FileOf(fi);
@@ -368,7 +368,7 @@ void AfterMappedWrites(Filesystem* fs, OpenFile* file) {
 }
 
 void sfs_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  OpRequest op(req, std::nullopt);
+  OpRequest op(req, FUSE_FLUSH);
   Filesystem* fs = op.fs();
   AfterMappedWrites(fs, FileOf(fi));
   if (fs->session() != nullptr && !fs->session()->serves_posix_locks()) {
@@ -401,20 +401,20 @@ void CloseHandle(Filesystem* fs, OpRequest& op, OpenFile* file, bool flock_relea
 }
 
 void sfs_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  OpRequest op(req, std::nullopt);
+  OpRequest op(req, FUSE_RELEASE);
   CloseHandle(op.fs(), op, FileOf(fi), fi->flock_release);
   op.ReplyErr(0);
 }
 
 void sfs_fsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
-  OpRequest op(req, std::nullopt);
+  OpRequest op(req, FUSE_FSYNC);
   int fd = FileOf(fi)->fd.get();
   op.ReplyErr((datasync ? fdatasync(fd) : fsync(fd)) == 0 ? 0 : errno);
 }
 
 void sfs_fallocate(fuse_req_t req, fuse_ino_t, int mode, off_t offset, off_t length,
                    fuse_file_info* fi) {
-  OpRequest op(req, std::nullopt);
+  OpRequest op(req, FUSE_FALLOCATE);
   Filesystem* fs = op.fs();
   OpenFile* file = FileOf(fi);
   if (int err = WriteAllowed(fs, op, file)) return op.ReplyErr(err);
@@ -429,15 +429,15 @@ void sfs_fallocate(fuse_req_t req, fuse_ino_t, int mode, off_t offset, off_t len
 }
 
 void sfs_lseek(fuse_req_t req, fuse_ino_t, off_t off, int whence, fuse_file_info* fi) {
-  OpRequest op(req, std::nullopt);
+  OpRequest op(req, FUSE_LSEEK);
   off_t res = lseek(FileOf(fi)->fd.get(), off, whence);
   if (res < 0) return op.ReplyErr(errno);
-  fuse_reply_lseek(req, res);
+  op.ReplyLseek(res);
 }
 
 void sfs_copy_file_range(fuse_req_t req, fuse_ino_t, off_t off_in, fuse_file_info* fi_in,
                          fuse_ino_t, off_t off_out, fuse_file_info* fi_out, size_t len, int flags) {
-  OpRequest op(req, std::nullopt);
+  OpRequest op(req, FUSE_COPY_FILE_RANGE);
   Filesystem* fs = op.fs();
   // ANDROID semantics: MediaProvider implements no copy_file_range. ENOSYS makes the kernel stop
   // asking for this mount and copy through its own splice of the two files, whose reads come

@@ -28,29 +28,31 @@ std::optional<uid_t> AppOf(OpRequest& op) {
   return ctx.IsApp() ? std::optional<uid_t>(ctx.uid()) : std::nullopt;
 }
 
-// Queues `attempt` until it stops answering EAGAIN, and replies with its result then; replies
-// ENOLCK at once when the queue is full.
-void ReplyWhenGranted(Filesystem* fs, fuse_req_t req, std::optional<uid_t> app,
-                      std::function<int()> attempt) {
+// Queues `attempt` until it stops answering EAGAIN, and replies with its result then, from the
+// thread that grants it; replies ENOLCK at once when the queue is full.
+void ReplyWhenGranted(OpRequest& op, std::optional<uid_t> app, std::function<int()> attempt) {
+  fuse_req_t req = op.req();
+  Filesystem* fs = op.fs();
+  DeferredReply reply = op.Defer();
   int err = fs->locks().Wait(
       app, [req] { return fuse_req_interrupted(req) != 0; }, std::move(attempt),
-      [req](int result) { fuse_reply_err(req, result); });
-  if (err != 0) fuse_reply_err(req, err);
+      [reply](int result) { reply.Err(result); });
+  if (err != 0) reply.Err(err);
 }
 
 }  // namespace
 
 void sfs_getlk(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, struct flock* lock) {
-  OpRequest op(req, std::nullopt);
+  OpRequest op(req, FUSE_GETLK);
   OpenFile* file = FileOf(fi);
   if (int err = op.fs()->locks().GetLock(file->lock_key(), fi->lock_owner, file->fd.get(), lock)) {
     return op.ReplyErr(err);
   }
-  fuse_reply_lock(req, lock);
+  op.ReplyLock(*lock);
 }
 
 void sfs_setlk(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, struct flock* lock, int sleep) {
-  OpRequest op(req, std::nullopt);
+  OpRequest op(req, sleep ? FUSE_SETLKW : FUSE_SETLK);
   Filesystem* fs = op.fs();
   OpenFile* file = FileOf(fi);
   FileLocks* locks = &fs->locks();
@@ -66,7 +68,7 @@ void sfs_setlk(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, struct flock* loc
   std::optional<uid_t> app = AppOf(op);
   int err = locks->SetLock(key, owner, fd, wanted, wanted.l_pid, app);
   if (err != EAGAIN || !sleep) return op.ReplyErr(err);
-  ReplyWhenGranted(fs, req, app, [locks, key, owner, fd, wanted, app] {
+  ReplyWhenGranted(op, app, [locks, key, owner, fd, wanted, app] {
     return locks->SetLock(key, owner, fd, wanted, wanted.l_pid, app);
   });
 }
@@ -74,14 +76,14 @@ void sfs_setlk(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, struct flock* loc
 // flock() locks belong to the open file: taken on the handle's own lower description, which
 // every fd the caller dups from it shares, as natively.
 void sfs_flock(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, int op) {
-  OpRequest request(req, std::nullopt);
+  OpRequest request(req, (op & LOCK_NB) ? FUSE_SETLK : FUSE_SETLKW);
   Filesystem* fs = request.fs();
   if (!fs->posix()) return request.ReplyErr(ENOSYS);
   int fd = FileOf(fi)->fd.get();
   auto attempt = [fd, op] { return flock(fd, op | LOCK_NB) == 0 ? 0 : errno; };
   int err = attempt();
   if (err != EWOULDBLOCK || (op & LOCK_NB)) return request.ReplyErr(err);
-  ReplyWhenGranted(fs, req, AppOf(request), attempt);
+  ReplyWhenGranted(request, AppOf(request), attempt);
 }
 
 }  // namespace scopedfs::daemon

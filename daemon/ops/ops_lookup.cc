@@ -79,7 +79,7 @@ int DoGetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
 }
 
 void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  OpRequest op(req, OpKind::kLookup);
+  OpRequest op(req, FUSE_LOOKUP);
   fuse_entry_param e;
   op.ReplyEntry(DoLookup(op.fs(), op.ctx(), parent, name, &e), e);
 }
@@ -96,19 +96,19 @@ void Forgot(Filesystem* fs, fuse_ino_t ino, uint64_t nlookup) {
 }
 
 void sfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
-  OpRequest op(req, std::nullopt);
+  OpRequest op(req, FUSE_FORGET);
   Forgot(op.fs(), ino, nlookup);
-  fuse_reply_none(req);
+  op.ReplyNone();
 }
 
 void sfs_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
-  OpRequest op(req, std::nullopt);
+  OpRequest op(req, FUSE_BATCH_FORGET);
   for (size_t i = 0; i < count; ++i) Forgot(op.fs(), forgets[i].ino, forgets[i].nlookup);
-  fuse_reply_none(req);
+  op.ReplyNone();
 }
 
 void sfs_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  OpRequest op(req, OpKind::kGetattr);
+  OpRequest op(req, FUSE_GETATTR);
   struct stat st;
   op.ReplyAttr(DoGetattr(op.fs(), op.ctx(), ino, fi, &st), st, ino);
 }
@@ -132,18 +132,18 @@ int DoReadlink(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, std::s
 }
 
 void sfs_readlink(fuse_req_t req, fuse_ino_t ino) {
-  OpRequest op(req, std::nullopt);
+  OpRequest op(req, FUSE_READLINK);
   std::string target;
   if (int err = DoReadlink(op.fs(), op.ctx(), ino, &target)) return op.ReplyErr(err);
-  fuse_reply_readlink(req, target.c_str());
+  op.ReplyReadlink(target);
 }
 
 void sfs_statfs(fuse_req_t req, fuse_ino_t) {
-  OpRequest op(req, std::nullopt);
+  OpRequest op(req, FUSE_STATFS);
   std::shared_ptr<Node> root = op.fs()->nodes().Get(kRootNodeId);
   struct statvfs sv;
   if (fstatvfs(root->fd.get(), &sv) != 0) return op.ReplyErr(errno);
-  fuse_reply_statfs(req, &sv);
+  op.ReplyStatfs(sv);
 }
 
 int DoAccess(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, int mask) {
@@ -162,7 +162,7 @@ int DoAccess(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, int mask
 }
 
 void sfs_access(fuse_req_t req, fuse_ino_t ino, int mask) {
-  OpRequest op(req, std::nullopt);
+  OpRequest op(req, FUSE_ACCESS);
   op.ReplyErr(DoAccess(op.fs(), op.ctx(), ino, mask));
 }
 

@@ -267,20 +267,20 @@ int RetryWhileScanning(uid_t app, const std::function<int()>& op) {
 }
 
 void sfs_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  OpRequest op(req, OpKind::kUnlink);
+  OpRequest op(req, FUSE_UNLINK);
   op.ctx().set_request_op(OP_DELETE);
   op.ReplyErr(DoRemove(op.fs(), op, parent, name, false));
 }
 
 void sfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  OpRequest op(req, OpKind::kRmdir);
+  OpRequest op(req, FUSE_RMDIR);
   op.ctx().set_request_op(OP_RMDIR);
   op.ReplyErr(DoRemove(op.fs(), op, parent, name, true));
 }
 
 void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
                 const char* newname, unsigned int flags) {
-  OpRequest op(req, OpKind::kRename);
+  OpRequest op(req, flags != 0 ? FUSE_RENAME2 : FUSE_RENAME);
   op.ctx().set_request_op(OP_RENAME);
   op.ReplyErr(RetryWhileScanning(fuse_req_ctx(req)->uid, [&] {
     return DoRename(op.fs(), op, parent, name, newparent, newname, flags);
@@ -288,7 +288,7 @@ void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t 
 }
 
 void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) {
-  OpRequest op(req, OpKind::kLink);
+  OpRequest op(req, FUSE_LINK);
   if (!op.fs()->posix()) return op.ReplyErr(kNoLinksOnAndroid);
   fuse_entry_param e;
   op.ctx().set_request_op(OP_CREATE);

@@ -78,7 +78,7 @@ int XattrTarget(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, const
 
 void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
                   int flags) {
-  OpRequest op(req, OpKind::kXattr);
+  OpRequest op(req, FUSE_SETXATTR);
   Filesystem* fs = op.fs();
   if (int err = NoXattrAnswer(fs, EOPNOTSUPP)) return op.ReplyErr(err);
   XattrPath proc;
@@ -102,7 +102,7 @@ int LowerGetxattrError(const char* name, int err) {
 }
 
 void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
-  OpRequest op(req, OpKind::kXattr);
+  OpRequest op(req, FUSE_GETXATTR);
   Filesystem* fs = op.fs();
   if (int err = NoXattrAnswer(fs, ENODATA)) return op.ReplyErr(err);
   if (ReservedXattr(name)) return op.ReplyErr(ENODATA);
@@ -113,20 +113,20 @@ void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size)
   if (size == 0) {
     ssize_t n = getxattr(proc.c_str(), name, nullptr, 0);
     if (n < 0) return op.ReplyErr(LowerGetxattrError(name, errno));
-    return (void)fuse_reply_xattr(req, static_cast<size_t>(n));
+    return op.ReplyXattrSize(static_cast<size_t>(n));
   }
   std::vector<char> buf(size);
   ssize_t n = getxattr(proc.c_str(), name, buf.data(), size);
   if (n < 0) return op.ReplyErr(LowerGetxattrError(name, errno));
-  fuse_reply_buf(req, buf.data(), static_cast<size_t>(n));
+  op.ReplyBuf(buf.data(), static_cast<size_t>(n));
 }
 
 void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
-  OpRequest op(req, OpKind::kXattr);
+  OpRequest op(req, FUSE_LISTXATTR);
   Filesystem* fs = op.fs();
   if (fs->xattr_mode() == XattrMode::kNosys) return op.ReplyErr(ENOSYS);
   if (fs->xattr_mode() == XattrMode::kNoattr) {
-    return (void)(size == 0 ? fuse_reply_xattr(req, 0) : fuse_reply_buf(req, nullptr, 0));
+    return size == 0 ? op.ReplyXattrSize(0) : op.ReplyBuf(nullptr, 0);
   }
   XattrPath proc;
   if (int err = XattrTarget(fs, op.ctx(), ino, nullptr, &proc)) {
@@ -145,13 +145,13 @@ void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
     if (!ReservedXattr(entry)) visible.append(entry, len + 1);
     i += len + 1;
   }
-  if (size == 0) return (void)fuse_reply_xattr(req, visible.size());
+  if (size == 0) return op.ReplyXattrSize(visible.size());
   if (visible.size() > size) return op.ReplyErr(ERANGE);
-  fuse_reply_buf(req, visible.data(), visible.size());
+  op.ReplyBuf(visible.data(), visible.size());
 }
 
 void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
-  OpRequest op(req, OpKind::kXattr);
+  OpRequest op(req, FUSE_REMOVEXATTR);
   Filesystem* fs = op.fs();
   if (int err = NoXattrAnswer(fs, ENODATA)) return op.ReplyErr(err);
   XattrPath proc;
