@@ -32,8 +32,8 @@
 #include "daemon/ops/filesystem.h"
 #include "daemon/service/config_reloader.h"
 #include "daemon/service/config_watch.h"
+#include "daemon/service/control_handlers.h"
 #include "daemon/service/control_socket.h"
-#include "daemon/service/live_explain.h"
 #include "daemon/service/service_notify.h"
 #include "daemon/service/stop_signals.h"
 #include "daemon/tables/file_locks.h"
@@ -137,57 +137,6 @@ void LogLine(absl::string_view line) {
 std::string ServingStatus(const Filesystem& fs) {
   return absl::StrCat("serving ", fs.options().source, " with policy \"",
                       fs.engine()->policy_name(), "\"");
-}
-
-// A reload as systemd's Type=notify expects one: RELOADING, then READY with what is served now
-// (the old policy, when the reload was rejected).
-absl::StatusOr<std::string> ReloadNotified(ConfigReloader* reloader,
-                                           const policy::ConfigPaths& files,
-                                           absl::string_view why) {
-  NotifyReloading(absl::StrCat("reloading (", why, ")"));
-  absl::StatusOr<std::string> reloaded = reloader->Reload(files, why);
-  NotifyReady(reloaded.ok() ? *reloaded
-                            : absl::StrCat("reload rejected, old policy kept: ",
-                                           reloaded.status().message()));
-  return reloaded;
-}
-
-// Control requests: stats read the live counters; a reload goes through the one reloader (a bad
-// reload keeps the old policy); explain decides with the live policy and the lower file's facts.
-ControlResponse HandleControl(const ControlRequest& request, Filesystem* fs,
-                              ConfigReloader* reloader) {
-  ControlResponse response;
-  if (request.has_stats()) {
-    scopedfs::Stats* out = response.mutable_stats();
-    fs->stats().ToProto(out);
-    out->set_nodes(static_cast<double>(fs->node_count()));
-    out->set_reused_numbers(static_cast<double>(fs->nodes().reused_numbers()));
-    out->set_kept_removed(static_cast<double>(fs->nodes().kept_removed()));
-    out->set_lock_waits(static_cast<double>(fs->locks().waiting()));
-    out->set_passthrough_enabled(fs->passthrough_active());
-    if (FuseSession* session = fs->session(); session != nullptr) {
-      out->set_transport(session->transport_description());
-      out->set_uring_serving(session->uring_serving());
-      out->set_uring_requests(static_cast<double>(session->uring_requests()));
-    }
-    out->set_policy(fs->engine()->policy_name());
-    out->set_listings_pinned(fs->listings_pinned());
-    return response;
-  }
-  if (request.has_reload()) {
-    const ReloadRequest& r = request.reload();
-    absl::StatusOr<std::string> reloaded =
-        ReloadNotified(reloader, {r.policy(), r.apps(), r.packages_list()}, "control socket");
-    if (!reloaded.ok()) {
-      response.set_error(std::string(reloaded.status().message()));
-    } else {
-      response.set_message(*reloaded);
-    }
-    return response;
-  }
-  if (request.has_explain()) return LiveExplain(request.explain(), fs);
-  response.set_error("empty request");
-  return response;
 }
 
 // systemd starts services with a soft fd limit of 1,024 whatever the hard limit: the daemon

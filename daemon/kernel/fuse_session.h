@@ -11,16 +11,24 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "daemon/kernel/backing_ids.h"
 #include "daemon/kernel/kernel_notifier.h"
 #include "daemon/kernel/uring_transport.h"
 #include "daemon/observe/stats.h"
 
 namespace scopedfs::daemon {
+
+// --transport: how requests reach the daemon once INIT is answered (FuseSession::ServeInit):
+// io_uring where the kernel offers it (auto), io_uring or fail (uring), or /dev/fuse only (dev).
+enum class Transport { kAuto, kUring, kDev };
+std::optional<Transport> ParseTransport(absl::string_view name);
+absl::string_view TransportName(Transport transport);
 
 // Whether `fd` is a /dev/fuse fd, open for reading and writing, whose mount is alive and whose
 // FUSE_INIT no one has read yet: what a daemon handed a vold-style fd may serve. It reads nothing
@@ -46,7 +54,7 @@ class FuseSession : public BackingIdSource {
     // Where every request read from the kernel is counted by opcode (Stats::CountRequest); null:
     // not counted.
     Stats* stats = nullptr;
-    // How requests reach the daemon once INIT is answered (uring_transport.h).
+    // How requests reach the daemon once INIT is answered (ServeInit).
     Transport transport = Transport::kAuto;
     // io_uring: threads serving each CPU's queue (all but one may wait for location scans, as
     // the /dev/fuse loop's workers may).

@@ -1,6 +1,6 @@
 // CheckMountedFuseFd on fds that are not a live, unserved /dev/fuse mount: each refusal carries the
 // code main.cc turns into its exit status (InvalidArgument: 64, FailedPrecondition: 71). A live
-// mount needs root and is tests/vold_fd_mount_test.cc's subject.
+// mount needs root and is tests/vold_fd_mount_test.cc's subject. And --transport's names.
 #include "daemon/kernel/fuse_session.h"
 
 #include <fcntl.h>
@@ -52,6 +52,14 @@ TEST(CheckMountedFuseFdTest, DevFuseOpenReadOnlyIsInvalid) {
   if (fd < 0) GTEST_SKIP() << "needs /dev/fuse: " << strerror(errno);
   EXPECT_EQ(CheckMountedFuseFd(fd).code(), absl::StatusCode::kInvalidArgument);
   close(fd);
+}
+
+TEST(TransportTest, NamesRoundTrip) {
+  for (Transport t : {Transport::kAuto, Transport::kUring, Transport::kDev}) {
+    EXPECT_EQ(ParseTransport(TransportName(t)), t);
+  }
+  EXPECT_FALSE(ParseTransport("io_uring").has_value());
+  EXPECT_FALSE(ParseTransport("").has_value());
 }
 
 }  // namespace

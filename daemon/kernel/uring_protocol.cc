@@ -1,5 +1,5 @@
-// FUSE over io_uring: the transport's names and the protocol's pure pieces (request layout,
-// reply copies, commands), apart from the rings and threads of uring_transport.cc.
+// FUSE over io_uring: the protocol's pure pieces (request layout, reply copies, commands), apart
+// from the rings and threads of uring_transport.cc.
 #include <errno.h>
 #include <liburing.h>
 #include <unistd.h>
@@ -15,25 +15,6 @@
 #include "daemon/kernel/uring_transport.h"
 
 namespace scopedfs::daemon {
-
-std::optional<Transport> ParseTransport(absl::string_view name) {
-  if (name == "auto") return Transport::kAuto;
-  if (name == "uring") return Transport::kUring;
-  if (name == "dev") return Transport::kDev;
-  return std::nullopt;
-}
-
-absl::string_view TransportName(Transport transport) {
-  switch (transport) {
-    case Transport::kAuto:
-      return "auto";
-    case Transport::kUring:
-      return "uring";
-    case Transport::kDev:
-      return "dev";
-  }
-  return "?";
-}
 
 namespace uring {
 

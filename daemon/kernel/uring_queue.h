@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "daemon/kernel/uring_entry_state.h"
 #include "daemon/kernel/uring_transport.h"
 
 namespace scopedfs::daemon::uring_internal {
@@ -52,9 +53,10 @@ struct UringTransport::Entry {
   char* payload = nullptr;
   iovec buffers[2] = {};
 
-  enum class State { kKernel, kProcessing, kReplied, kDeferred, kRetired };
   absl::Mutex mu;
-  State state ABSL_GUARDED_BY(mu) = State::kKernel;
+  // Moved only through MoveTo, which checks each move (uring_entry_state.h).
+  uring::CheckedEntryState state ABSL_GUARDED_BY(mu);
+  void MoveTo(uring::EntryState to) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 
   ~Entry() {
     if (memory != nullptr) munmap(memory, memory_size);
@@ -88,6 +90,10 @@ struct UringTransport::Queue {
   int deferred = 0;                          // holding a reply another thread owes
   std::optional<absl::Status> registration;  // thread 0's report, for Start
 };
+
+inline void UringTransport::Entry::MoveTo(uring::EntryState to) {
+  state.MoveTo(to, queue->qid, index);
+}
 
 }  // namespace scopedfs::daemon
 

@@ -25,6 +25,7 @@ namespace scopedfs::daemon {
 
 namespace {
 
+using uring::EntryState;
 using uring_internal::kMinFree;
 using uring_internal::kStopTag;
 using uring_internal::MapBuffer;
@@ -153,7 +154,8 @@ void UringTransport::WakeWatch() {
 
 void UringTransport::Watch() {
   pthread_setname_np(pthread_self(), "sfs-uring-watch");
-  // No malloc here (see Run): the queues are walked in place.
+  // The queues are walked in place: nothing here allocates with malloc (see Run) but AddEntry,
+  // when a stuck leader's queue gets one more entry.
   absl::MutexLock lock(&watch_mu_);
   int quiet = 0;
   while (!stopping_.load()) {
@@ -211,8 +213,8 @@ void UringTransport::Retire(Entry* entry, int res) {
   }
   {
     absl::MutexLock lock(&entry->mu);
-    if (entry->state == Entry::State::kRetired) return;  // counted once
-    entry->state = Entry::State::kRetired;
+    if (entry->state.get() == EntryState::kRetired) return;  // counted once
+    entry->MoveTo(EntryState::kRetired);
   }
   absl::MutexLock lock(&entries_mu_);
   Queue* queue = entry->queue;
@@ -230,13 +232,17 @@ void UringTransport::Serve(Entry* entry, char* request, size_t request_size) {
       *entry->header, entry->payload, options_.payload_size, request, request_size);
   {
     absl::MutexLock lock(&entry->mu);
-    entry->state = Entry::State::kProcessing;
+    entry->MoveTo(EntryState::kProcessing);
   }
   if (!assembled.ok()) {
     // Answered, so the caller is not left waiting; the kernel wrote what we cannot read.
     fprintf(stderr, "scopedfsd: io_uring: %s; answered EIO\n",
             std::string(assembled.status().message()).c_str());
-    uring::SetErrorReply(in.unique, -EIO, entry->header);
+    {
+      absl::MutexLock lock(&entry->mu);
+      uring::SetErrorReply(in.unique, -EIO, entry->header);
+      entry->MoveTo(EntryState::kReplied);
+    }
     Commit(entry, in.unique);
     return;
   }
@@ -267,20 +273,20 @@ void UringTransport::Serve(Entry* entry, char* request, size_t request_size) {
   bool replied;
   {
     absl::MutexLock lock(&entry->mu);
-    replied = entry->state == Entry::State::kReplied;
-    if (!replied) entry->state = Entry::State::kDeferred;
+    replied = entry->state.get() == EntryState::kReplied;
+    if (!replied) entry->MoveTo(EntryState::kDeferred);
   }
   if (replied) {
     Commit(entry, in.unique);
   } else {
-    Deferred(entry->queue, true);  // Reply() commits it
+    DeferredReplyOwed(entry->queue);  // Reply() commits it
   }
 }
 
 void UringTransport::Commit(Entry* entry, uint64_t unique) {
   {
     absl::MutexLock lock(&entry->mu);
-    entry->state = Entry::State::kKernel;
+    entry->MoveTo(EntryState::kKernel);
   }
   requests_.fetch_add(1, std::memory_order_relaxed);
   if (absl::Status committed = Submit(entry, abi::kUringCmdCommitAndFetch, unique);
@@ -291,12 +297,8 @@ void UringTransport::Commit(Entry* entry, uint64_t unique) {
   }
 }
 
-void UringTransport::Deferred(Queue* queue, bool deferred) {
+void UringTransport::DeferredReplyOwed(Queue* queue) {
   absl::MutexLock lock(&entries_mu_);
-  if (!deferred) {
-    queue->deferred--;
-    return;
-  }
   // The ops bound what they defer (Options::max_deferred); past it, the queue's depth no longer
   // proves that requests waiting in the kernel are fetched. Said (once per crossing), never
   // silent.
@@ -306,6 +308,11 @@ void UringTransport::Deferred(Queue* queue, bool deferred) {
             "for\n",
             queue->qid, queue->deferred, options_.max_deferred);
   }
+}
+
+void UringTransport::DeferredReplyGiven(Queue* queue) {
+  absl::MutexLock lock(&entries_mu_);
+  queue->deferred--;
 }
 
 void UringTransport::Interrupt(const abi::InHeader& request) {
@@ -383,11 +390,11 @@ bool UringTransport::Reply(const struct iovec* iov, int count, ssize_t* result) 
     }
     // While the handler still runs, its thread commits once it returns; a deferred reply is
     // committed by the thread that gives it.
-    commit_here = entry->state == Entry::State::kDeferred;
-    if (!commit_here) entry->state = Entry::State::kReplied;
+    commit_here = entry->state.get() == EntryState::kDeferred;
+    entry->MoveTo(EntryState::kReplied);
   }
   if (commit_here) {
-    Deferred(entry->queue, false);
+    DeferredReplyGiven(entry->queue);
     Commit(entry, out.unique);
   }
   return true;

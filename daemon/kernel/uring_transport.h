@@ -47,12 +47,6 @@ struct io_uring_sqe;
 
 namespace scopedfs::daemon {
 
-// --transport: io_uring where the kernel offers it (auto), io_uring or fail (uring), or
-// /dev/fuse only (dev).
-enum class Transport { kAuto, kUring, kDev };
-std::optional<Transport> ParseTransport(absl::string_view name);
-absl::string_view TransportName(Transport transport);
-
 namespace uring {
 
 // The request an entry holds, laid out as read(2) on /dev/fuse gives it (fuse_in_header, then
@@ -200,8 +194,10 @@ class UringTransport {
   void Interrupt(const abi::InHeader& request);
   void Commit(Entry* entry, uint64_t unique);
   void Retire(Entry* entry, int res);
-  // An entry's reply is deferred / given: counted, and said past Options::max_deferred.
-  void Deferred(Queue* queue, bool deferred);
+  // An entry's handler returned without its reply, which another thread now owes: counted, and
+  // said past Options::max_deferred. DeferredReplyGiven: that reply came, the count goes down.
+  void DeferredReplyOwed(Queue* queue);
+  void DeferredReplyGiven(Queue* queue);
 
   // Interrupts remembered for requests not served yet; past this many (a kernel that interrupts
   // requests we never see), the oldest are forgotten (uring::EarlyInterrupts).

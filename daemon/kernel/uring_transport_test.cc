@@ -1,13 +1,15 @@
 // The io_uring transport's pure parts: a ring entry's request laid out as /dev/fuse gives it, a
-// reply copied into an entry (never truncated), the transport names, and the queues' depth.
+// reply copied into an entry (never truncated), an entry's checked states, and the queues' depth.
 #include "daemon/kernel/uring_transport.h"
 
 #include <sys/uio.h>
 
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "daemon/kernel/uring_entry_state.h"
 #include "gtest/gtest.h"
 
 namespace scopedfs::daemon {
@@ -217,12 +219,70 @@ TEST(EarlyInterruptsTest, ABoundFullOfLiveInterruptsDropsTheNewOne) {
   EXPECT_TRUE(interrupts.Checked(6));
 }
 
-TEST(TransportTest, NamesRoundTrip) {
-  for (Transport t : {Transport::kAuto, Transport::kUring, Transport::kDev}) {
-    EXPECT_EQ(ParseTransport(TransportName(t)), t);
+using uring::CheckedEntryState;
+using uring::EntryState;
+
+constexpr EntryState kAllStates[] = {EntryState::kKernel, EntryState::kProcessing,
+                                     EntryState::kReplied, EntryState::kDeferred,
+                                     EntryState::kRetired};
+
+// The moves the transport makes, and no other: a reply given while the handler runs, one
+// deferred to another thread, an entry retired.
+TEST(EntryStateTest, TheTableHoldsExactlyTheTransportsMoves) {
+  const std::pair<EntryState, EntryState> legal[] = {
+      {EntryState::kKernel, EntryState::kProcessing},
+      {EntryState::kKernel, EntryState::kRetired},
+      {EntryState::kProcessing, EntryState::kReplied},
+      {EntryState::kProcessing, EntryState::kDeferred},
+      {EntryState::kDeferred, EntryState::kReplied},
+      {EntryState::kReplied, EntryState::kKernel},
+  };
+  for (EntryState from : kAllStates) {
+    for (EntryState to : kAllStates) {
+      bool expected = false;
+      for (const auto& [f, t] : legal) expected = expected || (f == from && t == to);
+      EXPECT_EQ(uring::IsLegalMove(from, to), expected)
+          << uring::EntryStateName(from) << " -> " << uring::EntryStateName(to);
+    }
   }
-  EXPECT_FALSE(ParseTransport("io_uring").has_value());
-  EXPECT_FALSE(ParseTransport("").has_value());
+}
+
+TEST(EntryStateTest, LegalRoundTripsAreNotCounted) {
+  const uint64_t before = uring::IllegalMoves();
+  CheckedEntryState state;
+  EXPECT_EQ(state.get(), EntryState::kKernel);
+  // Replied while the handler runs, committed by the thread that served it.
+  EXPECT_TRUE(state.MoveTo(EntryState::kProcessing, 0, 0));
+  EXPECT_TRUE(state.MoveTo(EntryState::kReplied, 0, 0));
+  EXPECT_TRUE(state.MoveTo(EntryState::kKernel, 0, 0));
+  // Deferred (a lock wait), replied and committed by the thread that gives the reply.
+  EXPECT_TRUE(state.MoveTo(EntryState::kProcessing, 0, 0));
+  EXPECT_TRUE(state.MoveTo(EntryState::kDeferred, 0, 0));
+  EXPECT_TRUE(state.MoveTo(EntryState::kReplied, 0, 0));
+  EXPECT_TRUE(state.MoveTo(EntryState::kKernel, 0, 0));
+  // An error completion.
+  EXPECT_TRUE(state.MoveTo(EntryState::kRetired, 0, 0));
+  EXPECT_EQ(state.get(), EntryState::kRetired);
+  EXPECT_EQ(uring::IllegalMoves(), before);
+}
+
+// A reply committed twice, a request served by an entry the kernel holds, a retired entry's
+// reuse: each is caught (fatal in a debug build; logged and counted in an optimised one).
+TEST(EntryStateTest, AnIllegalMoveIsCaught) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  const uint64_t before = uring::IllegalMoves();
+  CheckedEntryState state;  // kKernel
+  EXPECT_DEBUG_DEATH(state.MoveTo(EntryState::kReplied, 3, 7),
+                     "queue 3 entry 7: illegal move from kernel to replied");
+  CheckedEntryState retired;
+  ASSERT_TRUE(retired.MoveTo(EntryState::kRetired, 0, 1));
+  EXPECT_DEBUG_DEATH(retired.MoveTo(EntryState::kProcessing, 0, 1),
+                     "illegal move from retired to processing");
+#ifdef NDEBUG
+  EXPECT_EQ(uring::IllegalMoves(), before + 2);
+#else
+  EXPECT_EQ(uring::IllegalMoves(), before);  // the moves died in children
+#endif
 }
 
 // The kernel hands a request that finds every entry of its queue taken only to an entry that

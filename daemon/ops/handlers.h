@@ -29,8 +29,9 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
 // The end of an open handle (RELEASE, or an OPEN or CREATE whose reply the kernel did not take):
 // its slot, record and flock locks, backing id, and the handle itself.
 void CloseHandle(Filesystem* fs, OpRequest& op, OpenFile* file, bool flock_release);
-// The kernel forgot `nlookup` lookups of `ino` (FORGET; or a CREATE whose entry it never got).
-void Forgot(Filesystem* fs, fuse_ino_t ino, uint64_t nlookup);
+// The kernel forgot `nlookup` lookups of `ino` (FORGET; or a CREATE whose entry it never got):
+// NodeTable::Forget, and the node's idle backing id when that took the node out of the table.
+void ForgetWithIdleBacking(Filesystem* fs, fuse_ino_t ino, uint64_t nlookup);
 
 // ops_lookup.cc
 void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char* name);

@@ -293,7 +293,7 @@ void sfs_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode
   if (!op.ReplyOpened(err, fi, backing_id, &e)) {
     // The kernel never got the entry or the handle: no FORGET or RELEASE will come for them.
     CloseHandle(op.fs(), op, FileOf(fi), /*flock_release=*/false);
-    Forgot(op.fs(), e.ino, 1);
+    ForgetWithIdleBacking(op.fs(), e.ino, 1);
   }
 }
 

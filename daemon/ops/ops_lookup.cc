@@ -87,7 +87,7 @@ void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
 // The kernel evicted the inode, which it does only once no open of it is left. A file's node that
 // leaves the table then can serve no later open (a new lookup makes a new node), so its idle
 // backing id goes with it (backing_files.h): idle ids never outlive the inodes the kernel holds.
-void Forgot(Filesystem* fs, fuse_ino_t ino, uint64_t nlookup) {
+void ForgetWithIdleBacking(Filesystem* fs, fuse_ino_t ino, uint64_t nlookup) {
   std::shared_ptr<Node> node = fs->nodes().Get(ino);
   fs->nodes().Forget(ino, nlookup);
   if (node != nullptr && node->type == S_IFREG && fs->nodes().Get(ino) == nullptr) {
@@ -97,13 +97,14 @@ void Forgot(Filesystem* fs, fuse_ino_t ino, uint64_t nlookup) {
 
 void sfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
   OpRequest op(req, FUSE_FORGET);
-  Forgot(op.fs(), ino, nlookup);
+  ForgetWithIdleBacking(op.fs(), ino, nlookup);
   op.ReplyNone();
 }
 
 void sfs_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
   OpRequest op(req, FUSE_BATCH_FORGET);
-  for (size_t i = 0; i < count; ++i) Forgot(op.fs(), forgets[i].ino, forgets[i].nlookup);
+  for (size_t i = 0; i < count; ++i)
+    ForgetWithIdleBacking(op.fs(), forgets[i].ino, forgets[i].nlookup);
   op.ReplyNone();
 }
 

@@ -18,7 +18,7 @@ int BackingFiles::Attach(const std::shared_ptr<Node>& node, int fd, bool* usersp
     ++node->backing_refs;
     return node->backing_id;
   }
-  if (node->backing_id >= 0 && node->cached_opens == 0 && active()) {
+  if (node->backing_id >= 0 && node->userspace_opens == 0 && active()) {
     // Idle: taken again before any reply names it (backing_files.h). `node` is the caller's
     // too, so the list's reference is not its last.
     node->backing_refs = 1;
@@ -26,8 +26,8 @@ int BackingFiles::Attach(const std::shared_ptr<Node>& node, int fd, bool* usersp
     Unlist(node.get());
     return node->backing_id;
   }
-  if (!active() || node->cached_opens > 0) {
-    ++node->cached_opens;
+  if (!active() || node->userspace_opens > 0) {
+    ++node->userspace_opens;
     *userspace = true;
     return -1;
   }
@@ -38,7 +38,7 @@ int BackingFiles::Attach(const std::shared_ptr<Node>& node, int fd, bool* usersp
               "scopedfsd: passthrough unavailable, serving reads and writes in userspace: %s\n",
               std::string(id.status().message()).c_str());
     }
-    ++node->cached_opens;
+    ++node->userspace_opens;
     *userspace = true;
     return -1;
   }
@@ -56,7 +56,7 @@ void BackingFiles::Detach(const std::shared_ptr<Node>& node, bool passthrough) {
   {
     absl::MutexLock lock(&node->backing_mu);
     if (!passthrough) {
-      --node->cached_opens;
+      --node->userspace_opens;
       return;
     }
     if (--node->backing_refs > 0) return;

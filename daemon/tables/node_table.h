@@ -101,7 +101,8 @@ struct Node {
   absl::Mutex backing_mu;
   int backing_id ABSL_GUARDED_BY(backing_mu) = -1;
   int backing_refs ABSL_GUARDED_BY(backing_mu) = 0;
-  int cached_opens ABSL_GUARDED_BY(backing_mu) = 0;  // opens served in userspace
+  // Opens served in userspace (no backing id): while any is open, no open of the node gets one.
+  int userspace_opens ABSL_GUARDED_BY(backing_mu) = 0;
   // False once the file lost a name through the mount: its id is closed with its last open
   // rather than kept idle (backing_files.h), so an unlinked file's space goes as natively.
   bool backing_may_idle ABSL_GUARDED_BY(backing_mu) = true;

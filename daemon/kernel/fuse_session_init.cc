@@ -1,5 +1,5 @@
-// FuseSession's INIT on the calling thread and the choice of transport (fuse_session.h), apart
-// from the /dev/fuse plumbing in fuse_session.cc.
+// FuseSession::ServeInit: INIT on the calling thread and the choice of transport (--transport,
+// fuse_session.h), apart from the /dev/fuse plumbing in fuse_session.cc.
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +17,25 @@ constexpr char kEnableUring[] = "/sys/module/fuse/parameters/enable_uring";
 constexpr size_t kMinPayload = 8192;
 
 }  // namespace
+
+std::optional<Transport> ParseTransport(absl::string_view name) {
+  if (name == "auto") return Transport::kAuto;
+  if (name == "uring") return Transport::kUring;
+  if (name == "dev") return Transport::kDev;
+  return std::nullopt;
+}
+
+absl::string_view TransportName(Transport transport) {
+  switch (transport) {
+    case Transport::kAuto:
+      return "auto";
+    case Transport::kUring:
+      return "uring";
+    case Transport::kDev:
+      return "dev";
+  }
+  return "?";
+}
 
 absl::Status FuseSession::ServeInit() {
   const Transport wanted = options_.transport;

@@ -1,0 +1,58 @@
+// The control socket's requests and the notified reload (control_handlers.h).
+#include "daemon/service/control_handlers.h"
+
+#include "absl/strings/str_cat.h"
+#include "daemon/kernel/fuse_session.h"
+#include "daemon/service/live_explain.h"
+#include "daemon/service/service_notify.h"
+
+namespace scopedfs::daemon {
+
+absl::StatusOr<std::string> ReloadNotified(ConfigReloader* reloader,
+                                           const policy::ConfigPaths& files,
+                                           absl::string_view why) {
+  NotifyReloading(absl::StrCat("reloading (", why, ")"));
+  absl::StatusOr<std::string> reloaded = reloader->Reload(files, why);
+  NotifyReady(reloaded.ok() ? *reloaded
+                            : absl::StrCat("reload rejected, old policy kept: ",
+                                           reloaded.status().message()));
+  return reloaded;
+}
+
+ControlResponse HandleControl(const ControlRequest& request, Filesystem* fs,
+                              ConfigReloader* reloader) {
+  ControlResponse response;
+  if (request.has_stats()) {
+    scopedfs::Stats* out = response.mutable_stats();
+    fs->stats().ToProto(out);
+    out->set_nodes(static_cast<double>(fs->node_count()));
+    out->set_reused_numbers(static_cast<double>(fs->nodes().reused_numbers()));
+    out->set_kept_removed(static_cast<double>(fs->nodes().kept_removed()));
+    out->set_lock_waits(static_cast<double>(fs->locks().waiting()));
+    out->set_passthrough_enabled(fs->passthrough_active());
+    if (FuseSession* session = fs->session(); session != nullptr) {
+      out->set_transport(session->transport_description());
+      out->set_uring_serving(session->uring_serving());
+      out->set_uring_requests(static_cast<double>(session->uring_requests()));
+    }
+    out->set_policy(fs->engine()->policy_name());
+    out->set_listings_pinned(fs->listings_pinned());
+    return response;
+  }
+  if (request.has_reload()) {
+    const ReloadRequest& r = request.reload();
+    absl::StatusOr<std::string> reloaded =
+        ReloadNotified(reloader, {r.policy(), r.apps(), r.packages_list()}, "control socket");
+    if (!reloaded.ok()) {
+      response.set_error(std::string(reloaded.status().message()));
+    } else {
+      response.set_message(*reloaded);
+    }
+    return response;
+  }
+  if (request.has_explain()) return LiveExplain(request.explain(), fs);
+  response.set_error("empty request");
+  return response;
+}
+
+}  // namespace scopedfs::daemon
