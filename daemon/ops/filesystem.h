@@ -91,14 +91,17 @@ struct FilesystemOptions {
 //  3. NodeTable's lock;
 //  4. a node's backing_mu;
 //  5. BackingFiles' idle list lock (idle_mu_).
-// Beside that chain: a handle's RedactionPlan lock, then the plan table's (released before the
-// budget is charged); FileLocks' mu_ or its wait_mu_ (never both).
+// Beside that chain: a handle's RedactionPlan lock and the plan table's, never one under the
+// other (a plan is made, and an old one let go, with neither held); FileLocks' mu_ or its
+// wait_mu_ (never both).
 // Leaves, under any of the above and taking nothing themselves: engine_mu_, label_mu_,
 // handles_mu_, a node's kept_mu (NodeTable::KeepRemoved), the facts cache's, the scan queue's, the
 // kernel notifier's and the audit log's locks, and the app budget's (AppBudget::mu_, the per-app
-// handle quota): it is taken under namespace_mu_ (a create's handle), under a RedactionPlan lock
-// (its plan's bytes) and under FileLocks' locks, and never while the plan table's is held. Nothing
-// calls into FUSE while holding any of them, and no location scan runs or is waited for under any
+// handle quota): it is taken under namespace_mu_ (a create's handle) and under FileLocks' locks;
+// a plan's bytes are charged with neither a RedactionPlan lock nor the plan table's held. No reply
+// or notification goes to the kernel under any of them; the only FUSE calls made under one are
+// the BACKING_OPEN/CLOSE ioctls, under a node's backing_mu (and namespace_mu_), which the kernel
+// answers at once without a request to the daemon. No location scan runs or is waited for under any
 // of them (namespace_mu_ holders use NoScanWait, scan_queue.h).
 class Filesystem {
  public:
