@@ -356,7 +356,7 @@ int Run() {
   }
   const AppBudget::Limits& budget = (*fs)->budget().limits();
   fprintf(stderr, "scopedfsd: fd limit %llu: apps share %zu fd units, at most %zu each\n",
-          static_cast<unsigned long long>(FdLimit()), budget.fd_pool, budget.fds_per_app);
+          static_cast<unsigned long long>(FdLimit()), budget.fds.total, budget.fds.per_app);
   NotifyReady(absl::StrCat(ServingStatus(**fs), " at ", where));
   fprintf(stderr, "scopedfsd: serving %s at %s (policy \"%s\", passthrough %s, SELinux %s)\n",
           source.c_str(), where.c_str(), config->policy.name().c_str(),

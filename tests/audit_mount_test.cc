@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -219,10 +218,7 @@ TEST_F(AuditMountTest, LiveExplainUsesTheFilesRealContent) {
 
   // A reload changes the live answer at once: to the permissive rules, under the mount's
   // (ANDROID) semantics, since a reload cannot change those.
-  std::ifstream in("policy/configs/permissive.textproto");
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string allow_all = text.str();
+  std::string allow_all = ReadFileOrDie("policy/configs/permissive.textproto");
   size_t at = allow_all.find("SEMANTICS_POSIX");
   ASSERT_NE(at, std::string::npos);
   allow_all.replace(at, strlen("SEMANTICS_POSIX"), "SEMANTICS_ANDROID");

@@ -43,13 +43,6 @@ void EnterPrivateMountNamespace() {
   (void)done;
 }
 
-std::string ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::vector<std::pair<std::string, std::string>> MountTable() {
   std::vector<std::pair<std::string, std::string>> table;
   std::ifstream in("/proc/self/mountinfo");
@@ -158,12 +151,29 @@ int RunCommand(const std::vector<std::string>& argv, std::string* output) {
   return WaitChild(pid);
 }
 
-std::string ReadFileOrDie(const std::string& path) {
+namespace {
+
+// The bytes of the file at `path`; *readable says whether it could be opened.
+std::string ReadFile(const std::string& path, bool* readable) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
-  if (!in.good()) ADD_FAILURE() << "cannot read " << path;
+  *readable = in.good();
   return ss.str();
+}
+
+}  // namespace
+
+std::string ReadFileOrDie(const std::string& path) {
+  bool readable;
+  std::string bytes = ReadFile(path, &readable);
+  if (!readable) ADD_FAILURE() << "cannot read " << path;
+  return bytes;
+}
+
+std::string ReadFileOrEmpty(const std::string& path) {
+  bool readable;
+  return ReadFile(path, &readable);
 }
 
 std::string WhyNotMountable() {

@@ -61,13 +61,13 @@ uint64_t FdLimit() {
 int Filesystem::TakeHandleSlot(const RequestContext& ctx, std::optional<uid_t>* slot) {
   slot->reset();
   if (!ctx.IsApp()) return 0;
-  if (!budget_.TakeFds(ctx.uid())) return EMFILE;
+  if (!budget_.Take(AppBudget::kFds, ctx.uid())) return EMFILE;
   *slot = ctx.uid();
   return 0;
 }
 
 void Filesystem::ReleaseHandleSlot(const std::optional<uid_t>& slot) {
-  if (slot.has_value()) budget_.ReleaseFds(*slot);
+  if (slot.has_value()) budget_.Release(AppBudget::kFds, *slot);
 }
 
 Filesystem::~Filesystem() {

@@ -60,7 +60,7 @@ int PlanTable::For(int fd, std::optional<uid_t> app, struct stat* st, FillPlan* 
     }
     made->bytes = sizeof(Plan) + made->fills.capacity() * sizeof(media::FillRange);
     if (app.has_value() && budget_ != nullptr) {
-      if (!budget_->TakeBytes(*app, made->bytes)) return ENOMEM;
+      if (!budget_->Take(AppBudget::kBytes, *app, made->bytes)) return ENOMEM;
       made->charged = app;
     }
     std::shared_ptr<const Plan> plan(made.release(),
@@ -85,7 +85,7 @@ void PlanTable::Forget(const Key& key, const Plan* plan) {
     auto it = plans_.find(key);
     if (it != plans_.end() && it->second.expired()) plans_.erase(it);
   }
-  if (plan->charged.has_value()) budget_->ReleaseBytes(*plan->charged, plan->bytes);
+  if (plan->charged.has_value()) budget_->Release(AppBudget::kBytes, *plan->charged, plan->bytes);
   delete plan;
 }
 

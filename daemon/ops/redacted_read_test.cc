@@ -141,28 +141,28 @@ TEST_F(RedactedReadTest, HandlesOfOneVersionShareOnePlan) {
     EXPECT_EQ(pa.get(), pb.get()) << "one copy per version, not per handle";
     EXPECT_FALSE(pa->empty());
     EXPECT_EQ(plans_.size(), 1u);
-    EXPECT_GT(budget_.bytes_held(kApp), 0u) << "charged to the app that made it";
-    EXPECT_EQ(budget_.bytes_held(10063u), 0u);
+    EXPECT_GT(budget_.held(AppBudget::kBytes, kApp), 0u) << "charged to the app that made it";
+    EXPECT_EQ(budget_.held(AppBudget::kBytes, 10063u), 0u);
     pa.reset();
     pb.reset();
     EXPECT_EQ(plans_.size(), 1u) << "the handles still hold it";
   }
   EXPECT_EQ(plans_.size(), 0u);
-  EXPECT_EQ(budget_.bytes_held(), 0u);
+  EXPECT_EQ(budget_.held(AppBudget::kBytes), 0u);
   close(fd2);
 }
 
 // Past its memory budget, an app's read that needs a new plan is refused (ENOMEM); another app
 // is not affected.
 TEST_F(RedactedReadTest, APlanPastTheAppsBudgetIsRefused) {
-  ASSERT_TRUE(budget_.TakeBytes(kApp, budget_.limits().bytes_per_app));
+  ASSERT_TRUE(budget_.Take(AppBudget::kBytes, kApp, budget_.limits().bytes.per_app));
   RedactionPlan plan;
   struct stat st;
   ASSERT_EQ(fstat(fd_, &st), 0);
   FillPlan fills;
   EXPECT_EQ(plan.For(plans_, fd_, kApp, &st, &fills), ENOMEM);
   EXPECT_EQ(plan.For(plans_, fd_, 10063u, &st, &fills), 0);
-  budget_.ReleaseBytes(kApp, budget_.limits().bytes_per_app);
+  budget_.Release(AppBudget::kBytes, kApp, budget_.limits().bytes.per_app);
 }
 
 // At a time the test gives (UntilSettledAt), not the clock's: no window to hit.

@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -18,13 +19,21 @@ namespace scopedfs::daemon {
 
 class AppBudget {
  public:
+  // What a budget counts: fd units, or bytes of plan memory. Each is its own pool.
+  enum Resource : size_t { kFds = 0, kBytes = 1 };
+  static constexpr size_t kResources = 2;
+
+  // How much of one resource the apps may hold.
+  struct Pool {
+    uint64_t total = 0;      // all apps together
+    uint64_t per_app = 0;    // one app
+    uint64_t floor = 0;      // what any app may still take once the pool runs low
+    uint64_t low_water = 0;  // free units below which only apps under `floor` are served
+  };
   struct Limits {
-    size_t fd_pool = 0;      // fd units all apps together may hold
-    size_t fds_per_app = 0;  // what one app may hold
-    size_t fd_floor = 0;     // what any app may still take once the pool runs low
-    size_t low_water = 0;    // free units below which only apps under fd_floor are served
-    uint64_t byte_pool = 0;  // plan memory all apps together may hold
-    uint64_t bytes_per_app = 0;
+    Pool fds;
+    Pool bytes;  // no floor: memory is refused at the pool's end alike for every app
+    const Pool& of(Resource r) const { return r == kFds ? fds : bytes; }
   };
 
   // Limits for a daemon that may open `nofile` fds (RLIMIT_NOFILE's soft limit, after raising):
@@ -38,31 +47,24 @@ class AppBudget {
   AppBudget(const AppBudget&) = delete;
   AppBudget& operator=(const AppBudget&) = delete;
 
-  // Takes `n` fd units (or bytes) for the app `uid`: true, or false past its budget or the pool's
-  // (and then nothing is taken). Every successful take is given back exactly once.
-  bool TakeFds(uid_t uid, size_t n = 1) ABSL_LOCKS_EXCLUDED(mu_);
-  void ReleaseFds(uid_t uid, size_t n = 1) ABSL_LOCKS_EXCLUDED(mu_);
-  bool TakeBytes(uid_t uid, uint64_t n) ABSL_LOCKS_EXCLUDED(mu_);
-  void ReleaseBytes(uid_t uid, uint64_t n) ABSL_LOCKS_EXCLUDED(mu_);
+  // Takes `n` units of `r` for the app `uid`: true, or false past its budget or the pool's (and
+  // then nothing is taken). Every successful take is given back exactly once.
+  bool Take(Resource r, uid_t uid, uint64_t n = 1) ABSL_LOCKS_EXCLUDED(mu_);
+  void Release(Resource r, uid_t uid, uint64_t n = 1) ABSL_LOCKS_EXCLUDED(mu_);
 
   const Limits& limits() const { return limits_; }
-  size_t fds_held() const ABSL_LOCKS_EXCLUDED(mu_);
-  size_t fds_held(uid_t uid) const ABSL_LOCKS_EXCLUDED(mu_);
-  uint64_t bytes_held() const ABSL_LOCKS_EXCLUDED(mu_);
-  uint64_t bytes_held(uid_t uid) const ABSL_LOCKS_EXCLUDED(mu_);
+  // What all apps together, or the app `uid`, hold of `r`.
+  uint64_t held(Resource r) const ABSL_LOCKS_EXCLUDED(mu_);
+  uint64_t held(Resource r, uid_t uid) const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  struct Held {
-    size_t fds = 0;
-    uint64_t bytes = 0;
-  };
+  using Counts = std::array<uint64_t, kResources>;
 
   const Limits limits_;
   // A leaf lock: nothing is called while it is held.
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<uid_t, Held> held_ ABSL_GUARDED_BY(mu_);
-  size_t fds_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<uid_t, Counts> held_ ABSL_GUARDED_BY(mu_);  // no all-zero entries
+  Counts total_ ABSL_GUARDED_BY(mu_) = {};
 };
 
 }  // namespace scopedfs::daemon

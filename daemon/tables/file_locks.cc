@@ -18,11 +18,11 @@
 namespace scopedfs::daemon {
 
 bool FileLocks::Charge(std::optional<uid_t> app_uid) {
-  return !app_uid.has_value() || budget_ == nullptr || budget_->TakeFds(*app_uid);
+  return !app_uid.has_value() || budget_ == nullptr || budget_->Take(AppBudget::kFds, *app_uid);
 }
 
 void FileLocks::Refund(std::optional<uid_t> app_uid) {
-  if (app_uid.has_value() && budget_ != nullptr) budget_->ReleaseFds(*app_uid);
+  if (app_uid.has_value() && budget_ != nullptr) budget_->Release(AppBudget::kFds, *app_uid);
 }
 
 std::shared_ptr<FileLocks::Owner> FileLocks::OwnerOf(const FileKey& file, uint64_t owner, int fd,

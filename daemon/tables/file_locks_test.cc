@@ -185,7 +185,7 @@ TEST_F(FileLocksTest, GlobalBoundCountsWaitsBeingTried) {
 
 TEST_F(FileLocksTest, WaitsAreBoundedAndStopEndsThem) {
   std::atomic<int> ended{0};
-  const size_t per_app = std::min(budget_.limits().fds_per_app, FileLocks::kMaxWaitsPerApp);
+  const size_t per_app = std::min(budget_.limits().fds.per_app, FileLocks::kMaxWaitsPerApp);
   for (size_t i = 0; i < per_app; ++i) {
     ASSERT_EQ(locks_.Wait(
                   10062u, [] { return false; }, [] { return EAGAIN; },
@@ -204,7 +204,7 @@ TEST_F(FileLocksTest, WaitsAreBoundedAndStopEndsThem) {
             0);
   locks_.Stop();
   EXPECT_EQ(ended.load(), static_cast<int>(per_app) + 1);
-  EXPECT_EQ(budget_.fds_held(), 0u) << "stopped waits give their units back";
+  EXPECT_EQ(budget_.held(AppBudget::kFds), 0u) << "stopped waits give their units back";
   EXPECT_EQ(locks_.waiting(), 0u);
   EXPECT_EQ(locks_.Wait(
                 std::nullopt, [] { return false; }, [] { return EAGAIN; }, [](int) {}),
@@ -214,16 +214,16 @@ TEST_F(FileLocksTest, WaitsAreBoundedAndStopEndsThem) {
 // Lock descriptions come out of the app's budget, with its handles: one app's owners stop at its
 // share, another app still gets its own, and a released owner gives its unit back.
 TEST_F(FileLocksTest, OwnersComeOutOfTheAppsBudget) {
-  for (uint64_t owner = 1; owner <= budget_.limits().fds_per_app; ++owner) {
+  for (uint64_t owner = 1; owner <= budget_.limits().fds.per_app; ++owner) {
     ASSERT_EQ(locks_.SetLock(key_, owner, fd_.get(), Range(F_RDLCK, 0, 1), 1, 10062u), 0);
   }
   EXPECT_EQ(locks_.SetLock(key_, 100000, fd_.get(), Range(F_RDLCK, 0, 1), 1, 10062u), ENOLCK);
   EXPECT_EQ(locks_.SetLock(key_, 100001, fd_.get(), Range(F_RDLCK, 0, 1), 1, 10063u), 0);
-  EXPECT_EQ(budget_.fds_held(10062u), budget_.limits().fds_per_app);
+  EXPECT_EQ(budget_.held(AppBudget::kFds, 10062u), budget_.limits().fds.per_app);
   locks_.ReleaseOwner(key_, 1);
   EXPECT_EQ(locks_.SetLock(key_, 100000, fd_.get(), Range(F_RDLCK, 0, 1), 1, 10062u), 0);
   // Handles already held count too: an app at its budget in open files takes no description.
-  ASSERT_TRUE(budget_.TakeFds(10064u, budget_.limits().fds_per_app));
+  ASSERT_TRUE(budget_.Take(AppBudget::kFds, 10064u, budget_.limits().fds.per_app));
   EXPECT_EQ(locks_.SetLock(key_, 200000, fd_.get(), Range(F_RDLCK, 0, 1), 1, 10064u), ENOLCK);
 }
 
