@@ -667,6 +667,88 @@ TEST(DecideLookupTest, EqualsTheSeparateDecisions) {
   EXPECT_GT(compared, 100);
 }
 
+// HiddenWhateverIsThere is sound: where it proves a HIDE, DecideLookup finds the name for no
+// object there (file or directory, any content, owned by the caller or not), for every sample
+// caller of both shipped Android policies and the permissive one.
+TEST(HiddenWhateverIsThereTest, AProvedHideHidesEveryObject) {
+  media::ContentFacts photo = media::FactsFromFormat("a.jpg", media::MediaFormat::kJpeg);
+  media::ContentFacts song = media::FactsFromFormat("a.mp3", media::MediaFormat::kMp3);
+  media::ContentFacts text = media::FactsFromFormat("a.txt", media::MediaFormat::kUnknown);
+  media::ContentFacts located = photo;
+  located.location = media::LocationPresence::kPresent;
+  int proved = 0;
+  int unproved = 0;
+  for (const char* config :
+       {"policy/configs/android.textproto", "policy/configs/android-strict.textproto",
+        "policy/configs/permissive.textproto"}) {
+    std::unique_ptr<const Engine> engine = EngineFor(config);
+    std::vector<uint32_t> uids = {0, 1000, 2000, 10999, 1010062};
+    for (const auto& record : engine->apps().records()) uids.push_back(record.app_id);
+    for (uint32_t uid : uids) {
+      for (const char* path :
+           {"DCIM/Camera/a.jpg", "Music/a.mp3", "Documents/a.txt", "Download/x",
+            "Android/data/com.example.notes", "Android/data/com.example.notes/files/a.txt",
+            "Android/obb/com.example.gallery/x.obb", "Android/media/com.example.notes/a.jpg",
+            "Android/data/com.not.installed", "ANDROID/DATA/COM.EXAMPLE.NOTES/x", "a.txt"}) {
+        Request who;
+        who.uid = uid;
+        who.path = path;
+        std::optional<Decision> hidden = engine->HiddenWhateverIsThere(who);
+        (hidden ? proved : unproved)++;
+        if (!hidden) continue;
+        EXPECT_EQ(hidden->outcome, OUTCOME_HIDE);
+        for (NodeType node : {NODE_TYPE_FILE, NODE_TYPE_DIRECTORY}) {
+          for (const media::ContentFacts* content : {&photo, &song, &text, &located}) {
+            for (std::optional<uint32_t> owner : {std::optional<uint32_t>(), std::optional(uid)}) {
+              Request r = who;
+              r.node_type = node;
+              r.content = content;
+              r.owner_uid = owner;
+              EXPECT_FALSE(engine->DecideLookup(r, &located).found)
+                  << config << " uid " << uid << " " << path << " proved hidden by "
+                  << hidden->rule_name << " but found";
+            }
+          }
+        }
+      }
+    }
+  }
+  // Both answers occur, so the loop above checked something.
+  EXPECT_GT(proved, 20);
+  EXPECT_GT(unproved, 20);
+}
+
+// What it must prove: another package's private area (present or not, any spelling), under
+// strict and listing visibility alike; and what it must leave to the object: names whose
+// visibility depends on their content or creator, the caller's own area, names listing finds.
+TEST(HiddenWhateverIsThereTest, OtherPackagesPrivateAreasAreHiddenByPathAlone) {
+  for (const char* config :
+       {"policy/configs/android.textproto", "policy/configs/android-strict.textproto"}) {
+    std::unique_ptr<const Engine> engine = EngineFor(config);
+    auto hidden = [&engine](uint32_t uid, const char* path) {
+      Request r;
+      r.uid = uid;
+      r.path = path;
+      return engine->HiddenWhateverIsThere(r).has_value();
+    };
+    EXPECT_TRUE(hidden(kMusic, "Android/data/com.example.notes")) << config;
+    EXPECT_TRUE(hidden(kMusic, "Android/data/com.not.installed")) << config;
+    EXPECT_TRUE(hidden(kMusic, "android/DATA/Com.Example.Notes/files/x")) << config;
+    EXPECT_TRUE(hidden(kSocial, "Android/obb/com.example.gallery/main.obb")) << config;
+    EXPECT_FALSE(hidden(kNotes, "Android/data/com.example.notes/files/x")) << config;
+    EXPECT_FALSE(hidden(kSocial, "Music/a.mp3")) << config;
+    // Not even all-files access opens another app's Android/data (as on Android 11 and later).
+    EXPECT_TRUE(hidden(kFiles, "Android/data/com.example.notes")) << config;
+    EXPECT_FALSE(hidden(kRoot, "Android/data/com.example.notes")) << config;
+  }
+  Request permissive;
+  permissive.uid = kMusic;
+  permissive.path = "Android/data/com.example.notes";
+  EXPECT_FALSE(EngineFor("policy/configs/permissive.textproto")
+                   ->HiddenWhateverIsThere(permissive)
+                   .has_value());
+}
+
 // LISTING (android.textproto) against STRICT (android-strict.textproto), same rules.
 Request VisibilityRequest(uint32_t uid, Op op, const char* path, const media::ContentFacts* facts,
                           NodeType node = NODE_TYPE_FILE) {
