@@ -242,8 +242,11 @@ TEST_F(HiddenEntriesMoveTest, AnswerDoesNotCountHiddenEntries) {
 TEST_F(HiddenEntriesMoveTest, AnswerDoesNotClassifyHiddenEntries) {
   Fill("Download/audio", 1, Mp3Bytes());
   Fill("Download/doc", 1, PdfBytes());
-  SCOPEDFS_ASSERT_OK(storage_.MkdirLower(kMusicMedia, kMusic));
-  for (const std::string& into : {std::string(kMusicMedia), std::string("Download/sub")}) {
+  // The mover's own media directory: nothing may be put in another package's (EPERM, whatever
+  // the tree holds: NoAppCreatesUnderAndroidButInItsOwnDirectories).
+  const std::string own_media = "Android/media/com.example.social";
+  SCOPEDFS_ASSERT_OK(storage_.MkdirLower(own_media, kSocial));
+  for (const std::string& into : {own_media, std::string("Download/sub")}) {
     if (into == "Download/sub") {
       ASSERT_TRUE(Succeeds(As(kSocial).Mkdir(into)));
     }
