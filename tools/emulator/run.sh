@@ -80,15 +80,22 @@ if [[ -z "$work" ]]; then work=$(mktemp -d /tmp/scopedfs-emulator.XXXXXX); own_w
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 qemu_pid=""
+stop_qemu() {  # stops the QEMU this script started (its pid from -pidfile), then reaps its shell
+  local pid
+  pid=$(cat "$work/qemu.pid" 2>/dev/null || true)
+  [[ -n "$pid" ]] && kill "$pid" 2>/dev/null
+  [[ -n "$qemu_pid" ]] && { wait "$qemu_pid" 2>/dev/null || true; }
+  qemu_pid=""
+}
 cleanup() {
-  if [[ -n "$qemu_pid" ]] && kill -0 "$qemu_pid" 2>/dev/null; then kill "$qemu_pid"; wait "$qemu_pid" 2>/dev/null || true; fi
+  if [[ -n "$qemu_pid" ]] && kill -0 "$qemu_pid" 2>/dev/null; then stop_qemu; fi
 }
 trap cleanup EXIT
 t0=$SECONDS
 
 # --- The userdata image (Android profile, users 0 and 10) ---------------------------------------
 rm -rf "$work/device"
-"$repo/tools/device_image/make_device_image.sh" --profile=android --users=0,10 "$work/device" >"$work/image.log" 2>&1 ||
+"$repo/tools/device_image/make_device_image.sh" --profile=android --users=0,10,11 "$work/device" >"$work/image.log" 2>&1 ||
   { tail -20 "$work/image.log" >&2; fail "the image builder failed (log: $work/image.log)"; }
 
 # --- The base system (cached) -----------------------------------------------------------------
@@ -110,7 +117,10 @@ mkdir -p "$stage"
 lib=$stage/usr/local/libexec/scopedfs-emulator
 install -D -m 0755 "$bin_dir/tools/emulator/vold_mount" "$lib/vold_mount"
 install -D -m 0755 "$here/guest/device_check.sh" "$lib/device_check.sh"
-install -D -m 0644 "$here/guest/scopedfsd-vold.conf" "$stage/etc/systemd/system/scopedfsd@.service.d/vold.conf"
+# Users 0 and 10 as on a device (the drop-in); user 11 by the unit exactly as shipped.
+for u in 0 10; do
+  install -D -m 0644 "$here/guest/scopedfsd-vold.conf" "$stage/etc/systemd/system/scopedfsd@$u.service.d/vold.conf"
+done
 install -D -m 0644 "$here/guest/scopedfs-emulator-check.service" "$stage/etc/systemd/system/scopedfs-emulator-check.service"
 install -D -m 0644 "$here/guest/fstab" "$stage/etc/fstab"
 install -D -m 0644 "$work/device/apps.textproto" "$stage/etc/scopedfs/device/apps.textproto"
@@ -118,7 +128,7 @@ install -D -m 0644 "$work/device/packages.list" "$stage/etc/scopedfs/device/pack
 echo scopedfs-device >"$stage/etc/hostname"
 wants=$stage/etc/systemd/system/multi-user.target.wants
 mkdir -p "$wants" "$stage/data"
-for u in 0 10; do ln -sf ../scopedfsd@.service "$wants/scopedfsd@$u.service"; done
+for u in 0 10 11; do ln -sf ../scopedfsd@.service "$wants/scopedfsd@$u.service"; done
 ln -sf ../scopedfs-emulator-check.service "$wants/scopedfs-emulator-check.service"
 system_key=$( {
   basename "$base"
@@ -162,7 +172,10 @@ boot() {  # boot ACCEL: runs QEMU until the guest powers off or the timeout; set
   : >"$work/serial.log"
   local cpu=max
   [[ $accel == kvm ]] && cpu=host
-  (exec qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -m 1024 -smp 2 -nodefaults -no-user-config \
+  rm -f "$work/qemu.pid"
+  # In a subshell that reports QEMU's own end (e.g. an abort under nested KVM) into qemu.err;
+  # QEMU's pid, for stopping it, comes from its -pidfile.
+  (qemu-system-x86_64 -pidfile "$work/qemu.pid" -accel "$accel" -cpu "$cpu" -m 1024 -smp 2 -nodefaults -no-user-config \
     -display none -serial "file:$work/serial.log" \
     -kernel "$base.vmlinuz" -initrd "$base.initrd" \
     -append "console=ttyS0 root=/dev/vda rw panic=0 systemd.show_status=1" \
@@ -170,7 +183,7 @@ boot() {  # boot ACCEL: runs QEMU until the guest powers off or the timeout; set
     -drive "file=$work/userdata.img,format=raw,if=virtio" \
     -device virtio-serial-pci -chardev "file,id=results,path=$work/results.log" \
     -device virtserialport,chardev=results,name=org.scopedfs.results \
-    2>"$work/qemu.err") &
+    2>"$work/qemu.err") 2>>"$work/qemu.err" &
   qemu_pid=$!
   local start=$SECONDS first_line=""
   boot1_seconds="" boot2_seconds=""
@@ -179,12 +192,12 @@ boot() {  # boot ACCEL: runs QEMU until the guest powers off or the timeout; set
     if [[ -z "$boot2_seconds" ]] && grep -q '^PHASE 1 done' "$work/results.log"; then first_line=$SECONDS; boot2_seconds=pending; fi
     if [[ $boot2_seconds == pending ]] && (($(grep -c '^UNAME' "$work/results.log") >= 2)); then boot2_seconds=$((SECONDS - first_line)); fi
     if grep -q 'KVM internal error' "$work/qemu.err"; then
-      kill "$qemu_pid"; wait "$qemu_pid" 2>/dev/null || true; qemu_pid=""
+      stop_qemu
       qemu_status=kvm-error
       return
     fi
     if ((SECONDS - start > timeout)); then
-      kill "$qemu_pid"; wait "$qemu_pid" 2>/dev/null || true; qemu_pid=""
+      stop_qemu
       qemu_status=timeout
       return
     fi
@@ -255,18 +268,24 @@ echo
 echo "Checks:"
 grep '^CHECK' "$results" | sed 's/^CHECK /  /'
 per_boot=(data-mount data-casefold data-casefold-unicode data-quota vold-mount-0 vold-mount-10
-  storage-bind-0 storage-bind-10 unit-0 unit-10 sandbox-0 sandbox-10)
+  storage-bind-0 storage-bind-10 unit-0 unit-10 sandbox-0 sandbox-10 mount-11 unit-11 sandbox-11)
 for c in "${per_boot[@]}"; do
   n=$(grep -c "^CHECK ok $c " "$results" || true)
   [[ $n == 2 ]] || bad "check $c passed on $n of the 2 boots"
 done
-for c in restart remount serves-again acked-boot1 acked-boot2 no-restarts-boot2; do
+for c in restart remount serves-again restart-11 serves-again-11 acked-boot1 acked-boot2 no-restarts-boot2; do
   grep -q "^CHECK ok $c " "$results" || bad "check $c did not pass$(grep -m1 "^CHECK FAIL $c " "$results" | sed 's/^CHECK FAIL [^ ]* / (/; s/$/)/')"
 done
 while read -r line; do bad "guest: ${line#CHECK FAIL }"; done < <(grep '^CHECK FAIL' "$results")
 grep -q '^PHASE 1 done' "$results" || bad "boot 1 did not finish its checks (serial log: $work/serial.log)"
 grep -q '^PHASE 2 done' "$results" || bad "boot 2 (after the reboot) did not finish its checks (serial log: $work/serial.log)"
 
+# Each shutdown must unmount /data: a mount that outlived its daemon would keep it busy.
+if grep -a -q 'Failed unmounting' "$work/serial.log"; then
+  bad "a shutdown could not unmount everything: $(grep -a 'Failed unmounting' "$work/serial.log" | sed 's/\x1b\[[0-9;]*m//g' | tr -s ' \n' ' ')"
+else
+  echo "  both shutdowns unmounted every file system (no 'Failed unmounting' on the serial console)"
+fi
 # The userdata image after two boots, a SIGKILL and a reboot: e2fsck must find it clean.
 if e2fsck -fn "$work/userdata.img" >"$work/e2fsck.log" 2>&1; then
   echo "  e2fsck -fn userdata.img: clean"

@@ -3,12 +3,16 @@
 // apps find it. Run from the scopedfsd@ unit (tools/emulator/guest/scopedfsd-vold.conf):
 //   vold_mount --user=N -- /usr/local/sbin/scopedfsd --fuse_fd=3 ...   (ExecStart)
 //   vold_mount --user=N --bind_storage                                  (ExecStartPost)
+//   vold_mount --user=N --unmount                                       (ExecStopPost)
 // The first prepares /mnt/user/<N> as vold does, detaches whatever a killed daemon left mounted
 // at /mnt/user/<N>/emulated, opens /dev/fuse, mounts it with vold's exact source, type, flags
 // and data (AOSP system/vold Utils.cpp MountUserFuse) and execs the daemon with the fd as fd 3,
 // so the daemon keeps the pid systemd started (Type=notify, the unit's sandbox). The second
 // runs once the daemon is READY (a bind mount would otherwise wait for FUSE_INIT) and binds
-// /mnt/user/<N>/emulated at /storage/emulated/<N>, detaching a dead bind first.
+// /mnt/user/<N>/emulated at /storage/emulated/<N>, detaching a dead bind first. The third runs
+// whenever the daemon has stopped, crashed or been killed, and detaches both, as vold's
+// UnmountUserFuse does when MediaProvider goes away: a FUSE mount outliving its daemon would keep
+// the lower files it passed through open, and /data could not be unmounted at shutdown.
 // Plain system calls, no library: it runs before anything of the project is up.
 #include <errno.h>
 #include <fcntl.h>
@@ -54,6 +58,7 @@ void DetachAll(const std::string& path) {
 int main(int argc, char** argv) {
   int user = -1;
   bool bind_storage = false;
+  bool unmount = false;
   int i = 1;
   for (; i < argc; ++i) {
     std::string arg = argv[i];
@@ -61,6 +66,8 @@ int main(int argc, char** argv) {
       user = atoi(arg.c_str() + 7);
     } else if (arg == "--bind_storage") {
       bind_storage = true;
+    } else if (arg == "--unmount") {
+      unmount = true;
     } else if (arg == "--") {
       ++i;
       break;
@@ -69,16 +76,22 @@ int main(int argc, char** argv) {
       return 64;
     }
   }
-  if (user < 0 || (!bind_storage && i >= argc)) {
+  if (user < 0 || (!bind_storage && !unmount && i >= argc)) {
     fprintf(stderr,
-            "usage: vold_mount --user=N -- DAEMON ARGS... | vold_mount --user=N --bind_storage\n");
+            "usage: vold_mount --user=N -- DAEMON ARGS... | vold_mount --user=N --bind_storage | "
+            "vold_mount --user=N --unmount\n");
     return 64;
   }
   const std::string pre_fuse = "/mnt/user/" + std::to_string(user);
   const std::string fuse_path = pre_fuse + "/emulated";
 
+  const std::string storage = "/storage/emulated/" + std::to_string(user);
+  if (unmount) {
+    DetachAll(storage);
+    DetachAll(fuse_path);
+    return 0;
+  }
   if (bind_storage) {
-    const std::string storage = "/storage/emulated/" + std::to_string(user);
     mkdir("/storage", 0755);
     mkdir("/storage/emulated", 0755);
     DetachAll(storage);

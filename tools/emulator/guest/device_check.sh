@@ -7,6 +7,8 @@
 #   ROW <user> <file> <cell>...  the demo's matrix: what each sample app's open+read gives
 #   INFO <text>                  shown, not judged
 #   PHASE <n> done               the end of this boot's part
+# Users 0 and 10 are served as on a device (vold's mount, handed to the daemon); user 11 by the
+# unit as shipped, which mounts /storage/emulated/11 itself.
 # Boot 1 checks the device as booted, the demo's matrix for users 0 and 10, writes files as an
 # app (each recorded once fsync returned), SIGKILLs the daemon mid-write, checks that systemd
 # restarted it, that the mount serves again and that every recorded file is whole, then reboots.
@@ -47,7 +49,13 @@ check data-casefold-unicode "ext4's utf8 folding: 'Muſic' (long s) names Music 
   stat /data/media/0/Muſic
 check data-quota "userdata has the quota and project features (fs_mgr's tuning)" \
   bash -c 'f=$(dumpe2fs -h /dev/vdb 2>/dev/null | grep "^Filesystem features"); [[ $f == *quota* && $f == *project* && $f == *casefold* ]] || { echo "$f"; false; }'
-for u in 0 10; do
+for u in 0 10 11; do
+  if [[ $u == 11 ]]; then
+    pid=$(unit_prop "$u" MainPID)
+    check "sandbox-$u" "scopedfsd@$u runs in the unit's sandbox: NoNewPrivs, seccomp filter, 7 bounding capabilities" \
+      bash -c 's=/proc/'"$pid"'/status; grep -q "^NoNewPrivs:[[:space:]]*1" $s && grep -q "^Seccomp:[[:space:]]*2" $s && grep -q "^CapBnd:[[:space:]]*00000000002000cf" $s || { grep -E "NoNewPrivs|Seccomp|CapBnd" $s; false; }'
+    continue
+  fi
   fuse=/mnt/user/$u/emulated
   line=$(awk -v m="$fuse" '$5 == m {print}' /proc/self/mountinfo | tail -1)
   say "INFO user $u: $line"
@@ -61,6 +69,14 @@ for u in 0 10; do
   check "sandbox-$u" "scopedfsd@$u runs in the unit's sandbox: NoNewPrivs, seccomp filter, 7 bounding capabilities" \
     bash -c 's=/proc/'"$pid"'/status; grep -q "^NoNewPrivs:[[:space:]]*1" $s && grep -q "^Seccomp:[[:space:]]*2" $s && grep -q "^CapBnd:[[:space:]]*00000000002000cf" $s || { grep -E "NoNewPrivs|Seccomp|CapBnd" $s; false; }'
 done
+
+# User 11 runs the shipped unit unchanged: scopedfsd mounts /storage/emulated/11 itself, as on
+# a host that is not a device (no vold).
+line=$(awk '$5 == "/storage/emulated/11" {print}' /proc/self/mountinfo | tail -1)
+check mount-11 "scopedfsd@11 (the unit as shipped) mounted /storage/emulated/11 itself (fuse.scopedfs)" \
+  bash -c '[[ $1 == *" - fuse.scopedfs /data/media/11 "* ]] || { echo "mountinfo: $1"; false; }' _ "$line"
+check unit-11 "scopedfsd@11: Type=notify, active, main pid is scopedfsd" \
+  bash -c '[[ "$(systemctl show -p Type --value scopedfsd@11)" == notify && "$(systemctl is-active scopedfsd@11)" == active ]] && pid=$(systemctl show -p MainPID --value scopedfsd@11) && [[ "$(cat /proc/$pid/comm)" == scopedfsd ]]'
 
 apps=(10061:gallery 10062:chat 10063:music 10064:files 10065:camera)
 cell() {  # cell UID FILE LOWER: what the app's open+read of FILE gives, as the demo prints it
@@ -147,6 +163,20 @@ if [[ $phase == 1 ]]; then
   check serves-again "the gallery lists and reads user 0's storage through the new mount" \
     bash -c 'setpriv --reuid=10061 --regid=10061 --clear-groups ls /storage/emulated/0/DCIM/Camera >/dev/null &&
       setpriv --reuid=10061 --regid=10061 --clear-groups cat /storage/emulated/0/DCIM/Camera/IMG_20240614_090000.jpg | cmp - /data/media/0/DCIM/Camera/IMG_20240614_090000.jpg'
+  # The shipped unit (user 11, self-mounting) must come back from a SIGKILL too: its next start
+  # finds the dead mount at /storage/emulated/11 and detaches it.
+  old11=$(unit_prop 11 MainPID)
+  kill -KILL "$old11"
+  back=false
+  for _ in $(seq 600); do
+    p=$(unit_prop 11 MainPID)
+    if [[ $(systemctl is-active scopedfsd@11) == active && $p != 0 && $p != "$old11" ]]; then back=true; break; fi
+    sleep 0.1
+  done
+  check restart-11 "systemd restarted scopedfsd@11 (the unit as shipped) after SIGKILL ($(systemctl is-active scopedfsd@11), NRestarts $(unit_prop 11 NRestarts), pid $old11 -> $(unit_prop 11 MainPID); $(systemctl status scopedfsd@11 2>&1 | grep -a -m2 -E 'ExecStartPre|mkdir' | tr -s ' ' | tr '\n' ' '))" $back
+  check serves-again-11 "the gallery of user 11 reads its storage through the shipped unit's new mount" \
+    bash -c 'setpriv --reuid=1110061 --regid=1110061 --clear-groups cat /storage/emulated/11/DCIM/Camera/IMG_20240614_090000.jpg | cmp - /data/media/11/DCIM/Camera/IMG_20240614_090000.jpg'
+
   # A few more acknowledged writes through the new mount, then stop the writer.
   target=$(($(wc -l <"$state/acked") + 3))
   for _ in $(seq 300); do (($(wc -l <"$state/acked") >= target)) && break; sleep 0.1; done
@@ -176,7 +206,7 @@ if [[ $phase == 1 ]]; then
   systemctl reboot
 else
   check "no-restarts-boot2" "after the reboot both daemons started once and serve" \
-    bash -c '[[ $(systemctl show -p NRestarts --value scopedfsd@0) == 0 && $(systemctl is-active scopedfsd@0 scopedfsd@10 | sort -u) == active ]]'
+    bash -c '[[ $(systemctl show -p NRestarts --value scopedfsd@0) == 0 && $(systemctl is-active scopedfsd@0 scopedfsd@10 scopedfsd@11 | sort -u) == active ]]'
   say "PHASE 2 done"
   systemctl poweroff
 fi
