@@ -41,6 +41,16 @@ set_uring() {  # Y or N; false when the kernel has no such switch or we may not 
   [[ -w $param ]] && echo "$1" >"$param" 2>/dev/null
 }
 
+# The emulated device's guest root (mmdebstrap, a few minutes on a fresh machine, then cached)
+# is built beside the first pass; its library list comes from the binaries, built first.
+emulator_prepare=""
+if [ "${SCOPEDFS_EMULATOR:-1}" != 0 ]; then
+  bazel build //daemon:scopedfsd //tools:scopedfsctl //tools/emulator:vold_mount
+  tools/emulator/run.sh --prepare --bin_dir="$(bazel info bazel-bin 2>/dev/null)" \
+    >"$passes/emulator-prepare.log" 2>&1 &
+  emulator_prepare=$!
+fi
+
 mapfile -t mount_tests < <(bazel query 'attr(tags, "requires-fuse", tests(//...))' 2>/dev/null)
 mapfile -t all_tests < <(bazel query 'tests(//...) except attr(tags, "manual", tests(//...))' \
   2>/dev/null)
@@ -89,6 +99,11 @@ keep_logs ext4 ext4_tests "$@"
 # SCOPEDFS_EMULATOR=0 skips this pass.
 if [ "${SCOPEDFS_EMULATOR:-1}" != 0 ]; then
   echo "test: the emulated device (tools/emulator/run.sh)"
+  if ! wait "$emulator_prepare"; then
+    cat "$passes/emulator-prepare.log" >&2
+    echo "test: could not prepare the emulated device's base system" >&2
+    status=1
+  fi
   tools/emulator/run.sh --bin_dir="$(bazel info bazel-bin 2>/dev/null)" || status=$?
 fi
 

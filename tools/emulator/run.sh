@@ -18,6 +18,7 @@ me=tools/emulator/run.sh
 usage() {
   cat <<EOF
 usage: $me [--accel=auto|kvm|tcg] [--cache=DIR] [--work=DIR] [--bin_dir=DIR] [--timeout=SECONDS]
+          [--prepare]
   --accel    auto (default): KVM if /dev/kvm works for this guest, else TCG; kvm or tcg: only that
   --cache    where the base system and the system disk are kept (default /var/tmp/scopedfs-emulator)
   --work     where this run's disks, serial log and results go (default: a new /tmp directory,
@@ -25,6 +26,8 @@ usage: $me [--accel=auto|kvm|tcg] [--cache=DIR] [--work=DIR] [--bin_dir=DIR] [--
   --bin_dir  prebuilt binaries (DIR/daemon/scopedfsd, DIR/tools/scopedfsctl,
              DIR/tools/emulator/vold_mount) instead of bazel build
   --timeout  seconds both boots may take together (default 1200)
+  --prepare  only install the host packages and build (or find) the cached base system, then
+             exit; tools/test.sh runs this beside its first pass
 Needs root (mmdebstrap, the system disk's owners) and about 2 GB in the cache directory.
 EOF
 }
@@ -35,7 +38,7 @@ fail() {
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 here=$repo/tools/emulator
-accel=auto cache=/var/tmp/scopedfs-emulator work="" bin_dir="" timeout=1200
+accel=auto cache=/var/tmp/scopedfs-emulator work="" bin_dir="" timeout=1200 prepare=false
 for arg in "$@"; do
   case "$arg" in
     --accel=auto | --accel=kvm | --accel=tcg) accel=${arg#*=} ;;
@@ -43,10 +46,12 @@ for arg in "$@"; do
     --work=*) work=${arg#*=} ;;
     --bin_dir=*) bin_dir=${arg#*=} ;;
     --timeout=*) timeout=${arg#*=} ;;
+    --prepare) prepare=true ;;
     -h | --help) usage; exit 0 ;;
     *) echo "$me: unknown argument \"$arg\"" >&2; usage >&2; exit 64 ;;
   esac
 done
+t0=$SECONDS
 [[ $(id -u) == 0 ]] || fail "needs root (mmdebstrap and the system disk's file owners)"
 export PATH=$PATH:/usr/sbin:/sbin
 source "$here/base.sh"
@@ -75,6 +80,20 @@ for b in daemon/scopedfsd tools/scopedfsctl tools/emulator/vold_mount; do
   [[ -x "$bin_dir/$b" ]] || fail "$bin_dir/$b is missing"
 done
 
+# --- The base system (cached) -----------------------------------------------------------------
+kernel=$(emulator_kernel_package)
+[[ -n "$kernel" ]] || fail "the Debian mirror offers no linux-image-6.12.*+deb12-amd64-unsigned (apt-get update?)"
+# libc6, libgcc-s1 and libstdc++6 are in every Debian root (apt needs them).
+mapfile -t libs < <(emulator_library_packages "$bin_dir/daemon/scopedfsd" "$bin_dir/tools/scopedfsctl" \
+  "$bin_dir/tools/emulator/vold_mount" | grep -vx 'libc6\|libgcc-s1\|libstdc++6')
+t_base=$SECONDS
+base=$(emulator_build_base "$cache" "$kernel" "${libs[@]}") || fail "could not build the base system"
+t_base=$((SECONDS - t_base))
+if $prepare; then
+  echo "emulator: base system ready: $base ($t_base s)"
+  exit 0
+fi
+
 own_work=false
 if [[ -z "$work" ]]; then work=$(mktemp -d /tmp/scopedfs-emulator.XXXXXX); own_work=true; fi
 mkdir -p "$work"
@@ -91,22 +110,11 @@ cleanup() {
   if [[ -n "$qemu_pid" ]] && kill -0 "$qemu_pid" 2>/dev/null; then stop_qemu; fi
 }
 trap cleanup EXIT
-t0=$SECONDS
 
-# --- The userdata image (Android profile, users 0 and 10) ---------------------------------------
+# --- The userdata image (Android profile; users 0 and 10 as on a device, 11 for the shipped unit) --
 rm -rf "$work/device"
 "$repo/tools/device_image/make_device_image.sh" --profile=android --users=0,10,11 "$work/device" >"$work/image.log" 2>&1 ||
   { tail -20 "$work/image.log" >&2; fail "the image builder failed (log: $work/image.log)"; }
-
-# --- The base system (cached) -----------------------------------------------------------------
-kernel=$(emulator_kernel_package)
-[[ -n "$kernel" ]] || fail "the Debian mirror offers no linux-image-6.12.*+deb12-amd64-unsigned (apt-get update?)"
-# libc6, libgcc-s1 and libstdc++6 are in every Debian root (apt needs them).
-mapfile -t libs < <(emulator_library_packages "$bin_dir/daemon/scopedfsd" "$bin_dir/tools/scopedfsctl" \
-  "$bin_dir/tools/emulator/vold_mount" | grep -vx 'libc6\|libgcc-s1\|libstdc++6')
-t_base=$SECONDS
-base=$(emulator_build_base "$cache" "$kernel" "${libs[@]}") || fail "could not build the base system"
-t_base=$((SECONDS - t_base))
 
 # --- The system disk: the base plus the project, installed by its own install script ----------
 stage=$work/stage
@@ -151,7 +159,8 @@ else
 fi
 
 # --- The demo's matrix on this host: what the guest's must equal -------------------------------
-(cd "$repo" && tools/demo.sh) >"$work/demo.log" 2>&1 || { tail -20 "$work/demo.log" >&2; fail "tools/demo.sh failed on the host (log: $work/demo.log)"; }
+demo_status=0
+(cd "$repo" && tools/demo.sh) >"$work/demo.log" 2>&1 || demo_status=$?
 matrix_files=(DCIM/Camera/IMG_20240612_101500.jpg DCIM/Camera/IMG_20240613_183000.jpg
   DCIM/Camera/IMG_20240614_090000.jpg DCIM/Camera/VID_20240612_101700.mp4
   Movies/Paris_trip.mov Pictures/Chat/IMG-received.jpg Music/Example_Band-Sine_in_A.mp3
@@ -160,9 +169,12 @@ matrix_files=(DCIM/Camera/IMG_20240612_101500.jpg DCIM/Camera/IMG_20240613_18300
 declare -A expected
 for f in "${matrix_files[@]}"; do
   cells=$(awk -v f="$f" '$1 == f && $2 ~ /^\(/ {$1 = ""; $2 = ""; sub(/^ +/, ""); print; exit}' "$work/demo.log")
-  [[ -n "$cells" ]] || fail "tools/demo.sh printed no row for $f (log: $work/demo.log)"
+  [[ -n "$cells" ]] || { tail -20 "$work/demo.log" >&2; fail "tools/demo.sh (exit $demo_status) printed no row for $f (log: $work/demo.log)"; }
   expected[$f]=$cells
 done
+# The rows are what is compared; a demo that failed after printing them (in its cleanup) is
+# said, not judged.
+((demo_status == 0)) || echo "emulator: tools/demo.sh exited $demo_status after printing its matrix: $(tail -1 "$work/demo.log")"
 
 # --- Boot ----------------------------------------------------------------------------------------
 boot() {  # boot ACCEL: runs QEMU until the guest powers off or the timeout; sets qemu_status
@@ -183,7 +195,7 @@ boot() {  # boot ACCEL: runs QEMU until the guest powers off or the timeout; set
     -drive "file=$work/userdata.img,format=raw,if=virtio" \
     -device virtio-serial-pci -chardev "file,id=results,path=$work/results.log" \
     -device virtserialport,chardev=results,name=org.scopedfs.results \
-    2>"$work/qemu.err") 2>>"$work/qemu.err" &
+    2>"$work/qemu.err"; exit_status=$?; exit $exit_status) 2>>"$work/qemu.err" &
   qemu_pid=$!
   local start=$SECONDS first_line=""
   boot1_seconds="" boot2_seconds=""

@@ -138,7 +138,8 @@ if [[ $phase == 1 ]]; then
   }
   writer &
   writer_pid=$!
-  for _ in $(seq 300); do (($(wc -l <"$state/acked") >= 5)) && break; sleep 0.1; done
+  deadline=$((SECONDS + 60))
+  while ((SECONDS < deadline)) && (($(wc -l <"$state/acked") < 5)); do sleep 0.1; done
   old_pid=$(unit_prop 0 MainPID)
   old_restarts=$(unit_prop 0 NRestarts)
   old_mount=$(awk '$5 == "/mnt/user/0/emulated" {print $1}' /proc/self/mountinfo | tail -1)
@@ -146,7 +147,8 @@ if [[ $phase == 1 ]]; then
   kill -KILL "$old_pid"
   say "INFO SIGKILLed scopedfsd@0 (pid $old_pid) after $acked_before acknowledged writes"
   restarted=false
-  for _ in $(seq 600); do
+  deadline=$((SECONDS + 60))
+  while ((SECONDS < deadline)); do
     new_pid=$(unit_prop 0 MainPID)
     if [[ $(systemctl is-active scopedfsd@0) == active && $new_pid != 0 && $new_pid != "$old_pid" ]] &&
       grep -q " /storage/emulated/0 " /proc/self/mountinfo; then
@@ -168,7 +170,8 @@ if [[ $phase == 1 ]]; then
   old11=$(unit_prop 11 MainPID)
   kill -KILL "$old11"
   back=false
-  for _ in $(seq 600); do
+  deadline=$((SECONDS + 60))
+  while ((SECONDS < deadline)); do
     p=$(unit_prop 11 MainPID)
     if [[ $(systemctl is-active scopedfsd@11) == active && $p != 0 && $p != "$old11" ]]; then back=true; break; fi
     sleep 0.1
@@ -179,7 +182,8 @@ if [[ $phase == 1 ]]; then
 
   # A few more acknowledged writes through the new mount, then stop the writer.
   target=$(($(wc -l <"$state/acked") + 3))
-  for _ in $(seq 300); do (($(wc -l <"$state/acked") >= target)) && break; sleep 0.1; done
+  deadline=$((SECONDS + 60))
+  while ((SECONDS < deadline)) && (($(wc -l <"$state/acked") < target)); do sleep 0.1; done
   touch "$src/stop"
   wait "$writer_pid"
   say "INFO $(wc -l <"$state/acked") writes acknowledged, $acked_before before the SIGKILL"
