@@ -182,6 +182,7 @@ boot() {  # boot ACCEL: runs QEMU until the guest powers off or the timeout; set
   cp "$work/device/userdata.img" "$work/userdata.img"
   : >"$work/results.log"
   : >"$work/serial.log"
+  : >"$work/qemu.err"
   local cpu=max
   [[ $accel == kvm ]] && cpu=host
   rm -f "$work/qemu.pid"
