@@ -25,7 +25,7 @@ usage: $me [--accel=auto|kvm|tcg] [--cache=DIR] [--work=DIR] [--bin_dir=DIR] [--
              removed after a passing run)
   --bin_dir  prebuilt binaries (DIR/daemon/scopedfsd, DIR/tools/scopedfsctl,
              DIR/tools/emulator/vold_mount) instead of bazel build
-  --timeout  seconds both boots may take together (default 1200)
+  --timeout  seconds both boots may take together (default 1800; 730 were needed at load 27)
   --prepare  only install the host packages and build (or find) the cached base system, then
              exit; tools/test.sh runs this beside its first pass
 Needs root (mmdebstrap, the system disk's owners) and about 2 GB in the cache directory.
@@ -38,7 +38,7 @@ fail() {
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 here=$repo/tools/emulator
-accel=auto cache=/var/tmp/scopedfs-emulator work="" bin_dir="" timeout=1200 prepare=false
+accel=auto cache=/var/tmp/scopedfs-emulator work="" bin_dir="" timeout=1800 prepare=false
 for arg in "$@"; do
   case "$arg" in
     --accel=auto | --accel=kvm | --accel=tcg) accel=${arg#*=} ;;

@@ -209,7 +209,7 @@ if [[ $phase == 1 ]]; then
   say "PHASE 1 done"
   systemctl reboot
 else
-  check "no-restarts-boot2" "after the reboot both daemons started once and serve" \
+  check "no-restarts-boot2" "after the reboot the three daemons started once and serve" \
     bash -c '[[ $(systemctl show -p NRestarts --value scopedfsd@0) == 0 && $(systemctl is-active scopedfsd@0 scopedfsd@10 scopedfsd@11 | sort -u) == active ]]'
   say "PHASE 2 done"
   systemctl poweroff
