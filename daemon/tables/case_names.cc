@@ -196,7 +196,7 @@ bool CaseIndex::Insert(Dir* dir, uint64_t hash, absl::string_view name) {
   return true;
 }
 
-CaseIndex::Answer CaseIndex::Lookup(const Dir& dir, int dir_fd, absl::string_view name,
+CaseIndex::Answer CaseIndex::Lookup(const Dir& dir, absl::string_view name,
                                     std::string* match) const {
   auto it = dir.by_folded.find(FoldedHash(name));
   if (it == dir.by_folded.end()) return Answer::kNone;
@@ -207,9 +207,7 @@ CaseIndex::Answer CaseIndex::Lookup(const Dir& dir, int dir_fd, absl::string_vie
     return Answer::kUnsure;  // a hash collision
   }
   if (spelled == name) return Answer::kNone;  // the exact name is no match
-  struct stat st;
-  if (fstatat(dir_fd, spelled.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return Answer::kUnsure;
-  *match = std::move(spelled);
+  *match = std::move(spelled);                // confirmed by Find, without the lock
   return Answer::kFound;
 }
 
@@ -226,21 +224,29 @@ int CaseIndex::Find(int dir_fd, absl::string_view name, std::string* match) {
   if (stamp.mtime_ns < 0) return Search(dir_fd, name, match);
   Key key{stamp.dev, stamp.ino};
   bool ambiguous = false;
+  bool found = false;
   {
     absl::MutexLock lock(&mu_);
     auto it = dirs_.find(key);
     if (it != dirs_.end() && it->second->stamp == stamp) {
       it->second->last_use = ++clock_;
-      switch (Lookup(*it->second, dir_fd, name, match)) {
+      switch (Lookup(*it->second, name, match)) {
         case Answer::kNone:
           return ENOENT;
         case Answer::kFound:
-          return 0;
+          found = true;
+          break;
         case Answer::kUnsure:
           ambiguous = true;
           break;
       }
     }
+  }
+  if (found) {
+    struct stat st;
+    if (fstatat(dir_fd, match->c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return 0;
+    ambiguous = true;  // a hash collision (or a change racing this lookup)
+    match->clear();
   }
   // Twins or a collision: a read answers, and the index stays for every other name.
   if (ambiguous) return Search(dir_fd, name, match);
@@ -251,7 +257,7 @@ int CaseIndex::Find(int dir_fd, absl::string_view name, std::string* match) {
   auto dir = std::make_unique<Dir>();
   dir->stamp = stamp;
   bool indexing = true;
-  bool found = false;
+  found = false;
   int err = ForEachName(dir_fd, kMaxCaseSearchEntries, nullptr, [&](absl::string_view n) {
     if (n != name && SameFoldedName(n, name) && (!found || n < absl::string_view(*match))) {
       match->assign(n.data(), n.size());

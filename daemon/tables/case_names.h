@@ -122,8 +122,8 @@ class CaseIndex {
   uint64_t FoldedHash(absl::string_view name) const;
   // Adds `name` to `dir`; false if a spelling of its folded name was there (it is then ambiguous).
   static bool Insert(Dir* dir, uint64_t hash, absl::string_view name);
-  // The answer of `dir` for `name`, *match set when found.
-  Answer Lookup(const Dir& dir, int dir_fd, absl::string_view name, std::string* match) const;
+  // The answer of `dir` for `name`, *match set when found (still to be confirmed by an fstatat).
+  Answer Lookup(const Dir& dir, absl::string_view name, std::string* match) const;
   // A full read (FindCaseMatch), counted.
   int Search(int dir_fd, absl::string_view name, std::string* match);
   // Applies one change the daemon made (`added` or removed) to an index of the state `before`.
