@@ -79,7 +79,7 @@ class FactsCache {
   // at most `max_waiters` requests wait for them at once (ScanQueue).
   explicit FactsCache(Stats* stats, int scan_threads = ScanQueue::DefaultThreads(),
                       int max_waiters = ScanQueue::kMaxWaiters)
-      : stats_(stats), scans_(scan_threads, max_waiters) {}
+      : stats_(stats), scans_(scan_threads, max_waiters, stats) {}
 
   // Facts of the lower object `fd` (O_PATH) as stat'ed in `st`, judged under `name` (the class a
   // name claims is checked against the content each time; the bytes are read once per version).

@@ -28,6 +28,7 @@ Filesystem::Filesystem(FilesystemOptions options, base::UniqueFd root_fd,
       // which for a writer owed redaction is an EACCES, so fewer waits mean more such refusals
       // under load.
       facts_(&stats_, ScanQueue::DefaultThreads(), std::max(1, options_.fuse_threads - 1)),
+      case_index_(&stats_),
       backing_(options_.passthrough, &stats_),
       budget_(AppBudget::ForFdLimit(FdLimit())),
       locks_(&budget_),
