@@ -29,7 +29,10 @@ absl::string_view LocalName(absl::string_view name) {
 // Whether a property name is GPS: its local part starts with "GPS", in any case, which covers the
 // Exif schema (exif:GPSLatitude, exif:GPSTimeStamp, ...), exifEX and vendor schemas such as
 // drone-dji:GpsLatitude.
-bool IsGpsName(absl::string_view name) { return absl::StartsWithIgnoreCase(LocalName(name), "gps"); }
+bool IsGpsName(absl::string_view name) {
+  absl::string_view local = LocalName(name);
+  return absl::StartsWithIgnoreCase(local, "gps");
+}
 
 }  // namespace
 
