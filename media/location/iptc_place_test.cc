@@ -101,7 +101,7 @@ TEST(FindIptcPlacesTest, EveryPlaceDatasetAndNothingElse) {
     EXPECT_EQ(out.find(value), std::string::npos) << value;
   }
   for (absl::string_view kept : {"Title", "keyword", "(c) someone", "\x1b%G"}) {
-    EXPECT_NE(out.find(kept), std::string::npos) << kept;
+    EXPECT_NE(out.find(std::string(kept)), std::string::npos) << kept;
   }
   EXPECT_EQ(out.size(), block.size());
 }
@@ -184,7 +184,7 @@ std::string JpegWith(uint8_t marker, absl::string_view data, uint64_t* data_at) 
   std::string j = absl::StrCat("\xFF\xD8\xFF", std::string(1, static_cast<char>(marker)),
                                Be16(static_cast<uint16_t>(data.size() + 2)));
   *data_at = j.size();
-  j += data;
+  j += std::string(data);
   j += "\xFF\xD9";
   return j;
 }

@@ -88,7 +88,7 @@ LocationScan ScanLocation(MediaFormat format, ByteSource& source, const ScanLimi
       LocationScan scan;
       scan.malformed = true;
       scan.error = "no location parser for this format";
-      for (Redaction kind : kLocationKindList) {
+      for (Redaction kind : kFallbackKinds) {
         if (source.size() > 0) scan.fallback.push_back({0, source.size(), kind});
       }
       return scan;

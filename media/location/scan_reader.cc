@@ -141,7 +141,7 @@ void ScanReader::Finish(LocationScan* scan) const {
   if (ok()) return;
   scan->malformed = true;
   scan->error = error_;
-  for (Redaction kind : kLocationKindList) {
+  for (Redaction kind : kFallbackKinds) {
     AddRange(&scan->fallback, failed_at_, size(), kind);
   }
   NormalizeRanges(&scan->fallback);

@@ -204,11 +204,11 @@ TEST(FindXmpGpsTest, PlaceNamesAsAttributesAndElements) {
   EXPECT_EQ(res.ranges, want);
   std::string out = FillKinds(packet, res.ranges, 1u << kPlace);
   for (absl::string_view gone : {"Zzstate", "Zzcountry", "Zzloc", "Zzshot", "photoshop:City"}) {
-    EXPECT_EQ(out.find(gone), std::string::npos) << gone;
+    EXPECT_EQ(out.find(std::string(gone)), std::string::npos) << gone;
   }
   for (absl::string_view kept :
        {"xmp:Rating='3'", "Zzcity street", "Creator's own city", "xmlns:City='urn:not-a-place'"}) {
-    EXPECT_NE(out.find(kept), std::string::npos) << kept;
+    EXPECT_NE(out.find(std::string(kept)), std::string::npos) << kept;
   }
   Result again = Find(out);
   EXPECT_TRUE(again.ok);
@@ -249,7 +249,7 @@ TEST(FindXmpGpsTest, LocationStructuresGoWholeAndTheirGpsStaysGps) {
   std::string both = FillKinds(packet, res.ranges, (1u << kXmp) | (1u << kPlace));
   for (absl::string_view gone : {"GPS", "Zzparis", "Zztower", "Zzeurope", "Zzfrance", "Zzidf",
                                  "ZZF", "Location"}) {
-    EXPECT_EQ(both.find(gone), std::string::npos) << gone;
+    EXPECT_EQ(both.find(std::string(gone)), std::string::npos) << gone;
   }
   Result again = Find(both);
   EXPECT_TRUE(again.ok);
