@@ -68,8 +68,9 @@ absl::StatusOr<EnumMask> ParseKinds(absl::string_view text) {
       }
     }
     if (!known) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--kinds: unknown kind \"", word, "\" (expected exif_gps, xmp_gps, isobmff_location, iptc_place, xmp_place)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--kinds: unknown kind \"", word,
+                       "\" (expected exif_gps, xmp_gps, isobmff_location, iptc_place, xmp_place)"));
     }
   }
   if (mask == 0) return absl::InvalidArgumentError("--kinds: no kind given");

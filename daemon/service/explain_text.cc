@@ -151,9 +151,8 @@ std::string ExplainText(const ExplainInput& in) {
           << " carries no location)\n";
     } else {
       // What the daemon would serve: the one RedactedFills both call.
-      std::vector<media::FillRange> plan =
-          media::RedactedFills(in.scan, /*content_read=*/true, in.content_size,
-                               in.engine->redaction_kinds());
+      std::vector<media::FillRange> plan = media::RedactedFills(
+          in.scan, /*content_read=*/true, in.content_size, in.engine->redaction_kinds());
       if (plan.empty()) out << "fill:     none (no location found)\n";
       for (const media::FillRange& f : plan) {
         out << "fill:     " << DescribeRange(f.begin, f.end) << " with "

@@ -22,7 +22,7 @@ namespace {
 constexpr uint16_t kTagSubIfds = 0x014A;
 constexpr uint16_t kTagGlobalParametersIfd = 0x0190;
 constexpr uint16_t kTagApplicationNotes = 0x02BC;  // XMP packet (TIFF/EP, Adobe XMP part 3)
-constexpr uint16_t kTagIptcNaa = 0x83BB;  // IPTC IIM datasets (TIFF's IPTC-NAA)
+constexpr uint16_t kTagIptcNaa = 0x83BB;           // IPTC IIM datasets (TIFF's IPTC-NAA)
 constexpr uint16_t kTagExifIfd = 0x8769;
 constexpr uint16_t kTagGpsIfd = 0x8825;
 constexpr uint16_t kTagInteropIfd = 0xA005;
@@ -296,8 +296,8 @@ class TiffWalker {
     uint64_t at = e.at + 8;          // inline
     if (size > 4) {
       if (!Inside(e.value, size)) {
-        return r_.Fail(e.at, absl::StrCat("IPTC-NAA of ", size, " bytes at ", e.value,
-                                          " outside the TIFF"));
+        return r_.Fail(
+            e.at, absl::StrCat("IPTC-NAA of ", size, " bytes at ", e.value, " outside the TIFF"));
       }
       at = begin_ + e.value;
     }

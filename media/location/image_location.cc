@@ -1,6 +1,7 @@
 // Location finders for still-image containers: JPEG (APP1 Exif, XMP and ExtendedXMP, APP13
-// Photoshop resources with their Exif, XMP and IPTC IIM), PNG (eXIf, XMP text chunks, ImageMagick's raw profiles) and WebP (EXIF and
-// XMP chunks). They delimit the metadata blocks and hand them to the Exif and XMP finders.
+// Photoshop resources with their Exif, XMP and IPTC IIM), PNG (eXIf, XMP text chunks, ImageMagick's
+// raw profiles) and WebP (EXIF and XMP chunks). They delimit the metadata blocks and hand them to
+// the Exif and XMP finders.
 //
 // What counts as a metadata block is what the most liberal common reader takes as one (ExifTool;
 // Android's ExifInterface is stricter everywhere here): Exif identifiers in any case and after up
@@ -109,9 +110,10 @@ bool ScanExifBlock(ScanReader& r, uint64_t begin, uint64_t end, LocationScan* sc
 
 // Photoshop image resource blocks in [begin, end): "8BIM", a 16-bit ID, a Pascal name padded to
 // an even size, a 32-bit size and the data, padded to an even size. The IPTC IIM (0x0404), Exif
-// (0x0422) and XMP (0x0424) resources are scanned. Like ExifTool, the walk ends at a block of another signature.
-// A block that runs past `end` ends it too, unless `strict`: in JPEG, resources may continue in
-// the next APP13 segment (ExifTool joins them), which we do not, so that is malformed.
+// (0x0422) and XMP (0x0424) resources are scanned. Like ExifTool, the walk ends at a block of
+// another signature. A block that runs past `end` ends it too, unless `strict`: in JPEG, resources
+// may continue in the next APP13 segment (ExifTool joins them), which we do not, so that is
+// malformed.
 bool ScanPhotoshopResources(ScanReader& r, const ScanLimits& limits, uint64_t begin, uint64_t end,
                             bool strict, LocationScan* scan) {
   uint64_t pos = begin;

@@ -9,7 +9,7 @@ namespace scopedfs::media {
 namespace {
 
 constexpr uint8_t kMarker = 0x1C;
-constexpr uint64_t kHeaderSize = 5;    // marker, record, dataset, 16-bit length
+constexpr uint64_t kHeaderSize = 5;     // marker, record, dataset, 16-bit length
 constexpr uint64_t kMaxLengthSize = 8;  // ExifTool's bound on an extended length's own size
 
 }  // namespace

@@ -77,8 +77,8 @@ TEST(IsIptcPlaceDatasetTest, ExactlyTheApplicationRecordPlaces) {
 
 TEST(FindIptcPlacesTest, EveryPlaceDatasetAndNothingElse) {
   const std::vector<std::pair<uint8_t, std::string>> places = {
-      {90, "Zzcity"}, {92, "Zzsub"}, {95, "Zzstate"}, {100, "ZZC"},
-      {101, "Zzcountry"}, {26, "ZZL"}, {27, "Zzcontent"}};
+      {90, "Zzcity"},     {92, "Zzsub"}, {95, "Zzstate"},  {100, "ZZC"},
+      {101, "Zzcountry"}, {26, "ZZL"},   {27, "Zzcontent"}};
   std::string block = Dataset(1, 90, "\x1b%G") + Dataset(2, 0, std::string("\0\4", 2)) +
                       Dataset(2, 5, "Title") + Dataset(2, 25, "keyword");
   std::vector<LocationRange> want;
@@ -108,8 +108,8 @@ TEST(FindIptcPlacesTest, EveryPlaceDatasetAndNothingElse) {
 
 TEST(FindIptcPlacesTest, ExtendedLengthIsRead) {
   // A 4-byte length (0x8004), then the value: the value is found after the length bytes.
-  std::string block = Dataset(2, 5, "T") + "\x1c\x02\x5a" + Be16(0x8004) + Be32(6) + "Zzcity" +
-                      Dataset(2, 25, "k");
+  std::string block =
+      Dataset(2, 5, "T") + "\x1c\x02\x5a" + Be16(0x8004) + Be32(6) + "Zzcity" + Dataset(2, 25, "k");
   uint64_t at = Dataset(2, 5, "T").size();
   Found f = FindAll(block);
   ASSERT_TRUE(f.ok) << f.error;
@@ -148,8 +148,7 @@ TEST(FindIptcPlacesTest, ByteSwappedBlocksGoWhole) {
   for (size_t i = 0; i < block.size(); i += 4) {
     swapped += {block[i + 3], block[i + 2], block[i + 1], block[i]};
   }
-  EXPECT_EQ(FindAll(swapped).ranges,
-            (std::vector<LocationRange>{{0, swapped.size(), kPlace}}));
+  EXPECT_EQ(FindAll(swapped).ranges, (std::vector<LocationRange>{{0, swapped.size(), kPlace}}));
 }
 
 TEST(FindIptcPlacesTest, BoundedByTheStructureBudgetAndTheBlock) {
@@ -210,17 +209,17 @@ TEST(IptcInContainersTest, JpegPhotoshopIptcResource) {
   std::vector<LocationRange> container = {{iptc_at, iptc_at + iptc.size(), kPlace}};
   EXPECT_EQ(scan.fallback, container);
   // Place names are filled only when asked for.
-  EXPECT_TRUE(RedactedFills(&scan, true, jpeg.size(), kAllLocationKinds & ~kPlaceNameKinds)
-                  .empty());
+  EXPECT_TRUE(
+      RedactedFills(&scan, true, jpeg.size(), kAllLocationKinds & ~kPlaceNameKinds).empty());
   EXPECT_EQ(RedactedFills(&scan, true, jpeg.size()).size(), 2u);
 }
 
 TEST(IptcInContainersTest, ExifIptcNaaTag) {
   // A little-endian TIFF whose IFD0 holds IPTC-NAA (0x83BB, UNDEFINED) out of line.
   std::string iptc = Dataset(2, 92, "Zzsub");
-  std::string tiff = absl::StrCat("II*", std::string(1, '\0'), Le32(8), Le16(1), Le16(0x83BB),
-                                  Le16(7), Le32(static_cast<uint32_t>(iptc.size())),
-                                  Le32(8 + 2 + 12 + 4), Le32(0), iptc);
+  std::string tiff =
+      absl::StrCat("II*", std::string(1, '\0'), Le32(8), Le16(1), Le16(0x83BB), Le16(7),
+                   Le32(static_cast<uint32_t>(iptc.size())), Le32(8 + 2 + 12 + 4), Le32(0), iptc);
   uint64_t data = 0;
   std::string jpeg = JpegWith(0xE1, absl::StrCat(std::string("Exif\0\0", 6), tiff), &data);
   LocationScan scan = ScanBytes(jpeg);

@@ -163,17 +163,18 @@ void ApplyFills(absl::Span<const FillRange> plan, uint64_t offset, absl::Span<ui
 // Every kind of location range, in enum order: coordinates (and the containers holding them)
 // first, then place names.
 inline constexpr Redaction kLocationKindList[] = {REDACTION_EXIF_GPS, REDACTION_XMP_GPS,
-                                                 REDACTION_ISOBMFF_LOCATION, REDACTION_IPTC_PLACE,
-                                                 REDACTION_XMP_PLACE};
+                                                  REDACTION_ISOBMFF_LOCATION, REDACTION_IPTC_PLACE,
+                                                  REDACTION_XMP_PLACE};
 
 // The kinds a failed scan's fallback ranges are listed under: the coordinate kinds, which every
 // policy fills, so what cannot be vouched for is filled whatever redact_place_names says.
 inline constexpr Redaction kFallbackKinds[] = {REDACTION_EXIF_GPS, REDACTION_XMP_GPS,
-                                              REDACTION_ISOBMFF_LOCATION};
+                                               REDACTION_ISOBMFF_LOCATION};
 
 // The kinds that are place names rather than coordinates (a mask of 1 << Redaction): what
 // Policy.redact_place_names FALSE leaves unfilled.
-inline constexpr uint32_t kPlaceNameKinds = (1u << REDACTION_IPTC_PLACE) | (1u << REDACTION_XMP_PLACE);
+inline constexpr uint32_t kPlaceNameKinds =
+    (1u << REDACTION_IPTC_PLACE) | (1u << REDACTION_XMP_PLACE);
 
 // Every kind of location range (a mask of 1 << Redaction), place names included.
 inline constexpr uint32_t kAllLocationKinds = (1u << REDACTION_EXIF_GPS) |

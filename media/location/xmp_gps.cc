@@ -1,6 +1,7 @@
 // XMP GPS and place finder (see xmp_gps.h): a small single-pass XML tokenizer that tracks the open
-// elements and reports GPS and place properties in element and attribute form. Anything it does not understand makes
-// it give up on the whole packet, so a lenient reader can never see what it skipped.
+// elements and reports GPS and place properties in element and attribute form. Anything it does not
+// understand makes it give up on the whole packet, so a lenient reader can never see what it
+// skipped.
 #include "media/location/xmp_gps.h"
 
 #include <cstddef>
@@ -39,10 +40,11 @@ bool IsGpsName(absl::string_view name) {
 bool IsXmpPlaceName(absl::string_view name) {
   // photoshop:City/State/Country, Iptc4xmpCore:Location/CountryCode, Iptc4xmpExt:LocationCreated
   // and LocationShown and the members of their Location structures, xmpDM:shotLocation.
-  static constexpr absl::string_view kPlaces[] = {
-      "City",          "State",       "Country",         "Location",      "CountryCode",
-      "LocationCreated", "LocationShown", "Sublocation", "ProvinceState", "CountryName",
-      "WorldRegion",   "LocationName", "LocationId",     "shotLocation"};
+  static constexpr absl::string_view kPlaces[] = {"City",          "State",       "Country",
+                                                  "Location",      "CountryCode", "LocationCreated",
+                                                  "LocationShown", "Sublocation", "ProvinceState",
+                                                  "CountryName",   "WorldRegion", "LocationName",
+                                                  "LocationId",    "shotLocation"};
   absl::string_view local = LocalName(name);
   for (absl::string_view place : kPlaces) {
     if (absl::EqualsIgnoreCase(local, place)) return true;

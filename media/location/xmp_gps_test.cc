@@ -194,13 +194,12 @@ TEST(FindXmpGpsTest, PlaceNamesAsAttributesAndElements) {
   const std::string packet = Wrap(absl::StrCat(
       "<rdf:Description rdf:about='' xmlns:City='urn:not-a-place' ", city, "\n  xmp:Rating='3' ",
       state, ">\n", country, location, code, "<dc:title>Zzcity street</dc:title>", shot,
-      "<Iptc4xmpCore:CiAdrCity>Creator's own city</Iptc4xmpCore:CiAdrCity>",
-      "</rdf:Description>"));
+      "<Iptc4xmpCore:CiAdrCity>Creator's own city</Iptc4xmpCore:CiAdrCity>", "</rdf:Description>"));
   Result res = Find(packet);
   ASSERT_TRUE(res.ok);
-  std::vector<LocationRange> want = {PlaceOf(packet, city),     PlaceOf(packet, state),
-                                     PlaceOf(packet, country),  PlaceOf(packet, location),
-                                     PlaceOf(packet, code),     PlaceOf(packet, shot)};
+  std::vector<LocationRange> want = {PlaceOf(packet, city),    PlaceOf(packet, state),
+                                     PlaceOf(packet, country), PlaceOf(packet, location),
+                                     PlaceOf(packet, code),    PlaceOf(packet, shot)};
   EXPECT_EQ(res.ranges, want);
   std::string out = FillKinds(packet, res.ranges, 1u << kPlace);
   for (absl::string_view gone : {"Zzstate", "Zzcountry", "Zzloc", "Zzshot", "photoshop:City"}) {
@@ -228,8 +227,8 @@ TEST(FindXmpGpsTest, LocationStructuresGoWholeAndTheirGpsStaysGps) {
       "<Iptc4xmpExt:LocationCreated Iptc4xmpExt:CountryName='Zzfrance' "
       "Iptc4xmpExt:ProvinceState='Zzidf'/>";
   const std::string member = "Iptc4xmpExt:CountryCode='ZZF'";
-  const std::string packet = Wrap(absl::StrCat("<rdf:Description ", member, ">", shown, created,
-                                               "</rdf:Description>"));
+  const std::string packet =
+      Wrap(absl::StrCat("<rdf:Description ", member, ">", shown, created, "</rdf:Description>"));
   Result res = Find(packet);
   ASSERT_TRUE(res.ok);
   std::vector<LocationRange> want = {PlaceOf(packet, member), PlaceOf(packet, shown),
@@ -247,8 +246,8 @@ TEST(FindXmpGpsTest, LocationStructuresGoWholeAndTheirGpsStaysGps) {
   EXPECT_TRUE(Find(coords).ok);
   // Both: nothing of either.
   std::string both = FillKinds(packet, res.ranges, (1u << kXmp) | (1u << kPlace));
-  for (absl::string_view gone : {"GPS", "Zzparis", "Zztower", "Zzeurope", "Zzfrance", "Zzidf",
-                                 "ZZF", "Location"}) {
+  for (absl::string_view gone :
+       {"GPS", "Zzparis", "Zztower", "Zzeurope", "Zzfrance", "Zzidf", "ZZF", "Location"}) {
     EXPECT_EQ(both.find(std::string(gone)), std::string::npos) << gone;
   }
   Result again = Find(both);
