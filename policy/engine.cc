@@ -36,9 +36,11 @@ constexpr absl::string_view kGuardWriteReason =
     "the caller reads this file with location filled (location_guard), so it may not change it: "
     "a writer could break the metadata's structure, read the file raw and restore it";
 
-// Every location kind: what a redacted read fills, whichever rule granted it.
-constexpr EnumMask kAllLocationKinds =
-    Bit(REDACTION_EXIF_GPS) | Bit(REDACTION_XMP_GPS) | Bit(REDACTION_ISOBMFF_LOCATION);
+// Every location kind: what a redacted read fills, whichever rule granted it, less the place
+// names when the policy says they are not location (Policy.redact_place_names FALSE).
+constexpr EnumMask kPlaceNameKinds = Bit(REDACTION_IPTC_PLACE) | Bit(REDACTION_XMP_PLACE);
+constexpr EnumMask kAllLocationKinds = Bit(REDACTION_EXIF_GPS) | Bit(REDACTION_XMP_GPS) |
+                                       Bit(REDACTION_ISOBMFF_LOCATION) | kPlaceNameKinds;
 
 }  // namespace
 
@@ -129,6 +131,9 @@ absl::StatusOr<std::unique_ptr<const Engine>> Engine::Create(const LoadedConfig&
   if (config.policy.uncertain_location() == UNCERTAIN_LOCATION_REDACT_ALL) {
     engine->uncertain_location_ = UNCERTAIN_LOCATION_REDACT_ALL;
   }
+  engine->redaction_kinds_ = config.policy.redact_place_names() == TRISTATE_FALSE
+                                 ? kAllLocationKinds & ~kPlaceNameKinds
+                                 : kAllLocationKinds;
   return std::unique_ptr<const Engine>(std::move(engine));
 }
 
@@ -337,7 +342,7 @@ Decision Engine::GuardLocation(Decision decision, const MatchInput& in) const {
   // What a redacted reader gets is decided by what the parsers found, never by the media class
   // the rule was written for: a HEIF with an MP4 location box, or an MP4 with an Exif item.
   if (decision.outcome == OUTCOME_ALLOW_REDACTED) {
-    decision.redact = kAllLocationKinds;
+    decision.redact = redaction_kinds_;
     return decision;
   }
   if (!location_guard_ || decision.outcome != OUTCOME_ALLOW || in.node_type != NODE_TYPE_FILE ||
@@ -348,7 +353,7 @@ Decision Engine::GuardLocation(Decision decision, const MatchInput& in) const {
   if (in.op == OP_READ) {
     if (!content.MayHaveLocation() || EntitledToLocation(in)) return decision;
     decision.outcome = OUTCOME_ALLOW_REDACTED;
-    decision.redact = kAllLocationKinds;
+    decision.redact = redaction_kinds_;
     decision.rule_index = -1;
     decision.rule_name = kGuardReadRuleName;
     decision.reason = kGuardReadReason;

@@ -85,6 +85,10 @@ class Engine {
   const PermissionIndex& permissions() const { return permissions_; }
   const std::string& policy_name() const { return policy_name_; }
   bool location_guard() const { return location_guard_; }
+  // The kinds of location range a redacted read fills (bits 1 << Redaction), whichever rule made
+  // it redacted: every kind, less REDACTION_IPTC_PLACE and REDACTION_XMP_PLACE under
+  // redact_place_names FALSE. Every Decision.redact of an ALLOW_REDACTED decision is this.
+  EnumMask redaction_kinds() const { return redaction_kinds_; }
   // True when no decision can depend on who asks: no rule looks at the caller and there is no
   // location guard. Every caller then sees the same names, views and attributes, so the kernel
   // may cache them for everyone (the permissive policy is such a policy; Android's is not).
@@ -169,6 +173,7 @@ class Engine {
   std::string policy_name_;
   UncertainLocation uncertain_location_ = UNCERTAIN_LOCATION_DENY;
   bool location_guard_ = false;
+  EnumMask redaction_kinds_ = 0;
   bool caller_independent_ = false;
   bool place_independent_ = false;
   bool matches_names_ = true;

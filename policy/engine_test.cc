@@ -212,8 +212,9 @@ TEST_F(EngineTest, LocationRedactedWithoutAccessMediaLocation) {
   EXPECT_FALSE(d.redact_fallback);
   // Every kind is filled, whichever class the rule was written for (a HEIF may hold an MP4
   // location box, an MP4 an Exif item).
-  constexpr EnumMask kAll =
-      Bit(REDACTION_EXIF_GPS) | Bit(REDACTION_XMP_GPS) | Bit(REDACTION_ISOBMFF_LOCATION);
+  constexpr EnumMask kAll = Bit(REDACTION_EXIF_GPS) | Bit(REDACTION_XMP_GPS) |
+                            Bit(REDACTION_ISOBMFF_LOCATION) | Bit(REDACTION_IPTC_PLACE) |
+                            Bit(REDACTION_XMP_PLACE);
   EXPECT_EQ(d.redact, kAll);
   d = Decide({"video redaction set", kSocial, OP_READ, "DCIM/v.mp4", Bytes::kMp4, kCamera,
               OUTCOME_ALLOW_REDACTED, {}, "", NODE_TYPE_FILE, Loc::kPresent});
@@ -538,6 +539,44 @@ std::unique_ptr<const Engine> EngineFor(const std::string& policy) {
   absl::StatusOr<std::unique_ptr<const Engine>> engine = Engine::Create(*config);
   EXPECT_TRUE(engine.ok()) << engine.status();
   return std::move(*engine);
+}
+
+// Policy.redact_place_names: place names are location unless the policy says otherwise, and then
+// every redacted decision, whichever rule or the location guard made it, fills coordinates only.
+TEST(RedactPlaceNamesTest, DefaultOnAndOffOnlyWhenFalse) {
+  constexpr EnumMask kPlaces = Bit(REDACTION_IPTC_PLACE) | Bit(REDACTION_XMP_PLACE);
+  constexpr EnumMask kCoordinates =
+      Bit(REDACTION_EXIF_GPS) | Bit(REDACTION_XMP_GPS) | Bit(REDACTION_ISOBMFF_LOCATION);
+  for (Tristate value : {TRISTATE_UNSPECIFIED, TRISTATE_TRUE, TRISTATE_FALSE}) {
+    absl::StatusOr<LoadedConfig> config =
+        LoadConfig({"policy/configs/android.textproto", "policy/configs/apps.textproto", ""});
+    ASSERT_TRUE(config.ok()) << config.status();
+    config->policy.set_redact_place_names(value);
+    absl::StatusOr<std::unique_ptr<const Engine>> engine = Engine::Create(*config);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    EnumMask want = value == TRISTATE_FALSE ? kCoordinates : kCoordinates | kPlaces;
+    EXPECT_EQ((*engine)->redaction_kinds(), want) << Tristate_Name(value);
+    media::ContentFacts located = media::FactsFromName("a.jpg");
+    located.location = media::LocationPresence::kPresent;
+    Request r;
+    r.uid = kSocial;
+    r.op = OP_READ;
+    r.path = "DCIM/Camera/a.jpg";
+    r.node_type = NODE_TYPE_FILE;
+    r.owner_uid = kCamera;
+    r.content = &located;
+    Decision d = (*engine)->Decide(r);
+    ASSERT_EQ(d.outcome, OUTCOME_ALLOW_REDACTED) << d.reason;
+    EXPECT_EQ(d.redact, want) << Tristate_Name(value);
+    // All-files access reading another app's photo elsewhere fills the same.
+    r.uid = kFiles;
+    r.path = "Download/trip.jpg";
+    d = (*engine)->Decide(r);
+    ASSERT_EQ(d.outcome, OUTCOME_ALLOW_REDACTED) << d.reason;
+    EXPECT_EQ(d.redact, want) << Tristate_Name(value);
+  }
+  EXPECT_EQ(EngineFor("policy/configs/android.textproto")->redaction_kinds() & kPlaces, kPlaces);
+  EXPECT_EQ(EngineFor("policy/configs/permissive.textproto")->redaction_kinds() & kPlaces, kPlaces);
 }
 
 // Only a policy whose decisions cannot depend on the caller lets the kernel cache names for all.
