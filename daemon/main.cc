@@ -25,18 +25,18 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "base/cli.h"
-#include "daemon/audit_log.h"
-#include "daemon/config_reloader.h"
-#include "daemon/config_watch.h"
-#include "daemon/control_socket.h"
-#include "daemon/file_locks.h"
-#include "daemon/filesystem.h"
-#include "daemon/fuse_session.h"
-#include "daemon/live_explain.h"
-#include "daemon/mount_point.h"
-#include "daemon/service_notify.h"
-#include "daemon/stats.h"
-#include "daemon/stop_signals.h"
+#include "daemon/kernel/fuse_session.h"
+#include "daemon/kernel/mount_point.h"
+#include "daemon/observe/audit_log.h"
+#include "daemon/observe/stats.h"
+#include "daemon/ops/filesystem.h"
+#include "daemon/service/config_reloader.h"
+#include "daemon/service/config_watch.h"
+#include "daemon/service/control_handlers.h"
+#include "daemon/service/control_socket.h"
+#include "daemon/service/service_notify.h"
+#include "daemon/service/stop_signals.h"
+#include "daemon/tables/file_locks.h"
 #include "policy/config.h"
 #include "policy/engine.h"
 #include "policy/selinux_context.h"
@@ -137,61 +137,6 @@ void LogLine(absl::string_view line) {
 std::string ServingStatus(const Filesystem& fs) {
   return absl::StrCat("serving ", fs.options().source, " with policy \"",
                       fs.engine()->policy_name(), "\"");
-}
-
-// A reload as systemd's Type=notify expects one: RELOADING, then READY with what is served now
-// (the old policy, when the reload was rejected).
-absl::StatusOr<std::string> ReloadNotified(ConfigReloader* reloader,
-                                           const policy::ConfigPaths& files,
-                                           absl::string_view why) {
-  NotifyReloading(absl::StrCat("reloading (", why, ")"));
-  absl::StatusOr<std::string> reloaded = reloader->Reload(files, why);
-  NotifyReady(reloaded.ok() ? *reloaded
-                            : absl::StrCat("reload rejected, old policy kept: ",
-                                           reloaded.status().message()));
-  return reloaded;
-}
-
-// Control requests: stats read the live counters; a reload goes through the one reloader (a bad
-// reload keeps the old policy); explain decides with the live policy and the lower file's facts.
-ControlResponse HandleControl(const ControlRequest& request, Filesystem* fs,
-                              ConfigReloader* reloader) {
-  ControlResponse response;
-  if (request.has_stats()) {
-    scopedfs::Stats* out = response.mutable_stats();
-    fs->stats().ToProto(out);
-    out->set_nodes(static_cast<double>(fs->node_count()));
-    out->set_reused_numbers(static_cast<double>(fs->nodes().reused_numbers()));
-    out->set_kept_removed(static_cast<double>(fs->nodes().kept_removed()));
-    out->set_lock_waits(static_cast<double>(fs->locks().waiting()));
-    out->set_scans_pending(static_cast<double>(fs->facts().scans().pending()));
-    out->set_scan_waiting(static_cast<double>(fs->facts().scans().waiting()));
-    out->set_scan_waiting_most(static_cast<double>(fs->facts().scans().most_waiting()));
-    out->set_scan_cache_bytes(static_cast<double>(fs->facts().scan_bytes()));
-    out->set_passthrough_enabled(fs->passthrough_active());
-    if (FuseSession* session = fs->session(); session != nullptr) {
-      out->set_transport(session->transport_description());
-      out->set_uring_serving(session->uring_serving());
-      out->set_uring_requests(static_cast<double>(session->uring_requests()));
-    }
-    out->set_policy(fs->engine()->policy_name());
-    out->set_listings_pinned(fs->listings_pinned());
-    return response;
-  }
-  if (request.has_reload()) {
-    const ReloadRequest& r = request.reload();
-    absl::StatusOr<std::string> reloaded =
-        ReloadNotified(reloader, {r.policy(), r.apps(), r.packages_list()}, "control socket");
-    if (!reloaded.ok()) {
-      response.set_error(std::string(reloaded.status().message()));
-    } else {
-      response.set_message(*reloaded);
-    }
-    return response;
-  }
-  if (request.has_explain()) return LiveExplain(request.explain(), fs);
-  response.set_error("empty request");
-  return response;
 }
 
 // systemd starts services with a soft fd limit of 1,024 whatever the hard limit: the daemon
@@ -411,7 +356,7 @@ int Run() {
   }
   const AppBudget::Limits& budget = (*fs)->budget().limits();
   fprintf(stderr, "scopedfsd: fd limit %llu: apps share %zu fd units, at most %zu each\n",
-          static_cast<unsigned long long>(FdLimit()), budget.fd_pool, budget.fds_per_app);
+          static_cast<unsigned long long>(FdLimit()), budget.fds.total, budget.fds.per_app);
   NotifyReady(absl::StrCat(ServingStatus(**fs), " at ", where));
   fprintf(stderr, "scopedfsd: serving %s at %s (policy \"%s\", passthrough %s, SELinux %s)\n",
           source.c_str(), where.c_str(), config->policy.name().c_str(),

@@ -16,6 +16,60 @@ using Bytes = absl::Span<const uint8_t>;
 
 constexpr uint32_t Bit(MediaClass media_class) { return 1u << media_class; }
 
+// ---- What each format is -----------------------------------------------------------------------
+
+constexpr uint32_t kImage = Bit(MEDIA_CLASS_IMAGE);
+// Containers that hold audio-only files as often as video (an .m4a may be an isom MP4, an .ogg
+// Vorbis file is the common case, .mka is Matroska).
+constexpr uint32_t kVideoOrAudio = Bit(MEDIA_CLASS_VIDEO) | Bit(MEDIA_CLASS_AUDIO);
+constexpr uint32_t kAudio = Bit(MEDIA_CLASS_AUDIO);
+constexpr bool kCarrier = true;
+
+// One row per MediaFormat, in enum order. Every image and video container carries location, and so
+// do recordings: ID3 tags hold XMP (PRIV "XMP"), RIFF files hold "_PMX" XMP chunks, Vorbis comments
+// and FLAC blocks hold whatever a writer puts there. HEIF image sequences (msf1) are animations,
+// like animated GIF/WebP: still IMAGE.
+constexpr FormatTraits kFormats[] = {
+    {MediaFormat::kUnknown, "unknown", 0, !kCarrier},
+    {MediaFormat::kJpeg, "jpeg", kImage, kCarrier},
+    {MediaFormat::kPng, "png", kImage, kCarrier},
+    {MediaFormat::kGif, "gif", kImage, kCarrier},
+    {MediaFormat::kWebp, "webp", kImage, kCarrier},
+    {MediaFormat::kHeif, "heif", kImage, kCarrier},
+    {MediaFormat::kAvif, "avif", kImage, kCarrier},
+    {MediaFormat::kMp4, "mp4", kVideoOrAudio, kCarrier},
+    {MediaFormat::kQuickTime, "quicktime", kVideoOrAudio, kCarrier},
+    {MediaFormat::k3gp, "3gp", kVideoOrAudio, kCarrier},
+    {MediaFormat::kM4a, "m4a", kAudio, kCarrier},
+    {MediaFormat::kMatroska, "matroska", kVideoOrAudio, kCarrier},
+    {MediaFormat::kWebm, "webm", kVideoOrAudio, kCarrier},
+    {MediaFormat::kMp3, "mp3", kAudio, kCarrier},
+    {MediaFormat::kAac, "aac", kAudio, kCarrier},
+    {MediaFormat::kFlac, "flac", kAudio, kCarrier},
+    {MediaFormat::kOgg, "ogg", kVideoOrAudio, kCarrier},
+    {MediaFormat::kWav, "wav", kAudio, kCarrier},
+    {MediaFormat::kPdf, "pdf", 0, !kCarrier},
+    {MediaFormat::kZip, "zip", 0, !kCarrier},
+    {MediaFormat::kTiff, "tiff", kImage, kCarrier},
+};
+
+constexpr bool InEnumOrder() {
+  for (size_t i = 0; i < sizeof(kFormats) / sizeof(kFormats[0]); ++i) {
+    if (static_cast<size_t>(kFormats[i].format) != i) return false;
+  }
+  return true;
+}
+static_assert(InEnumOrder(), "kFormats has one row per MediaFormat, in enum order");
+static_assert(kFormats[sizeof(kFormats) / sizeof(kFormats[0]) - 1].format == kLastFormat,
+              "kFormats has a row for every MediaFormat");
+
+// A value cast from outside the enum (e.g. read from a corrupt cache) is kUnknown's row: still
+// printable, no class, no carrier.
+const FormatTraits& TraitsOf(MediaFormat format) {
+  const size_t i = static_cast<size_t>(format);
+  return i < sizeof(kFormats) / sizeof(kFormats[0]) ? kFormats[i] : kFormats[0];
+}
+
 // True if `head` holds `magic` starting at `offset` (bounds checked).
 bool HasAt(Bytes head, size_t offset, absl::string_view magic) {
   if (offset > head.size() || magic.size() > head.size() - offset) return false;
@@ -278,54 +332,9 @@ LocationPresence LocationFor(MediaClass media_class) {
 
 }  // namespace
 
-absl::string_view FormatName(MediaFormat format) {
-  switch (format) {
-    case MediaFormat::kUnknown:
-      return "unknown";
-    case MediaFormat::kJpeg:
-      return "jpeg";
-    case MediaFormat::kPng:
-      return "png";
-    case MediaFormat::kGif:
-      return "gif";
-    case MediaFormat::kWebp:
-      return "webp";
-    case MediaFormat::kHeif:
-      return "heif";
-    case MediaFormat::kAvif:
-      return "avif";
-    case MediaFormat::kMp4:
-      return "mp4";
-    case MediaFormat::kQuickTime:
-      return "quicktime";
-    case MediaFormat::k3gp:
-      return "3gp";
-    case MediaFormat::kM4a:
-      return "m4a";
-    case MediaFormat::kMatroska:
-      return "matroska";
-    case MediaFormat::kWebm:
-      return "webm";
-    case MediaFormat::kMp3:
-      return "mp3";
-    case MediaFormat::kAac:
-      return "aac";
-    case MediaFormat::kFlac:
-      return "flac";
-    case MediaFormat::kOgg:
-      return "ogg";
-    case MediaFormat::kWav:
-      return "wav";
-    case MediaFormat::kPdf:
-      return "pdf";
-    case MediaFormat::kZip:
-      return "zip";
-    case MediaFormat::kTiff:
-      return "tiff";
-  }
-  // A value cast from outside the enum (e.g. read from a corrupt cache) is still printable.
-  return "unknown";
-}
+absl::Span<const FormatTraits> AllFormats() { return kFormats; }
+
+absl::string_view FormatName(MediaFormat format) { return TraitsOf(format).name; }
 
 MediaFormat SniffFormat(Bytes head) {
   if (HasAt(head, 0, "\xFF\xD8\xFF")) return MediaFormat::kJpeg;
@@ -370,39 +379,7 @@ MediaClass ClassOfName(absl::string_view name) {
   return MEDIA_CLASS_NONE;
 }
 
-uint32_t ClassesOfFormat(MediaFormat format) {
-  switch (format) {
-    // HEIF image sequences (msf1) are animations, like animated GIF/WebP: still IMAGE.
-    case MediaFormat::kJpeg:
-    case MediaFormat::kPng:
-    case MediaFormat::kGif:
-    case MediaFormat::kWebp:
-    case MediaFormat::kHeif:
-    case MediaFormat::kAvif:
-    case MediaFormat::kTiff:
-      return Bit(MEDIA_CLASS_IMAGE);
-    // Containers that hold audio-only files as often as video (an .m4a may be an isom MP4, an
-    // .ogg Vorbis file is the common case, .mka is Matroska).
-    case MediaFormat::kMp4:
-    case MediaFormat::kQuickTime:
-    case MediaFormat::k3gp:
-    case MediaFormat::kMatroska:
-    case MediaFormat::kWebm:
-    case MediaFormat::kOgg:
-      return Bit(MEDIA_CLASS_VIDEO) | Bit(MEDIA_CLASS_AUDIO);
-    case MediaFormat::kM4a:
-    case MediaFormat::kMp3:
-    case MediaFormat::kAac:
-    case MediaFormat::kFlac:
-    case MediaFormat::kWav:
-      return Bit(MEDIA_CLASS_AUDIO);
-    case MediaFormat::kUnknown:
-    case MediaFormat::kPdf:
-    case MediaFormat::kZip:
-      return 0;
-  }
-  return 0;
-}
+uint32_t ClassesOfFormat(MediaFormat format) { return TraitsOf(format).classes; }
 
 ContentFacts FactsFromName(absl::string_view name) {
   ContentFacts facts;
@@ -430,33 +407,7 @@ ContentFacts FactsFromFormat(absl::string_view name, MediaFormat format) {
   return facts;
 }
 
-bool FormatMayCarryLocation(MediaFormat format) {
-  switch (format) {
-    case MediaFormat::kJpeg:
-    case MediaFormat::kPng:
-    case MediaFormat::kGif:
-    case MediaFormat::kWebp:
-    case MediaFormat::kHeif:
-    case MediaFormat::kAvif:
-    case MediaFormat::kTiff:
-    case MediaFormat::kMp4:
-    case MediaFormat::kQuickTime:
-    case MediaFormat::k3gp:
-    case MediaFormat::kM4a:
-    case MediaFormat::kMatroska:
-    case MediaFormat::kWebm:
-    // Recordings are carriers too: ID3 tags hold XMP (PRIV "XMP"), RIFF files hold "_PMX" XMP
-    // chunks, Vorbis comments and FLAC blocks hold whatever a writer puts there.
-    case MediaFormat::kMp3:
-    case MediaFormat::kAac:
-    case MediaFormat::kFlac:
-    case MediaFormat::kOgg:
-    case MediaFormat::kWav:
-      return true;
-    default:
-      return false;
-  }
-}
+bool FormatMayCarryLocation(MediaFormat format) { return TraitsOf(format).may_carry_location; }
 
 ContentFacts FactsFromContent(absl::string_view name, Bytes head) {
   return FactsFromFormat(name, SniffFormat(head));

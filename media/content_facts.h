@@ -38,6 +38,21 @@ enum class MediaFormat : uint8_t {
                // also "II"/"MM" with another magic and a plausible IFD offset (ORF, RW2, BigTIFF)
 };
 
+// The last MediaFormat; every value from kUnknown to it is a format.
+inline constexpr MediaFormat kLastFormat = MediaFormat::kTiff;
+
+// What is known of a format without reading a file: one table holds it for every format, and
+// FormatName, ClassesOfFormat and FormatMayCarryLocation read it.
+struct FormatTraits {
+  MediaFormat format;
+  absl::string_view name;   // FormatName
+  uint32_t classes;         // ClassesOfFormat
+  bool may_carry_location;  // FormatMayCarryLocation
+};
+
+// Every format's row, from kUnknown to kLastFormat in enum order.
+absl::Span<const FormatTraits> AllFormats();
+
 // Lower-case short name ("jpeg", "mp4", "unknown").
 absl::string_view FormatName(MediaFormat format);
 

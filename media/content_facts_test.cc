@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <ostream>
 #include <set>
 #include <string>
@@ -524,34 +525,79 @@ INSTANTIATE_TEST_SUITE_P(
     }),
     NameCaseLabel);
 
-// ---- ClassesOfFormat ----------------------------------------------------------------------------
+// ---- The format table: FormatName, ClassesOfFormat, FormatMayCarryLocation ---------------------
 
 constexpr uint32_t kImage = 1u << MEDIA_CLASS_IMAGE;
 constexpr uint32_t kVideo = 1u << MEDIA_CLASS_VIDEO;
 constexpr uint32_t kAudio = 1u << MEDIA_CLASS_AUDIO;
 
-class ClassesOfFormatTest : public testing::TestWithParam<std::pair<MediaFormat, uint32_t>> {};
+struct FormatRow {
+  MediaFormat format;
+  const char* name;
+  uint32_t classes;
+  bool carrier;
+};
 
-TEST_P(ClassesOfFormatTest, Mask) {
-  EXPECT_EQ(ClassesOfFormat(GetParam().first), GetParam().second) << FormatName(GetParam().first);
+// Written out apart from the table it checks, one row for every format.
+constexpr FormatRow kExpectedFormats[] = {
+    {MediaFormat::kUnknown, "unknown", 0, false},
+    {MediaFormat::kJpeg, "jpeg", kImage, true},
+    {MediaFormat::kPng, "png", kImage, true},
+    {MediaFormat::kGif, "gif", kImage, true},
+    {MediaFormat::kWebp, "webp", kImage, true},
+    {MediaFormat::kHeif, "heif", kImage, true},
+    {MediaFormat::kAvif, "avif", kImage, true},
+    {MediaFormat::kMp4, "mp4", kVideo | kAudio, true},
+    {MediaFormat::kQuickTime, "quicktime", kVideo | kAudio, true},
+    {MediaFormat::k3gp, "3gp", kVideo | kAudio, true},
+    {MediaFormat::kM4a, "m4a", kAudio, true},
+    {MediaFormat::kMatroska, "matroska", kVideo | kAudio, true},
+    {MediaFormat::kWebm, "webm", kVideo | kAudio, true},
+    {MediaFormat::kMp3, "mp3", kAudio, true},
+    {MediaFormat::kAac, "aac", kAudio, true},
+    {MediaFormat::kFlac, "flac", kAudio, true},
+    {MediaFormat::kOgg, "ogg", kVideo | kAudio, true},
+    {MediaFormat::kWav, "wav", kAudio, true},
+    {MediaFormat::kPdf, "pdf", 0, false},
+    {MediaFormat::kZip, "zip", 0, false},
+    {MediaFormat::kTiff, "tiff", kImage, true},
+};
+
+// The table, and the rows expected of it, have one row per format in enum order.
+TEST(FormatTableTest, EveryFormatHasOneRowInEnumOrder) {
+  const absl::Span<const FormatTraits> table = AllFormats();
+  ASSERT_EQ(table.size(), static_cast<size_t>(kLastFormat) + 1);
+  ASSERT_EQ(std::size(kExpectedFormats), table.size());
+  for (size_t i = 0; i < table.size(); ++i) {
+    EXPECT_EQ(static_cast<size_t>(table[i].format), i) << table[i].name;
+    EXPECT_EQ(static_cast<size_t>(kExpectedFormats[i].format), i) << kExpectedFormats[i].name;
+  }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Formats, ClassesOfFormatTest,
-    testing::Values(std::pair{MediaFormat::kJpeg, kImage}, std::pair{MediaFormat::kPng, kImage},
-                    std::pair{MediaFormat::kGif, kImage}, std::pair{MediaFormat::kWebp, kImage},
-                    std::pair{MediaFormat::kHeif, kImage}, std::pair{MediaFormat::kAvif, kImage},
-                    std::pair{MediaFormat::kMp4, kVideo | kAudio},
-                    std::pair{MediaFormat::kQuickTime, kVideo | kAudio},
-                    std::pair{MediaFormat::k3gp, kVideo | kAudio},
-                    std::pair{MediaFormat::kMatroska, kVideo | kAudio},
-                    std::pair{MediaFormat::kWebm, kVideo | kAudio},
-                    std::pair{MediaFormat::kOgg, kVideo | kAudio},
-                    std::pair{MediaFormat::kM4a, kAudio}, std::pair{MediaFormat::kMp3, kAudio},
-                    std::pair{MediaFormat::kAac, kAudio}, std::pair{MediaFormat::kFlac, kAudio},
-                    std::pair{MediaFormat::kWav, kAudio}, std::pair{MediaFormat::kPdf, 0u},
-                    std::pair{MediaFormat::kZip, 0u}, std::pair{MediaFormat::kUnknown, 0u}),
-    [](const auto& info) { return std::string(FormatName(info.param.first)); });
+class FormatTableRowTest : public testing::TestWithParam<FormatRow> {};
+
+TEST_P(FormatTableRowTest, Entry) {
+  const FormatRow& want = GetParam();
+  const FormatTraits& row = AllFormats()[static_cast<size_t>(want.format)];
+  EXPECT_EQ(row.format, want.format);
+  EXPECT_EQ(row.name, want.name);
+  EXPECT_EQ(row.classes, want.classes);
+  EXPECT_EQ(row.may_carry_location, want.carrier);
+  // The three functions read that row.
+  EXPECT_EQ(FormatName(want.format), want.name);
+  EXPECT_EQ(ClassesOfFormat(want.format), want.classes);
+  EXPECT_EQ(FormatMayCarryLocation(want.format), want.carrier);
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, FormatTableRowTest, testing::ValuesIn(kExpectedFormats),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(FormatTableTest, AValueOutsideTheEnumReadsAsUnknown) {
+  const MediaFormat stray = static_cast<MediaFormat>(200);
+  EXPECT_EQ(FormatName(stray), "unknown");
+  EXPECT_EQ(ClassesOfFormat(stray), 0u);
+  EXPECT_FALSE(FormatMayCarryLocation(stray));
+}
 
 // ---- FactsFromName ------------------------------------------------------------------------------
 

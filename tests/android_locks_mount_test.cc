@@ -10,8 +10,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -47,14 +45,6 @@ struct flock WholeFile(short type) {
   l.l_type = type;
   l.l_whence = SEEK_SET;
   return l;
-}
-
-std::string ReadFileOrDie(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  EXPECT_FALSE(ss.str().empty()) << path;
-  return ss.str();
 }
 
 class AndroidLocksTest : public MountTest {

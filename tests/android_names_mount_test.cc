@@ -11,7 +11,6 @@
 
 #include <cerrno>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -196,10 +195,7 @@ class AndroidNamesCacheTest : public MountTest {
     return o;
   }
   void SetUp() override {
-    std::ifstream in("policy/configs/permissive.textproto");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string policy = ss.str();
+    std::string policy = ReadFileOrDie("policy/configs/permissive.textproto");
     const std::string kPosix = "semantics: SEMANTICS_POSIX";
     size_t at = policy.find(kPosix);
     ASSERT_NE(at, std::string::npos) << "permissive.textproto names no semantics";

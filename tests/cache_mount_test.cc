@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -103,10 +102,7 @@ TEST_F(CacheMountTest, PermissiveNamesAreCachedForEveryone) {
 // The permissive policy (POSIX semantics) with one rule in front: `social` sees no Documents.
 // Names stay the same for everyone until a reload brings this in.
 std::string WriteHidingPolicy() {
-  std::ifstream in("policy/configs/permissive.textproto");
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string policy = text.str();
+  std::string policy = ReadFileOrDie("policy/configs/permissive.textproto");
   size_t first_rule = policy.find("\nrule {");
   EXPECT_NE(first_rule, std::string::npos);
   policy.insert(first_rule + 1,

@@ -16,7 +16,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -103,10 +102,7 @@ class DeviceImageMountTest : public testing::Test {
 
   std::string Lower(const std::string& rel) const { return data_ + "/media/0/" + rel; }
   App As(uid_t uid) const { return storage_.As(uid); }
-  std::string ReadImage(const std::string& rel) const {
-    std::ifstream in(Lower(rel), std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
+  std::string ReadImage(const std::string& rel) const { return ReadFileOrDie(Lower(rel)); }
 
   // What exiftool (for photos) or ffprobe (for videos) finds as location in `bytes`.
   std::string LocationIn(const std::string& bytes, const std::string& ext) {

@@ -23,14 +23,13 @@ Usage: differential_formats_test.py [--ctl=PATH] [--keep=DIR] [--only=SUBSTRING]
 import json
 import os
 import re
-import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import differential_runner  # noqa: E402
 from differential_image_test import (XMP_LAT, XMP_LON, Tiff, jpeg_segment,  # noqa: E402
                                      jpeg_with, png_chunk, png_split, riff_chunk, xmp_packet)
 
@@ -344,82 +343,29 @@ def make_bases(work):
     return base
 
 
-def main(argv):
-    ctl, keep, only = None, None, None
-    for arg in argv[1:]:
-        if arg.startswith("--ctl="):
-            ctl = arg[len("--ctl="):]
-        elif arg.startswith("--keep="):
-            keep = arg[len("--keep="):]
-        elif arg.startswith("--only="):
-            only = arg[len("--only="):]
-        else:
-            print(__doc__)
-            return 2
-    for tool in ("exiftool", "ffprobe", "ffmpeg", "convert"):
-        if shutil.which(tool) is None:
-            print(f"FAIL: {tool} is not installed (run tools/setup.sh)")
-            return 1
-    ctl = ctl or os.environ.get("SCOPEDFSCTL", "tools/scopedfsctl")
-    work = keep or tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
-    dirs = {k: os.path.join(work, k) for k in ("orig", "redacted", "carves")}
-    for d in dirs.values():
-        os.makedirs(d, exist_ok=True)
+def prepare(work):
+    """The variants and their oracle (differential_runner.main)."""
+    carve_dir = os.path.join(work, "carves")
+    os.makedirs(carve_dir, exist_ok=True)
     base = make_bases(work)
     for key in ("jpg", "png", "mp4", "wav", "avi", "mp2"):
-        path = os.path.join(work, "base_check." + key)
-        _write(work, "base_check." + key, base[key])
-        if findings(path, dirs["carves"]):
+        path = _write(work, "base_check." + key, base[key])
+        if findings(path, carve_dir):
             print(f"FAIL: the base {key} already has coordinates")
             return 1
 
-    todo = variants(base)
-    if only:
-        todo = {k: v for k, v in todo.items() if only in k}
-    counts = {"redacted": 0, "fail-closed": 0, "leak": 0, "fallback leak": 0, "inert": 0,
-              "error": 0}
-    rows = []
-    for name, (ext, data) in sorted(todo.items()):
-        file_name = name.replace("/", "__") + "." + ext
-        orig = _write(dirs["orig"], file_name, data)
-        found = findings(orig, dirs["carves"])
-        if not found:
-            counts["inert"] += 1
-            rows.append((name, "inert", "the oracle finds no coordinate in the original"))
-            continue
-        res = subprocess.run([ctl, "scan", orig, f"--redacted_out={dirs['redacted']}"],
-                             capture_output=True, text=True, check=False)
-        red = os.path.join(dirs["redacted"], file_name)
-        if res.returncode != 0 or not os.path.exists(red):
-            counts["error"] += 1
-            rows.append((name, "error", f"scan rc {res.returncode}: {res.stderr.strip()}"))
-            continue
-        malformed = re.search(r"^  malformed: yes(.*)$", res.stdout, re.M)
-        left = findings(red, dirs["carves"])
-        if malformed and left:
-            outcome, detail = "fallback leak", f"REDACT_ALL copy still has {left}"
-        elif malformed:
-            outcome, detail = "fail-closed", malformed.group(1).strip(": ")[:90]
-        elif left:
-            outcome, detail = "leak", f"still {left}"[:160]
-        elif name in KEEPS_VIDEO and not has_video(red, dirs["carves"]):
-            outcome, detail = "error", "the motion photo's video is gone from the redacted copy"
-        else:
-            outcome, detail = "redacted", ", ".join(found)[:90]
-        counts[outcome] += 1
-        rows.append((name, outcome, detail))
+    def keeps_video(name, red):
+        if name in KEEPS_VIDEO and not has_video(red, carve_dir):
+            return "the motion photo's video is gone from the redacted copy"
+        return None
 
-    width = max(len(r[0]) for r in rows)
-    for name, outcome, detail in rows:
-        print(f"{name:<{width}}  {outcome:<13}  {detail}")
-    print()
-    print(", ".join(f"{k}: {v}" for k, v in counts.items()), f"(of {len(rows)} variants)")
-    bad = counts["leak"] + counts["fallback leak"] + counts["error"]
-    if counts["inert"] * 4 > len(rows):
-        print("FAIL: more than a quarter of the variants carry no coordinate the oracle can see")
-        bad += 1
-    print("differential_formats_test:", "FAIL" if bad else "PASS")
-    return 1 if bad else 0
+    return variants(base), lambda path: findings(path, carve_dir), keeps_video
+
+
+def main(argv):
+    return differential_runner.main(argv, __doc__, "differential_formats_test",
+                                    ("exiftool", "ffprobe", "ffmpeg", "convert"), prepare,
+                                    "the oracle")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 
 A generator builds many variants of JPEG, PNG and WebP files that carry a coordinate in the
 places and spellings real readers accept: Exif header spellings, IFD routes to the GPS IFD, XMP
-packet forms and the containers that hold them. For each variant:
+packet forms and the containers that hold them. For each variant (differential_runner.py judges):
 
   * exiftool must find a coordinate in the original (otherwise the variant proves nothing and is
     reported as "inert");
@@ -25,8 +25,10 @@ import re
 import struct
 import subprocess
 import sys
-import tempfile
 import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import differential_runner  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # The coordinate every variant carries: 37 deg 46' 29.64" N, 122 deg 25' 9.84" W.
@@ -501,35 +503,8 @@ def coordinates(path):
     return found
 
 
-def scan(ctl, path, out_dir):
-    res = subprocess.run([ctl, "scan", path, f"--redacted_out={out_dir}"],
-                         capture_output=True, text=True, check=False)
-    malformed = re.search(r"^  malformed: yes(.*)$", res.stdout, re.M)
-    return res.returncode, (malformed.group(1).strip(": ") if malformed else None), res
-
-
-def main(argv):
-    ctl = None
-    keep = None
-    only = None
-    for arg in argv[1:]:
-        if arg.startswith("--ctl="):
-            ctl = arg[len("--ctl="):]
-        elif arg.startswith("--keep="):
-            keep = arg[len("--keep="):]
-        elif arg.startswith("--only="):
-            only = arg[len("--only="):]
-        else:
-            print(__doc__)
-            return 2
-    if ctl is None:
-        ctl = os.environ.get("SCOPEDFSCTL", "tools/scopedfsctl")
-    work = keep or os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp()
-    src_dir = os.path.join(work, "orig")
-    red_dir = os.path.join(work, "redacted")
-    os.makedirs(src_dir, exist_ok=True)
-    os.makedirs(red_dir, exist_ok=True)
-
+def prepare(work):
+    """The variants and their oracle (differential_runner.main)."""
     bases = {}
     for ext in ("jpg", "png", "webp"):
         path = os.path.join(work, "base." + ext)
@@ -544,55 +519,14 @@ def main(argv):
     variants.update(jpeg_variants(bases["jpg"]))
     variants.update(png_variants(bases["png"]))
     variants.update(webp_variants(bases["webp"]))
-    if only:
-        variants = {k: v for k, v in variants.items() if only in k}
+    ext = {"jpeg": "jpg", "png": "png", "webp": "webp"}
+    return ({name: (ext[name.split("/")[0]], data) for name, data in variants.items()},
+            coordinates, None)
 
-    counts = {"redacted": 0, "fail-closed": 0, "leak": 0, "fallback leak": 0, "inert": 0,
-              "error": 0}
-    rows = []
-    for name, data in sorted(variants.items()):
-        ext = {"jpeg": "jpg", "png": "png", "webp": "webp"}[name.split("/")[0]]
-        file_name = name.replace("/", "__") + "." + ext
-        orig = os.path.join(src_dir, file_name)
-        with open(orig, "wb") as f:
-            f.write(data)
-        found = coordinates(orig)
-        if not found:
-            rows.append((name, "inert", "exiftool finds no coordinate in the original"))
-            counts["inert"] += 1
-            continue
-        rc, malformed, res = scan(ctl, orig, red_dir)
-        red = os.path.join(red_dir, file_name)
-        if rc != 0 or not os.path.exists(red):
-            rows.append((name, "error", f"scan rc {rc}: {res.stderr.strip()}"))
-            counts["error"] += 1
-            continue
-        left = coordinates(red)
-        if malformed is not None:
-            if left:
-                outcome, detail = "fallback leak", f"malformed ({malformed}) and REDACT_ALL " \
-                                                   f"copy still has {left}"
-            else:
-                outcome, detail = "fail-closed", malformed
-        elif left:
-            outcome, detail = "leak", f"{sorted(found)} -> still {left}"
-        else:
-            outcome, detail = "redacted", ", ".join(sorted(found))[:80]
-        counts[outcome] += 1
-        rows.append((name, outcome, detail))
 
-    width = max(len(r[0]) for r in rows)
-    for name, outcome, detail in rows:
-        print(f"{name:<{width}}  {outcome:<13}  {detail}")
-    print()
-    print(", ".join(f"{k}: {v}" for k, v in counts.items()), f"(of {len(rows)} variants)")
-    bad = counts["leak"] + counts["fallback leak"] + counts["error"]
-    # Inert variants prove nothing; too many would mean the generator stopped testing anything.
-    if counts["inert"] * 4 > len(rows):
-        print("FAIL: more than a quarter of the variants carry no coordinate exiftool can see")
-        bad += 1
-    print("differential_image_test:", "FAIL" if bad else "PASS")
-    return 1 if bad else 0
+def main(argv):
+    return differential_runner.main(argv, __doc__, "differential_image_test",
+                                    ("exiftool", "convert"), prepare, "exiftool")
 
 
 if __name__ == "__main__":

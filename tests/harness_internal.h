@@ -20,8 +20,6 @@ absl::Status ErrnoStatus(absl::string_view what, int err);
 // Moves this process into its own mount namespace with private propagation: the tmpfs and FUSE
 // mounts of the tests then exist only here, and vanish with the process whatever happens to it.
 void EnterPrivateMountNamespace();
-// The file's bytes; empty if it cannot be read.
-std::string ReadWholeFile(const std::string& path);
 // Mount point and file-system type of every entry of /proc/self/mountinfo.
 std::vector<std::pair<std::string, std::string>> MountTable();
 bool MountedAt(const std::string& path, absl::string_view fstype_prefix);

@@ -46,13 +46,6 @@ void EnterPrivateMountNamespace() {
   (void)done;
 }
 
-std::string ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::vector<std::pair<std::string, std::string>> MountTable() {
   std::vector<std::pair<std::string, std::string>> table;
   std::ifstream in("/proc/self/mountinfo");
@@ -161,12 +154,29 @@ int RunCommand(const std::vector<std::string>& argv, std::string* output) {
   return WaitChild(pid);
 }
 
-std::string ReadFileOrDie(const std::string& path) {
+namespace {
+
+// The bytes of the file at `path`; *readable says whether it could be opened.
+std::string ReadFile(const std::string& path, bool* readable) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
-  if (!in.good()) ADD_FAILURE() << "cannot read " << path;
+  *readable = in.good();
   return ss.str();
+}
+
+}  // namespace
+
+std::string ReadFileOrDie(const std::string& path) {
+  bool readable;
+  std::string bytes = ReadFile(path, &readable);
+  if (!readable) ADD_FAILURE() << "cannot read " << path;
+  return bytes;
+}
+
+std::string ReadFileOrEmpty(const std::string& path) {
+  bool readable;
+  return ReadFile(path, &readable);
 }
 
 std::string WhyNotMountable() {
@@ -208,7 +218,7 @@ absl::Status FrozenThreads::Freeze(pid_t pid, absl::string_view name) {
   while (dirent* e = readdir(dir)) {
     pid_t tid = static_cast<pid_t>(atoi(e->d_name));
     if (tid <= 0) continue;
-    std::string comm = internal::ReadWholeFile(absl::StrCat(tasks, "/", tid, "/comm"));
+    std::string comm = ReadFileOrEmpty(absl::StrCat(tasks, "/", tid, "/comm"));
     if (absl::StripTrailingAsciiWhitespace(comm) == name) tids.push_back(tid);
   }
   closedir(dir);
@@ -219,7 +229,7 @@ absl::Status FrozenThreads::Freeze(pid_t pid, absl::string_view name) {
     char state = '?';
     for (int i = 0; i < 500 && state != 'S'; ++i) {
       if (i > 0) usleep(10 * 1000);
-      std::string stat = internal::ReadWholeFile(absl::StrCat(tasks, "/", tid, "/stat"));
+      std::string stat = ReadFileOrEmpty(absl::StrCat(tasks, "/", tid, "/stat"));
       size_t paren = stat.rfind(')');
       state = paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
     }

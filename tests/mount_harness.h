@@ -132,6 +132,8 @@ int RunCommand(const std::vector<std::string>& argv, std::string* output);
 // The bytes of the file at `path` (a runfiles path or any other); fails the test if it cannot be
 // read.
 std::string ReadFileOrDie(const std::string& path);
+// The same, empty and no failure if it cannot be read (a log not written yet).
+std::string ReadFileOrEmpty(const std::string& path);
 
 // One app acting on the mount. Paths are relative to the mount root (the child's cwd), so apps
 // never need to traverse the test's private temp directory.

@@ -18,7 +18,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -131,10 +130,7 @@ class MountHelperTest : public testing::Test {
     storage_.Teardown();
   }
 
-  std::string Log() const {
-    std::ifstream in(log_);
-    return std::string((std::istreambuf_iterator<char>(in)), {});
-  }
+  std::string Log() const { return ReadFileOrEmpty(log_); }
 
   // Checks that apps are served under the default policy, then unmounts with umount(8) and
   // expects the daemon to end cleanly.

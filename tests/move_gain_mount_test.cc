@@ -8,7 +8,6 @@
 
 #include <cerrno>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -22,10 +21,7 @@ namespace {
 // Download/inbox; the music app reads files only in Download/shared (raw) and Download/lobby
 // (redacted). Everything else is allowed to everyone.
 std::string WriteOneGainPolicy() {
-  std::ifstream in("policy/configs/permissive.textproto");
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string policy = text.str();
+  std::string policy = ReadFileOrDie("policy/configs/permissive.textproto");
   size_t first_rule = policy.find("\nrule {");
   EXPECT_NE(first_rule, std::string::npos);
   if (first_rule == std::string::npos) return "";

@@ -8,8 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -20,11 +18,6 @@ namespace scopedfs::tests {
 namespace {
 
 constexpr char kProgram[] = "/bin/true";
-
-std::string ProgramBytes() {
-  std::ifstream in(kProgram, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 // execve(path) in a child of the app: err is execve's errno, value the program's exit status.
 AppResult Exec(const App& app, const std::string& path) {
@@ -94,7 +87,7 @@ TEST_F(AndroidNoexecTest, TheMountIsNoexec) {
 // A program placed with execute bits (as adb push or MTP could), recorded as the app's own: the
 // bits are there for the app to see, so only noexec keeps it from running.
 TEST_F(AndroidNoexecTest, AnExecutableTheAppOwnsDoesNotRun) {
-  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/tool", ProgramBytes(), kNotes));
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/tool", ReadFileOrDie(kProgram), kNotes));
   ASSERT_EQ(chmod(storage_.Lower("Download/tool").c_str(), 0755), 0);
   AppResult st = As(kNotes).Stat("Download/tool");
   ASSERT_TRUE(Succeeds(st));
@@ -104,7 +97,7 @@ TEST_F(AndroidNoexecTest, AnExecutableTheAppOwnsDoesNotRun) {
 }
 
 TEST_F(AndroidNoexecTest, AProgramTheAppCopiedInRunsNeitherByExecNorByMmap) {
-  ASSERT_TRUE(Succeeds(As(kNotes).Create("Download/true", ProgramBytes())));
+  ASSERT_TRUE(Succeeds(As(kNotes).Create("Download/true", ReadFileOrDie(kProgram))));
   (void)As(kNotes).Chmod("Download/true", 0755);  // Android semantics clamp it anyway
   EXPECT_TRUE(FailsWith(Exec(As(kNotes), "Download/true"), EACCES));
   EXPECT_TRUE(FailsWith(MapExecutable(As(kNotes), "Download/true"), EPERM));
@@ -129,7 +122,7 @@ TEST_F(PosixExecTest, TheMountKeepsExec) {
 
 TEST_F(PosixExecTest, AProgramTheAppCopiedInRuns) {
   ASSERT_EQ(chmod(storage_.Lower("Download").c_str(), 0777), 0);  // past the umask
-  ASSERT_TRUE(Succeeds(As(kNotes).Create("Download/true", ProgramBytes())));
+  ASSERT_TRUE(Succeeds(As(kNotes).Create("Download/true", ReadFileOrDie(kProgram))));
   ASSERT_TRUE(Succeeds(As(kNotes).Chmod("Download/true", 0755)));
   AppResult run = Exec(As(kNotes), "Download/true");
   ASSERT_TRUE(Succeeds(run));

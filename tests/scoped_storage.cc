@@ -40,7 +40,6 @@ using internal::ErrnoStatus;
 using internal::MountedAt;
 using internal::MountTable;
 using internal::ReadAllFrom;
-using internal::ReadWholeFile;
 using internal::RunTool;
 using internal::WriteAll;
 
@@ -303,7 +302,7 @@ void ScopedStorage::UnmountVoldMount() {
 }
 
 std::string ScopedStorage::DaemonLog() const {
-  return log_path_.empty() ? "" : ReadWholeFile(log_path_);
+  return log_path_.empty() ? "" : ReadFileOrEmpty(log_path_);
 }
 
 bool ScopedStorage::IsMounted() const {

@@ -1,7 +1,6 @@
 // The mount harness's test content (see mount_harness.h): deterministic bytes, files that sniff
 // as each media format, and the default layout's names.
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -46,10 +45,7 @@ std::string Mp3Bytes(size_t size) {
 }
 
 std::string AndroidRulesUnderPosixSemantics() {
-  std::ifstream in("policy/configs/android-strict.textproto");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string policy = ss.str();
+  std::string policy = ReadFileOrDie("policy/configs/android-strict.textproto");
   const std::string kAndroid = "semantics: SEMANTICS_ANDROID";
   size_t at = policy.find(kAndroid);
   EXPECT_NE(at, std::string::npos) << "android-strict.textproto names no semantics";

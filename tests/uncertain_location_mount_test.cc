@@ -158,8 +158,7 @@ TEST_F(UncertainLocationMountTest, CleanContentOfUnknownFormatIsServedAndWritabl
 class UncertainRedactAllMountTest : public UncertainLocationMountTest {
  protected:
   DaemonOptions Options() const override {
-    std::ifstream in("policy/configs/android.textproto");
-    std::string policy((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string policy = ReadFileOrDie("policy/configs/android.textproto");
     policy += "\nuncertain_location: UNCERTAIN_LOCATION_REDACT_ALL\n";
     std::string path = ::testing::TempDir() + "/uncertain_redact_all.textproto";
     std::ofstream(path) << policy;

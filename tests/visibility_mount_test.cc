@@ -16,8 +16,6 @@
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,14 +36,6 @@ constexpr char kStrictPolicy[] = "policy/configs/android-strict.textproto";
 constexpr char kDoc[] = "Download/notes.pdf";
 constexpr char kPrivateDir[] = "Android/data/com.example.notes";
 constexpr char kPrivateFile[] = "Android/data/com.example.notes/files/x.txt";
-
-std::string ReadFileOrDie(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // What ls -l shows of a name, as one app's stat saw it.
 struct Seen {

@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -190,8 +189,7 @@ class VoldFdRefusalTest : public testing::Test {
       absl::SleepFor(absl::Milliseconds(5));
     }
     if (WIFEXITED(status)) ended.code = WEXITSTATUS(status);
-    std::ifstream in(log_path);
-    ended.log.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    ended.log = ReadFileOrEmpty(log_path);
     return ended;
   }
 

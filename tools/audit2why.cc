@@ -10,8 +10,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "daemon/audit_log.h"
-#include "daemon/explain_text.h"
+#include "daemon/observe/audit_log.h"
+#include "daemon/service/explain_text.h"
 #include "policy/app_registry.h"
 #include "policy/engine.h"
 

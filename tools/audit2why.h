@@ -1,7 +1,7 @@
-// audit2why for scopedfs: reads an audit line (daemon/audit_log.h) and says why the daemon decided
-// as it did: the rule and its reason, replayed with a given policy and app registry, and which
-// single permission, granted to or taken from the caller, would change the outcome (each is tried
-// by deciding the same request again with an engine built from the changed registry).
+// audit2why for scopedfs: reads an audit line (daemon/observe/audit_log.h) and says why the daemon
+// decided as it did: the rule and its reason, replayed with a given policy and app registry, and
+// which single permission, granted to or taken from the caller, would change the outcome (each is
+// tried by deciding the same request again with an engine built from the changed registry).
 #ifndef SCOPEDFS_TOOLS_AUDIT2WHY_H_
 #define SCOPEDFS_TOOLS_AUDIT2WHY_H_
 

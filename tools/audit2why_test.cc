@@ -7,7 +7,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
-#include "daemon/audit_log.h"
+#include "daemon/observe/audit_log.h"
 #include "gtest/gtest.h"
 #include "policy/config.h"
 

@@ -14,8 +14,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "base/unique_fd.h"
-#include "daemon/control_socket.h"
-#include "daemon/stats.h"
+#include "daemon/observe/stats.h"
+#include "daemon/service/control_socket.h"
 #include "proto/control.pb.h"
 
 ABSL_FLAG(std::string, socket, "", "Path to listen on.");

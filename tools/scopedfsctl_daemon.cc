@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/unique_fd.h"
-#include "daemon/control_socket.h"
+#include "daemon/service/control_socket.h"
 #include "google/protobuf/util/json_util.h"
 #include "tools/scopedfsctl_flags.h"
 
@@ -53,7 +53,7 @@ void PrintStatsText(const scopedfs::Stats& s) {
   const google::protobuf::Reflection* reflection = s.GetReflection();
   for (int i = 0; i < descriptor->field_count(); ++i) {
     const google::protobuf::FieldDescriptor* field = descriptor->field(i);
-    if (field->is_repeated()) continue;  // the per-op table below
+    if (field->is_repeated()) continue;  // the per-op and per-opcode tables below
     std::string value;
     switch (field->cpp_type()) {
       case google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE:
@@ -77,6 +77,11 @@ void PrintStatsText(const scopedfs::Stats& s) {
     if (op.count() == 0) continue;
     std::cout << absl::StrFormat("%-14s %7.0f %10s %10s %10s\n", op.op(), op.count(),
                                  micros(op.p50_ns()), micros(op.p90_ns()), micros(op.p99_ns()));
+  }
+  std::cout << "\nopcode            requests    replies     audits\n";
+  for (const OpcodeStats& row : s.opcodes()) {
+    std::cout << absl::StrFormat("%-15s %10.0f %10.0f %10.0f\n", row.name(), row.requests(),
+                                 row.replies(), row.audits());
   }
 }
 

@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "daemon/explain_text.h"
+#include "daemon/service/explain_text.h"
 #include "media/content_facts.h"
 #include "media/location/location.h"
 #include "policy/config.h"

@@ -1,0 +1,92 @@
+// Per-thread caller credentials (see caller_creds.h).
+#include "daemon/judge/caller_creds.h"
+
+#include <grp.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <sys/fsuid.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace scopedfs::daemon {
+namespace {
+
+// setfsuid/setfsgid report the previous id, never an error: read the id back to know.
+bool SetFsuid(uid_t uid) {
+  syscall(SYS_setfsuid, uid);
+  return static_cast<uid_t>(syscall(SYS_setfsuid, static_cast<uid_t>(-1))) == uid;
+}
+
+bool SetFsgid(gid_t gid) {
+  syscall(SYS_setfsgid, gid);
+  return static_cast<gid_t>(syscall(SYS_setfsgid, static_cast<gid_t>(-1))) == gid;
+}
+
+// Gives the calling thread its own umask, apart from the other threads'.
+bool OwnUmask() {
+  thread_local bool own = unshare(CLONE_FS) == 0;
+  return own;
+}
+
+// Raises the capabilities ActingAsCaller keeps (see caller_creds.h) in the thread's effective set.
+bool RaiseKeptCapabilities() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+  if (syscall(SYS_capget, &header, data) != 0) return false;
+  for (int cap : {CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FSETID}) {
+    data[CAP_TO_INDEX(cap)].effective |= CAP_TO_MASK(cap) & data[CAP_TO_INDEX(cap)].permitted;
+  }
+  return syscall(SYS_capset, &header, data) == 0;
+}
+
+}  // namespace
+
+ActingAsCaller::ActingAsCaller(uid_t uid, gid_t gid, mode_t mask) {
+  if (!OwnUmask()) {
+    error_ = EPERM;
+    return;
+  }
+  umask(mask & 0777);
+  if (!SetFsgid(gid) || !SetFsuid(uid) || !RaiseKeptCapabilities()) {
+    error_ = EPERM;
+    Restore();
+  }
+}
+
+ActingAsCaller::~ActingAsCaller() {
+  if (error_ == 0) Restore();
+}
+
+void ActingAsCaller::Restore() {
+  umask(0);
+  // Back to fsuid 0 the kernel raises every file-system capability again. A thread that could
+  // not return to root's credentials would serve later requests as an app: there is no safe way
+  // on, so stop.
+  if (!SetFsuid(geteuid()) || !SetFsgid(getegid())) abort();
+}
+
+bool ProcessInGroup(pid_t pid, gid_t gid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    std::istringstream fields(line);
+    std::string key;
+    fields >> key;
+    std::vector<gid_t> ids;
+    for (gid_t id; fields >> id;) ids.push_back(id);
+    // "Gid:" lists real, effective, saved and file-system gids; only the last counts here.
+    if (key == "Gid:" && ids.size() == 4 && ids[3] == gid) return true;
+    if (key == "Groups:" && std::find(ids.begin(), ids.end(), gid) != ids.end()) return true;
+  }
+  return false;
+}
+
+}  // namespace scopedfs::daemon

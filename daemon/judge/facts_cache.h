@@ -1,0 +1,145 @@
+// The content-facts cache: what each lower file is (sniffed format, recorded creator, location
+// scan), kept per (device, inode) for one version of the file, so a photo is scanned once per
+// version rather than at every lookup. Bounded: it never holds more than kMaxEntries files, nor
+// scans of more than kMaxScanBytes together (each scan is bounded by location_bounds.h).
+#ifndef SCOPEDFS_DAEMON_JUDGE_FACTS_CACHE_H_
+#define SCOPEDFS_DAEMON_JUDGE_FACTS_CACHE_H_
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "daemon/judge/file_info.h"
+#include "daemon/judge/scan_queue.h"
+#include "daemon/observe/stats.h"
+#include "daemon/tables/node_table.h"
+#include "daemon/tables/object_id.h"
+#include "policy/engine.h"
+
+namespace scopedfs::daemon {
+
+// The version of a lower file's content `st` describes.
+FileVersion VersionOf(const struct stat& st);
+
+// A version is only as fine as the file's timestamps: a same-size rewrite within one timestamp
+// tick leaves (size, mtime, ctime) as they were (git calls such an entry "racy"). Bytes read
+// after the daemon stat'ed a version belong to it for as long as the version stays, if either
+// - the filesystem stamps every change made after its ctime was read with a later ctime
+//   (StampsEveryChange): Linux's multigrain timestamps (6.13 and later; tmpfs, ext4, xfs and
+//   btrfs) with nanosecond granularity; or
+// - the version's tick was over when it was stat'ed: any later write stamps a later ctime.
+// Otherwise (one-second timestamps, other filesystems, older kernels) the version must settle
+// first. UntilSettled(fd, st): how long from now until the version `st` (stat'ed from `fd`) has
+// settled; zero when it has or need not. The tick is two ticks of the kernel's coarse clock, plus
+// a second when the timestamps carry no nanoseconds; the wait is capped at two seconds (a ctime
+// in the future, a clock set back, is waited for no longer).
+bool StampsEveryChange(int fd, const struct stat& st);
+absl::Duration UntilSettled(int fd, const struct stat& st);
+// The timestamp rule alone, for a filesystem that does not stamp every change.
+absl::Duration UntilSettled(const struct stat& st, absl::Duration cap = absl::Seconds(2));
+// The same at the time `now` (CLOCK_REALTIME), so that a test can say when without a race.
+absl::Duration UntilSettledAt(const struct stat& st, absl::Time now,
+                              absl::Duration cap = absl::Seconds(2));
+
+// The creator recorded on a lower object (an O_PATH fd of it), or nullopt. Reads the object's own
+// attribute, also for a symlink: the /proc magic link is not followed any further.
+std::optional<uint32_t> RecordedOwner(int fd);
+
+// What a caller of FactsCache::Lookup will use; the rest is neither read nor cached for it.
+struct FactNeeds {
+  bool owner = true;    // the recorded creator (an xattr read)
+  bool content = true;  // format and location scan (an open, the head, and a bounded scan)
+  // POSIX semantics: the creator is the file's owner (st_uid), no attribute is read.
+  bool owner_is_uid = false;
+  // With `content`: the location scan too. Without it only the head is read (the format), and a
+  // file whose scan is not cached comes back with content_read false and its location unknown:
+  // what a lookup needs to know whether the caller finds the name, in a time that does not grow
+  // with the file (Engine::lookup_reads_location).
+  bool location = true;
+};
+
+// What the decisions of `engine` can look at (everything for a null engine).
+FactNeeds NeedsOf(const policy::Engine* engine);
+
+class FactsCache {
+ public:
+  static constexpr size_t kMaxEntries = 1 << 18;
+  static constexpr uint64_t kMaxScanBytes = uint64_t{64} << 20;
+
+  // `stats` (may be null) counts the location scans, the requests that waited for them and how
+  // those waits ended, and the times the cache was emptied at its bounds. The queued scans run on
+  // `scan_threads`, and at most `max_waiters` requests wait for them at once (ScanQueue).
+  explicit FactsCache(Stats* stats, int scan_threads = ScanQueue::DefaultThreads(),
+                      int max_waiters = ScanQueue::kMaxWaiters)
+      : stats_(stats), scans_(scan_threads, max_waiters, stats) {}
+
+  // Facts of the lower object `fd` (O_PATH) as stat'ed in `st`, judged under `name` (the class a
+  // name claims is checked against the content each time; the bytes are read once per version).
+  // The scan runs without any lock held: inline when the thread has no ScanWait scope, else on
+  // the scan queue (scan_queue.h), charged to the scope's app, and waited for until the scope's
+  // deadline. It is cached only if the version was settled (UntilSettled) before its bytes were
+  // read and is unchanged after. A regular file whose bytes cannot be read, or whose scan is not
+  // done by then, is reported with content_read false and location malformed (uncertain), and is
+  // not cached. What `needs` leaves out is not looked at: content_read is then false and the facts
+  // are those of the name alone. Directories and other non-regular objects are cached too (their
+  // creator), per version.
+  FileInfo Lookup(int fd, const struct stat& st, absl::string_view name, FactNeeds needs = {})
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Forgets a file (after a write or truncate through the mount, so a timestamp that did not move
+  // cannot hide the change).
+  void Invalidate(const ObjectId& object) ABSL_LOCKS_EXCLUDED(mu_);
+  size_t size() const ABSL_LOCKS_EXCLUDED(mu_);
+  // What the cached scans keep, in ScanBytes (at most kMaxScanBytes).
+  uint64_t scan_bytes() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The scan queue, for its gauges (waiting requests, pending scans).
+  const ScanQueue& scans() const { return scans_; }
+
+ private:
+  // Facts are of one object (object_id.h): a file that got a removed file's inode number, even
+  // at the same size and timestamps, is looked at afresh.
+  using Key = ObjectId;
+  struct Entry {
+    FileVersion version;
+    bool owner_read = false;
+    bool content_read = false;  // the format and the scan
+    bool format_read = false;   // the format (sniffed from the head)
+    media::MediaFormat format = media::MediaFormat::kUnknown;
+    std::optional<uint32_t> owner;
+    std::shared_ptr<const media::LocationScan> scan;
+  };
+
+  // Scans `fd` (readable) of `size` bytes, sniffed as `format`, and counts it in the stats.
+  std::shared_ptr<const media::LocationScan> Scan(int fd, uint64_t size, media::MediaFormat format);
+  // The scan of one file version: inline without a ScanWait scope, else queued and waited for.
+  // False: not done in time (the scope notes the miss).
+  // `cacheable`: the version was settled before the bytes were read (a queued scan is then cached
+  // if the version is unchanged after it).
+  bool ScanFor(const ObjectId& object, const struct stat& st, base::UniqueFd rfd,
+               media::MediaFormat format, bool cacheable,
+               std::shared_ptr<const media::LocationScan>* out);
+  // Files `scan` under `key` at `version` unless the entry there is of another version or has
+  // its content already.
+  void Store(Key key, FileVersion version, media::MediaFormat format,
+             std::shared_ptr<const media::LocationScan> scan) ABSL_LOCKS_EXCLUDED(mu_);
+
+  Stats* stats_;
+  // A leaf lock: nothing else is taken while it is held.
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<Key, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  uint64_t scan_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // ScanBytes of the cached scans
+  // Last, so its threads end before anything they use goes.
+  ScanQueue scans_;
+};
+
+}  // namespace scopedfs::daemon
+
+#endif  // SCOPEDFS_DAEMON_JUDGE_FACTS_CACHE_H_

@@ -1,0 +1,354 @@
+// Directory ops: OPENDIR, READDIR and READDIRPLUS (filtered by what the caller may see: one
+// listing per open where that depends on the caller, else read afresh and cached by the kernel),
+// RELEASEDIR and FSYNCDIR.
+//
+// READDIRPLUS under POSIX semantics: an entry with attributes saves the kernel a LOOKUP per name
+// of a cold listing, but makes it forget the inode's cached ACLs (fuse_direntplus_link calls
+// forget_all_cached_acls), which `ls -l` then asks for again. So a name whose attributes the
+// kernel still holds fresh (Node::kernel_fresh_until_ns, resolve.h) goes without them
+// (nodeid 0: a plain directory entry to the kernel), and every other name with them. A listing
+// leaves a directory fresh although the kernel marks its atime stale: `ls -l` does not ask for
+// atime, and a resent directory would cost it two ACL questions (access and default); stat, du
+// and find, which ask for atime, pay one GETATTR for it instead.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "daemon/ops/handlers.h"
+#include "daemon/ops/handles.h"
+#include "daemon/ops/resolve.h"
+#include "daemon/ops/tree_walk.h"
+#include "daemon/ops/views.h"
+
+namespace scopedfs::daemon {
+
+namespace {
+bool IsDot(const char* name) { return strcmp(name, ".") == 0 || strcmp(name, "..") == 0; }
+}  // namespace
+
+// Under a caller-independent policy the listing is the same for every caller, so the kernel
+// caches it: FOPEN_CACHE_DIR fills the directory's page cache from the READDIR replies, and
+// FOPEN_KEEP_CACHE keeps it across opens. The kernel drops it when the directory changes through
+// the mount (any create, unlink or rename in it bumps the directory's version), when its mtime
+// changes (checked at every listing from the start, once the cached attributes expire, so changes
+// made behind the daemon's back are seen as late as a cached name), and at every reload
+// (Filesystem::SetEngine invalidates every inode). An open under any other policy keeps neither
+// flag, so it empties that cache and never reads it: no caller is ever shown a listing made for
+// another.
+//
+// Under such a policy OPENDIR itself is answered ENOSYS (FUSE_NO_OPENDIR_SUPPORT): the kernel then
+// sends no OPENDIR or RELEASEDIR for the rest of the connection, opens every directory with
+// FOPEN_CACHE_DIR | FOPEN_KEEP_CACHE and fh 0, and a warm `find` or `du` costs no request per
+// directory. READDIR, READDIRPLUS and FSYNCDIR then come with fh 0 and open the directory from its
+// node, per request (only on a miss of the kernel's cache); READDIR judges the caller's right to
+// list as OPENDIR did. The price is a pin: that choice cannot be undone for the connection, so from
+// the first ENOSYS on a reload to a policy whose listings differ by caller is refused
+// (Filesystem::PinListings, SetEngine; `scopedfsctl stats` shows listings_pinned). Nor does an open
+// keep the lower directory: one removed through the mount keeps an fd on its node until the
+// kernel forgets it (DoRemove, NodeTable::KeepRemoved), so fstat of it held open answers as
+// natively; one removed behind the daemon's back can answer ESTALE once the lower filesystem lets
+// its inode go. Until a directory was opened under such a policy, any reload is allowed; the check
+// and the pin are one step under the engine's lock, so a reload racing the first OPENDIR either
+// lands first (that OPENDIR then gets a handle, DoOpendir) or is refused. Directory opens answered
+// before the pin keep their handle and get their RELEASEDIR.
+int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi) {
+  Resolved r;
+  if (int err = Resolve(fs, ino, &r)) return err;
+  if (int err = Verdict(ctx.Decide(OP_READ, r.path, true, nullptr))) return err;
+  std::optional<uid_t> slot;
+  if (int err = fs->TakeHandleSlot(ctx, &slot)) return err;
+  base::UniqueFd fd(openat(r.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) {
+    int err = errno;
+    fs->ReleaseHandleSlot(slot);
+    return err;
+  }
+  auto* dir = new OpenDir;
+  dir->fd = std::move(fd);
+  dir->slot = slot;
+  if (CallerIndependent(ctx)) {
+    dir->kernel_caches = true;
+    fi->cache_readdir = 1;
+    fi->keep_cache = 1;
+  }
+  fi->fh = reinterpret_cast<uint64_t>(dir);
+  fs->Register(dir);
+  return 0;
+}
+
+// One name of the lower directory `r` as the caller may list it: 0 with *shown set (the entry is
+// in *out, its `next` left to the caller), 0 without (removed meanwhile, or hidden from the
+// caller), or an errno: any other failure (out of fds, an I/O error) fails the listing rather than
+// leave the entry out in silence.
+int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, const dirent* ent,
+                DirEntry* out, bool* shown) {
+  *shown = false;
+  if (IsDot(ent->d_name)) {
+    *out = {ent->d_name, ent->d_ino, ent->d_type};
+    *shown = true;
+    return 0;
+  }
+  Child child;
+  if (int err = OpenChild(fs, r, ent->d_name, &child, NeedsOf(ctx.engine()))) {
+    return err == ENOENT ? 0 : err;
+  }
+  policy::Decision seen = ctx.Decide(OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
+  if (seen.outcome == OUTCOME_HIDE || seen.outcome == OUTCOME_DENY) {
+    ctx.RefusalSuperseded();
+    return 0;
+  }
+  *out = {ent->d_name, ent->d_ino, ent->d_type, child.st.st_dev};
+  *shown = true;
+  return 0;
+}
+
+// Lists the directory once per open, keeping only the names the caller may see; an entry's
+// offset is its index.
+int LoadDir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, OpenDir* dir) {
+  Resolved r;
+  if (int err = Resolve(fs, ino, &r)) return err;
+  DirStream stream;
+  if (int err = stream.Open(dir->fd.get())) return err;
+  while (dirent* ent = stream.Next()) {
+    DirEntry entry;
+    bool shown;
+    if (int err = ListedEntry(fs, ctx, r, ent, &entry, &shown)) {
+      dir->entries.clear();
+      return err;
+    }
+    if (!shown) continue;
+    entry.next = static_cast<off_t>(dir->entries.size() + 1);
+    dir->entries.push_back(std::move(entry));
+  }
+  dir->loaded = true;
+  return 0;
+}
+
+void sfs_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  OpRequest op(req, FUSE_OPENDIR);
+  Filesystem* fs = op.fs();
+  if (CallerIndependent(op.ctx())) {
+    // Judged as any open, so a refused caller is refused and the mount is not pinned by it.
+    Resolved r;
+    if (int err = Resolve(fs, ino, &r)) return op.ReplyErr(err);
+    if (int err = Verdict(op.ctx().Decide(OP_READ, r.path, true, nullptr))) {
+      return op.ReplyErr(err);
+    }
+    // Not a refusal: the kernel opens the directory itself (fh 0) and never asks again.
+    if (fs->PinListings()) return op.ReplyErr(ENOSYS);
+  }
+  if (int err = DoOpendir(fs, op.ctx(), ino, fi)) return op.ReplyErr(err);
+  op.ReplyOpendir(fi);
+}
+
+// A name's attributes count as held by the kernel when they stay fresh for another second.
+constexpr int64_t kFreshMarginNs = 1'000'000'000;
+
+// Under POSIX semantics, whether a listed name's node is one the kernel holds fresh, found without
+// a lookup: its READDIRPLUS entry then goes without attributes, and costs no more than a READDIR
+// entry (the listing already judged that the caller sees the name). Policies that may redact are
+// left to KeepKernelsEntry: the caller's view, and so the node, is the lookup's to choose.
+bool KernelHoldsFresh(Filesystem* fs, const RequestContext& ctx, const DirEntry& entry) {
+  if (!fs->posix() || entry.dev == 0 || ctx.engine() == nullptr || ctx.engine()->may_redact()) {
+    return false;
+  }
+  std::shared_ptr<Node> node = fs->nodes().FindNumber(entry.dev, entry.ino, kRawView);
+  return node != nullptr && node->kernel_fresh_until_ns.load(std::memory_order_relaxed) >=
+                                SteadyNowNs() + kFreshMarginNs;
+}
+
+// Under POSIX semantics, turns a READDIRPLUS entry whose node the kernel holds fresh (its name
+// and attributes, for at least another second) into a plain one: no lookup is handed over (so it
+// is undone) and the kernel keeps what it has, cached ACLs included.
+void KeepKernelsEntry(Filesystem* fs, int64_t fresh_until_before, fuse_entry_param* e) {
+  if (!fs->posix() || fresh_until_before < SteadyNowNs() + kFreshMarginNs) return;
+  std::shared_ptr<Node> node = fs->nodes().Get(e->ino);
+  if (node == nullptr) return;
+  node->kernel_fresh_until_ns.store(fresh_until_before, std::memory_order_relaxed);
+  fs->nodes().Forget(e->ino, 1);
+  e->ino = 0;  // the dirent keeps attr.st_ino and the type
+}
+
+// Where a READDIR's entries come from: the open's snapshot (offsets are indexes), or, for an
+// open whose listing the kernel caches (caller-independent policies), the lower directory read
+// afresh from the offset the kernel names (offsets are the lower filesystem's own d_off cookies,
+// which ext4, f2fs and tmpfs keep stable while entries come and go, so no entry is listed twice or
+// skipped across chunks, as natively). Next() gives 0 and an entry, 0 and none at the end, or an
+// errno.
+class ListingSource {
+ public:
+  static int ForSnapshot(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, off_t off,
+                         OpenDir* dir, ListingSource* out) {
+    if (!dir->loaded || off == 0) {
+      // Not loaded until this load succeeds: a rewound listing that fails to load is loaded again
+      // at the next READDIR, whatever its offset, rather than read as empty.
+      dir->loaded = false;
+      dir->entries.clear();
+      if (int err = LoadDir(fs, ctx, ino, dir)) return err;
+    }
+    out->dir_ = dir;
+    out->index_ = static_cast<size_t>(off);
+    return 0;
+  }
+  static int ForLowerDirectory(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, off_t off,
+                               const OpenDir* dir, ListingSource* out) {
+    // `dir` is null once OPENDIR was answered ENOSYS: the directory is opened from its node.
+    // Opened under a caller-independent policy that a reload has since replaced: a listing made
+    // for this caller would enter the kernel's shared cache. Reopening the directory serves it.
+    if (!CallerIndependent(ctx)) return ESTALE;
+    if (int err = Resolve(fs, ino, &out->r_)) return err;
+    if (int err = Verdict(ctx.Decide(OP_READ, out->r_.path, true, nullptr))) return err;
+    if (int err = out->stream_.Open(dir != nullptr ? dir->fd.get() : out->r_.fd.get())) return err;
+    if (off != 0) out->stream_.Seek(off);
+    if (off == 0) out->r_.node->kernel_lists.store(true, std::memory_order_relaxed);
+    out->fs_ = fs;
+    out->ctx_ = &ctx;
+    return 0;
+  }
+
+  int Next(DirEntry* entry, bool* end) {
+    *end = false;
+    if (dir_ != nullptr) {
+      if (index_ >= dir_->entries.size()) {
+        *end = true;
+        return 0;
+      }
+      *entry = dir_->entries[index_++];
+      return 0;
+    }
+    while (true) {
+      errno = 0;
+      dirent* ent = stream_.Next();
+      if (ent == nullptr) {
+        *end = true;
+        return errno;
+      }
+      bool shown;
+      if (int err = ListedEntry(fs_, *ctx_, r_, ent, entry, &shown)) return err;
+      if (!shown) continue;
+      entry->next = static_cast<off_t>(ent->d_off);
+      return 0;
+    }
+  }
+
+ private:
+  OpenDir* dir_ = nullptr;  // the snapshot, or null
+  size_t index_ = 0;
+  Filesystem* fs_ = nullptr;
+  const RequestContext* ctx_ = nullptr;
+  Resolved r_;
+  DirStream stream_;
+};
+
+// READDIR and READDIRPLUS share the filtered listing; PLUS also looks every entry up (through
+// the same policy check as LOOKUP), so the kernel learns attributes without a LOOKUP per name.
+void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi,
+             bool plus) {
+  OpRequest op(req, plus ? FUSE_READDIRPLUS : FUSE_READDIR);
+  Filesystem* fs = op.fs();
+  const RequestContext& ctx = op.ctx();
+  ListingSource source;
+  OpenDir* dir = DirOf(fi);
+  int opened = dir == nullptr || dir->kernel_caches
+                   ? ListingSource::ForLowerDirectory(fs, ctx, ino, off, dir, &source)
+                   : ListingSource::ForSnapshot(fs, ctx, ino, off, dir, &source);
+  if (opened != 0) return op.ReplyErr(opened);
+  std::vector<char> buf(size);
+  size_t used = 0;
+  while (true) {
+    DirEntry entry;
+    bool end;
+    if (int err = source.Next(&entry, &end)) {
+      // What is in the buffer is sent and the kernel asks again from its last entry on.
+      if (used == 0) return op.ReplyErr(err);
+      break;
+    }
+    if (end) break;
+    off_t next = entry.next;
+    size_t need;
+    if (!plus) {
+      struct stat st = {};
+      st.st_ino = fs->PresentedIno(entry.dev, entry.ino);
+      st.st_mode = static_cast<mode_t>(DTTOIF(entry.type));
+      need = fuse_add_direntry(req, buf.data() + used, size - used, entry.name.c_str(), &st, next);
+      if (need > size - used) break;
+      used += need;
+      continue;
+    }
+    fuse_entry_param e = {};
+    bool dot = entry.name == "." || entry.name == "..";
+    int64_t fresh_until_before = 0;
+    if (dot || KernelHoldsFresh(fs, ctx, entry)) {
+      // Nodeid 0 (e.ino): the kernel makes or changes no dentry; only the name and type matter.
+      e.attr.st_ino = fs->PresentedIno(entry.dev, entry.ino);
+      e.attr.st_mode = static_cast<mode_t>(DTTOIF(entry.type));
+    } else if (int err = DoLookup(fs, ctx, ino, entry.name.c_str(), &e, &fresh_until_before)) {
+      // Gone or hidden since the listing was taken: not an entry any more. Anything else (out of
+      // fds, an I/O error) must not drop the entry in silence: what is in the buffer is sent
+      // and the kernel asks again from this entry, or the error is the answer.
+      if (err == ENOENT || err == EACCES || err == EPERM) {
+        ctx.RefusalSuperseded();
+        continue;
+      }
+      if (used == 0) return op.ReplyErr(err);
+      break;
+    } else {
+      KeepKernelsEntry(fs, fresh_until_before, &e);
+    }
+    need =
+        fuse_add_direntry_plus(req, buf.data() + used, size - used, entry.name.c_str(), &e, next);
+    if (need > size - used) {
+      // Not sent, so the kernel will never forget it: undo the lookup.
+      if (e.ino != 0) {
+        if (std::shared_ptr<Node> node = fs->nodes().Get(e.ino)) {
+          node->kernel_fresh_until_ns.store(fresh_until_before, std::memory_order_relaxed);
+        }
+        fs->nodes().Forget(e.ino, 1);
+      }
+      break;
+    }
+    used += need;
+  }
+  op.ReplyBuf(buf.data(), used);
+}
+
+void sfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  Readdir(req, ino, size, off, fi, /*plus=*/false);
+}
+
+void sfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  Readdir(req, ino, size, off, fi, /*plus=*/true);
+}
+
+void sfs_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  OpRequest op(req, FUSE_RELEASEDIR);
+  if (OpenDir* dir = DirOf(fi)) {  // never null: no RELEASEDIR follows an OPENDIR answered ENOSYS
+    op.fs()->Unregister(dir);
+    delete dir;
+  }
+  op.ReplyErr(0);
+}
+
+void sfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) {
+  OpRequest op(req, FUSE_FSYNCDIR);
+  base::UniqueFd opened;
+  int fd;
+  if (OpenDir* dir = DirOf(fi)) {
+    fd = dir->fd.get();
+  } else {
+    // Opened without OPENDIR (fh 0): the directory is opened from its node for this request.
+    Resolved r;
+    if (int err = Resolve(op.fs(), ino, &r)) return op.ReplyErr(err);
+    opened.reset(openat(r.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!opened.valid()) return op.ReplyErr(errno);
+    fd = opened.get();
+  }
+  op.ReplyErr((datasync ? fdatasync(fd) : fsync(fd)) == 0 ? 0 : errno);
+}
+
+}  // namespace scopedfs::daemon

@@ -1,0 +1,101 @@
+// Node resolution and publication (resolve.cc): a node's current path and lower fd, a child as
+// the lower tree spells it, the entry the kernel gets, and what the kernel holds of a node.
+// Private to daemon/ops.
+#ifndef SCOPEDFS_DAEMON_OPS_RESOLVE_H_
+#define SCOPEDFS_DAEMON_OPS_RESOLVE_H_
+
+#include <sys/stat.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "base/unique_fd.h"
+#include "daemon/judge/file_info.h"
+#include "daemon/judge/request_context.h"
+#include "daemon/ops/filesystem.h"
+#include "daemon/tables/node_table.h"
+
+namespace scopedfs::daemon {
+
+// What the kernel holds of a node (Node::kernel_fresh_until_ns): after a LOOKUP or READDIRPLUS
+// entry, its name and its attributes, until the entry's timeouts run out. Ops after which the
+// kernel marks the attributes stale itself (an open, whose reads and writes change atime, size
+// and mtime; an xattr change, which changes ctime) end it early; a listing, which changes only a
+// directory's atime, does not (ops_dir.cc says why). READDIRPLUS (ops_dir.cc) sends a name whose
+// attributes are fresh without them, as a READDIRPLUS entry with attributes makes the kernel forget
+// the inode's cached ACLs (fuse_direntplus_link calls forget_all_cached_acls) and `ls -l` would ask
+// for them again. A wrong guess costs a request, never a wrong answer.
+inline int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+inline void MarkKernelAttrsFresh(Node* node, double seconds) {
+  node->kernel_fresh_until_ns.store(
+      seconds > 0 ? SteadyNowNs() + static_cast<int64_t>(seconds * 1e9) : 0,
+      std::memory_order_relaxed);
+}
+inline void MarkKernelAttrsStale(Node* node) {
+  node->kernel_fresh_until_ns.store(0, std::memory_order_relaxed);
+}
+
+int StatFd(int fd, struct stat* st);
+
+// What the node table calls an O_TMPFILE file until a LINK names it: the policy judges it as a
+// file of this name in the directory it was made in. Never looked up in the lower tree.
+inline constexpr char kTmpfileName[] = "<O_TMPFILE>";
+
+// A node, its current storage path and an O_PATH fd of its lower object for this request.
+struct Resolved {
+  std::shared_ptr<Node> node;
+  std::string path;
+  base::UniqueFd fd;
+};
+int Resolve(Filesystem* fs, fuse_ino_t ino, Resolved* out);
+
+// The lower tree's spelling of `name` in `parent`. Under ANDROID semantics names are
+// case-insensitive, as on a device's casefolded /data/media (case_names.h): `name` itself if it
+// exists, else the entry that folds to it, else `name`; so every decision is made on the name as
+// the lower tree has it, never on the caller's spelling. Under POSIX semantics, `name`. Returns 0,
+// or EMFILE when the directory is too large to search (*real is then `name`).
+int LowerName(Filesystem* fs, const Resolved& parent, const char* name, std::string* real);
+
+// A child of a resolved directory as the lower tree has it, without following symlinks.
+struct Child {
+  base::UniqueFd fd;  // O_PATH, until handed to the node table
+  struct stat st;
+  std::string path;
+  FileInfo info;
+};
+int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child,
+              FactNeeds needs = {});
+// OpenChild of `name` as the lower tree spells it (LowerName); *real gets that spelling. A
+// directory too large to search answers for the exact name only.
+int OpenLowerChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child,
+                   std::string* real, FactNeeds needs = {});
+// Hands the child's fd to the node table (one more kernel lookup of it) and fills the entry the
+// kernel gets back, as the caller sees it. The node's attributes count as not fresh in the
+// kernel (Node::kernel_fresh_until_ns) until DoLookup says otherwise; *fresh_until_before, when
+// given, gets what they counted as before. Returns the node.
+std::shared_ptr<Node> PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent,
+                                   const char* name, Child* child, View view, fuse_entry_param* e,
+                                   int64_t* fresh_until_before = nullptr);
+FileInfo InfoOfNode(Filesystem* fs, const Resolved& r, const struct stat& st, FactNeeds needs = {});
+
+// A node as the caller may see it: resolved, stat'ed, its content facts known, and not hidden
+// from the caller (ENOENT otherwise, before anything type-specific can answer differently).
+struct Visible {
+  Resolved r;
+  struct stat st;
+  FileInfo info;
+  bool dir = false;
+};
+int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Visible* v);
+// The view of a child the caller reads (ViewJudged, then JudgeRead).
+View CallerView(const RequestContext& ctx, const Child& child);
+
+}  // namespace scopedfs::daemon
+
+#endif  // SCOPEDFS_DAEMON_OPS_RESOLVE_H_

@@ -1,0 +1,126 @@
+// The decisions every op shares: errnos of decisions, modes an app may give, what an app sees of a
+// directory, whether a caller finds a name, and the one rule for which view (inode) of a file a
+// caller reads (ViewFor).
+#include "daemon/ops/views.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <string>
+
+#include "daemon/ops/resolve.h"
+
+namespace scopedfs::daemon {
+
+int ErrnoOf(const policy::Decision& d) {
+  if (d.outcome == OUTCOME_HIDE) return ENOENT;
+  switch (d.error) {
+    case ERRNO_EPERM:
+      return EPERM;
+    case ERRNO_EROFS:
+      return EROFS;
+    case ERRNO_ENOENT:
+      return ENOENT;
+    case ERRNO_EEXIST:
+      return EEXIST;
+    default:
+      return EACCES;
+  }
+}
+
+// 0 if the decision lets the operation go ahead on raw bytes. A redacted read is not a raw one:
+// the callers that can honour it (LOOKUP's view choice, OPEN) look at the outcome themselves.
+int Verdict(const policy::Decision& d) {
+  if (d.outcome == OUTCOME_ALLOW) return 0;
+  if (d.outcome == OUTCOME_ALLOW_REDACTED) return EACCES;
+  return ErrnoOf(d);
+}
+
+// Modes from callers other than root never carry set-uid or set-gid: the daemon creates and
+// chmods as root, so such a bit would make a root set-uid program (or a set-gid root directory)
+// in the lower tree. Apps' files are never executable either, as Android mounts shared storage
+// noexec; their directories keep rwx (search is needed) but lose the sticky bit.
+mode_t ClampMode(const RequestContext& ctx, mode_t mode, bool directory) {
+  if (ctx.uid() == 0) return mode & 07777;
+  mode &= 07777 & ~(S_ISUID | S_ISGID);
+  if (ctx.IsApp()) mode &= directory ? 0777 : 0666;
+  return mode;
+}
+
+// What every caller sees of a directory. Its real link count counts subdirectories an app may
+// not see, and its size counts every entry (ext4 grows it by blocks, tmpfs by 20 bytes a name), so
+// neither may count hidden names. Under STRICT visibility its timestamps, which change when anyone
+// adds or removes a hidden entry, are fixed too: nlink 1 (as filesystems that do not count
+// subdirectories report; find and fts then make no leaf assumptions), size 4096 and the daemon's
+// start time. Under LISTING (Android's) the lower owner, group, mode and times, as on a device,
+// and the real link count wherever the rules show every subdirectory to every caller
+// (Engine::SubdirectoriesVisibleToEveryCaller: Android's shared directories, not Android/data),
+// else 1; the size stays 4096. Root and the system uids get the same: the kernel keeps one set of
+// attributes per inode, which any caller reads without a request (statx AT_STATX_DONT_SYNC), so
+// whatever one caller's GETATTR leaves there must be what every caller may see. Only a
+// caller-independent policy, under which nothing is hidden, gives the lower directory as it is.
+void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, const std::string* path,
+                     struct stat* st) {
+  if (!S_ISDIR(st->st_mode) || CallerIndependent(ctx)) return;
+  st->st_size = 4096;
+  st->st_blocks = 8;
+  const policy::Engine* engine = ctx.engine();
+  if (engine != nullptr && engine->visibility() == VISIBILITY_LISTING) {
+    if (path == nullptr || !engine->SubdirectoriesVisibleToEveryCaller(*path)) st->st_nlink = 1;
+    return;
+  }
+  st->st_nlink = 1;
+  st->st_atim = st->st_mtim = st->st_ctim = fs->started();
+}
+
+bool FindsName(const RequestContext& ctx, const std::string& path, bool directory,
+               const FileInfo& info) {
+  if (ctx.Decide(OP_LOOKUP, path, directory, &info).outcome != OUTCOME_HIDE) return true;
+  const policy::Engine* engine = ctx.engine();
+  if (engine == nullptr || OfAnotherUser(ctx) || !engine->FoundByEveryCaller(path)) return false;
+  ctx.RefusalSuperseded();
+  return true;
+}
+
+bool ViewJudged(const RequestContext& ctx, mode_t mode) {
+  return S_ISREG(mode) && ctx.engine() != nullptr && ctx.engine()->may_redact();
+}
+
+// Beyond ALLOW_REDACTED decisions, a caller that would be redacted if the file carried location
+// reads the redacted view of every file that could carry it (an image or video, or content of no
+// known format, such as an empty file still being written), even while it holds none: location
+// the owner writes later must reach such a caller filled, also through an fd or a mapping it
+// already holds. Only files of a known non-carrier format (PDF, MP3, ...) are read raw.
+bool CouldCarryLocation(const FileInfo& info) {
+  media::MediaFormat format = info.facts.format;
+  return !info.content_read || format == media::MediaFormat::kUnknown ||
+         media::FormatMayCarryLocation(format);
+}
+
+View ViewFor(const policy::Decision& read, const policy::Decision& read_if_located) {
+  if (read.outcome == OUTCOME_ALLOW_REDACTED) return kRedactedView;
+  if (read.outcome == OUTCOME_ALLOW && read_if_located.outcome == OUTCOME_ALLOW_REDACTED) {
+    return kRedactedView;
+  }
+  return kRawView;
+}
+
+ReadJudgement JudgeRead(const RequestContext& ctx, const std::string& path, const FileInfo& info) {
+  ReadJudgement j;
+  j.decision = ctx.Decide(OP_READ, path, false, &info);
+  policy::Decision if_located = j.decision;
+  if (j.decision.outcome == OUTCOME_ALLOW && CouldCarryLocation(info)) {
+    FileInfo located = info;
+    located.facts.location = media::LocationPresence::kPresent;
+    if_located = ctx.Decide(OP_READ, path, false, &located);
+  }
+  j.view = ViewFor(j.decision, if_located);
+  return j;
+}
+
+View CallerView(const RequestContext& ctx, const Child& child) {
+  if (!ViewJudged(ctx, child.st.st_mode)) return kRawView;
+  return JudgeRead(ctx, child.path, child.info).view;
+}
+
+}  // namespace scopedfs::daemon

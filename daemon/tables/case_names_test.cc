@@ -1,0 +1,215 @@
+// Tests for the case-insensitive name search: ASCII folding only, the exact name is never its own
+// match, twins resolve to the first name in byte order whatever the listing order, and a search
+// past its bound says so (EMFILE) instead of answering.
+#include "daemon/tables/case_names.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "base/unique_fd.h"
+#include "gtest/gtest.h"
+
+namespace scopedfs::daemon {
+namespace {
+
+TEST(SameFoldedNameTest, FoldsAsciiLettersOnly) {
+  EXPECT_TRUE(SameFoldedName("Download", "dOWNLOAD"));
+  EXPECT_TRUE(SameFoldedName("a-1_B.JPG", "A-1_b.jpg"));
+  EXPECT_FALSE(SameFoldedName("Download", "Downloads"));
+  EXPECT_FALSE(SameFoldedName("a", "b"));
+  // '@' (0x40) and '`' (0x60) differ from letters by the case bit, but are not letters.
+  EXPECT_FALSE(SameFoldedName("@", "`"));
+  EXPECT_FALSE(SameFoldedName("[", "{"));
+  // Non-ASCII bytes are compared as they are: no Unicode folding ("É" vs "é" in UTF-8).
+  EXPECT_FALSE(SameFoldedName("\xc3\x89", "\xc3\xa9"));
+  EXPECT_TRUE(SameFoldedName("\xc3\xa9X", "\xc3\xa9x"));
+}
+
+class FindCaseMatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = absl::StrCat(::testing::TempDir(), "/case_names_XXXXXX");
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    fd_.reset(open(dir_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    ASSERT_TRUE(fd_.valid());
+  }
+  void Touch(const std::string& name) {
+    int fd = openat(fd_.get(), name.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0) << name;
+    close(fd);
+  }
+  std::string dir_;
+  base::UniqueFd fd_;
+};
+
+TEST_F(FindCaseMatchTest, FindsTheLowerSpelling) {
+  Touch("Photo.JPG");
+  std::string match;
+  EXPECT_EQ(FindCaseMatch(fd_.get(), "photo.jpg", &match), 0);
+  EXPECT_EQ(match, "Photo.JPG");
+  EXPECT_EQ(FindCaseMatch(fd_.get(), "other.jpg", &match), ENOENT);
+  EXPECT_EQ(match, "");
+}
+
+TEST_F(FindCaseMatchTest, TheExactNameIsNotAMatch) {
+  Touch("a");
+  std::string match;
+  EXPECT_EQ(FindCaseMatch(fd_.get(), "a", &match), ENOENT);
+  Touch("A");
+  EXPECT_EQ(FindCaseMatch(fd_.get(), "a", &match), 0);
+  EXPECT_EQ(match, "A");
+}
+
+TEST_F(FindCaseMatchTest, TwinsResolveInByteOrder) {
+  for (const char* name : {"rEADME", "ReadMe", "README", "readmE"}) Touch(name);
+  std::string match;
+  EXPECT_EQ(FindCaseMatch(fd_.get(), "readme", &match), 0);
+  EXPECT_EQ(match, "README");  // the smallest in strcmp order
+  EXPECT_EQ(FindCaseMatch(fd_.get(), "README", &match), 0);
+  EXPECT_EQ(match, "ReadMe");  // the exact name is skipped; the next in order
+}
+
+TEST_F(FindCaseMatchTest, BoundedSearchRefusesToAnswer) {
+  for (int i = 0; i < 50; ++i) Touch(absl::StrCat("f", i));
+  std::string match;
+  int read = 0;
+  EXPECT_EQ(FindCaseMatch(fd_.get(), "F7", &match, /*max_entries=*/20, &read), EMFILE);
+  EXPECT_EQ(match, "");
+  EXPECT_EQ(read, 20);
+  EXPECT_EQ(FindCaseMatch(fd_.get(), "F7", &match, /*max_entries=*/100, &read), 0);
+  EXPECT_EQ(match, "f7");
+  EXPECT_EQ(read, 52);  // with . and ..
+}
+
+class CaseIndexTest : public FindCaseMatchTest {
+ protected:
+  void SetUp() override {
+    FindCaseMatchTest::SetUp();
+    for (int i = 0; i < CaseIndex::kMinIndexedEntries; ++i) Touch(absl::StrCat("file", i));
+  }
+  CaseIndex index_;
+};
+
+TEST_F(CaseIndexTest, AnswersAsTheSearchAndIndexesLargeDirectories) {
+  std::string match;
+  EXPECT_EQ(index_.Find(fd_.get(), "FILE7", &match), 0);
+  EXPECT_EQ(match, "file7");
+  EXPECT_EQ(index_.indexed_names(), CaseIndex::kMinIndexedEntries + 2u);
+  EXPECT_EQ(index_.Find(fd_.get(), "file7", &match), ENOENT);  // the exact name is no match
+  EXPECT_EQ(index_.Find(fd_.get(), "nosuch", &match), ENOENT);
+}
+
+TEST_F(CaseIndexTest, SeesChangesMadeBehindItsBack) {
+  std::string match;
+  EXPECT_EQ(index_.Find(fd_.get(), "Twin", &match), ENOENT);
+  Touch("TWIN");
+  EXPECT_EQ(index_.Find(fd_.get(), "Twin", &match), 0);
+  EXPECT_EQ(match, "TWIN");
+  ASSERT_EQ(unlinkat(fd_.get(), "TWIN", 0), 0);
+  EXPECT_EQ(index_.Find(fd_.get(), "Twin", &match), ENOENT);
+}
+
+TEST_F(CaseIndexTest, LearnsTheDaemonsOwnChanges) {
+  std::string match;
+  EXPECT_EQ(index_.Find(fd_.get(), "NEW", &match), ENOENT);
+  DirStamp before = StampOf(fd_.get());
+  Touch("new");
+  index_.Added(fd_.get(), before, "new");
+  EXPECT_EQ(index_.indexed_names(), CaseIndex::kMinIndexedEntries + 3u);  // kept, one more
+  EXPECT_EQ(index_.Find(fd_.get(), "NEW", &match), 0);
+  EXPECT_EQ(match, "new");
+  before = StampOf(fd_.get());
+  ASSERT_EQ(unlinkat(fd_.get(), "new", 0), 0);
+  index_.Removed(fd_.get(), before, "new");
+  EXPECT_EQ(index_.indexed_names(), CaseIndex::kMinIndexedEntries + 2u);
+  EXPECT_EQ(index_.Find(fd_.get(), "NEW", &match), ENOENT);
+  // A change it was not told of, made before the daemon's own, drops the index.
+  Touch("other");
+  before = StampOf(fd_.get());
+  Touch("mine");
+  index_.Added(fd_.get(), before, "mine");
+  EXPECT_EQ(index_.indexed_names(), 0u);
+  EXPECT_EQ(index_.Find(fd_.get(), "OTHER", &match), 0);
+}
+
+// A directory of more names than the old per-index bound (131,072), made as an app makes one: a
+// lookup of a name that exists in no case reads it at most once, however many such lookups
+// follow; so do lookups of names that exist in another case; and the daemon's own creates there
+// keep the index.
+TEST_F(CaseIndexTest, TwinsAreAnsweredByAReadInByteOrder) {
+  Touch("twin");
+  Touch("TWIN");
+  std::string match;
+  EXPECT_EQ(index_.Find(fd_.get(), "Twin", &match), 0);
+  EXPECT_EQ(match, "TWIN");
+  EXPECT_EQ(index_.Find(fd_.get(), "TWIN", &match), 0);
+  EXPECT_EQ(match, "twin");
+  EXPECT_EQ(index_.Find(fd_.get(), "FILE3", &match), 0);  // other names: from the index
+  EXPECT_EQ(match, "file3");
+  EXPECT_EQ(index_.directory_reads(), 2u);  // the build (which answered "Twin"), and "TWIN"
+}
+
+class HugeDirectoryTest : public FindCaseMatchTest {
+ protected:
+  static constexpr int kNames = 140000;
+  void SetUp() override {
+    // tmpfs when there is one: 140,000 creates take about a second there.
+    std::string tmpl = access("/dev/shm", W_OK) == 0
+                           ? std::string("/dev/shm/case_names_XXXXXX")
+                           : absl::StrCat(::testing::TempDir(), "/case_names_XXXXXX");
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    fd_.reset(open(dir_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    ASSERT_TRUE(fd_.valid());
+    for (int i = 0; i < kNames; ++i) Touch(absl::StrCat(i % 2 ? "File" : "file", i, ".jpg"));
+  }
+  void TearDown() override {
+    std::string cmd = absl::StrCat("rm -rf '", dir_, "'");
+    EXPECT_EQ(system(cmd.c_str()), 0);
+  }
+  CaseIndex index_;
+};
+
+TEST_F(HugeDirectoryTest, MissesReadTheDirectoryOnce) {
+  std::string match;
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(index_.Find(fd_.get(), absl::StrCat("missing", i), &match), ENOENT);
+  }
+  EXPECT_LE(index_.directory_reads(), 1u);
+  // Other spellings of names that exist: found, without another read.
+  EXPECT_EQ(index_.Find(fd_.get(), "FILE1.JPG", &match), 0);
+  EXPECT_EQ(match, "File1.jpg");
+  EXPECT_EQ(index_.Find(fd_.get(), "FILE2.jpg", &match), 0);
+  EXPECT_EQ(match, "file2.jpg");
+  EXPECT_EQ(index_.Find(fd_.get(), "file1.jpg", &match), 0);
+  EXPECT_EQ(match, "File1.jpg");
+  EXPECT_LE(index_.directory_reads(), 1u);
+  // No names kept: well under the 100 bytes a name the old index took.
+  EXPECT_LE(index_.indexed_bytes(), kNames * 40u);
+}
+
+TEST_F(HugeDirectoryTest, TheDaemonsOwnCreatesKeepTheIndex) {
+  std::string match;
+  EXPECT_EQ(index_.Find(fd_.get(), "nosuch", &match), ENOENT);
+  uint64_t reads = index_.directory_reads();
+  for (int i = 0; i < 50; ++i) {
+    std::string name = absl::StrCat("New", i);
+    EXPECT_EQ(index_.Find(fd_.get(), name, &match), ENOENT);
+    DirStamp before = StampOf(fd_.get());
+    Touch(name);
+    index_.Added(fd_.get(), before, name);
+  }
+  EXPECT_EQ(index_.Find(fd_.get(), "NEW7", &match), 0);
+  EXPECT_EQ(match, "New7");
+  EXPECT_EQ(index_.directory_reads(), reads);
+}
+
+}  // namespace
+}  // namespace scopedfs::daemon
