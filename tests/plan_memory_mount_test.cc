@@ -238,14 +238,14 @@ class ScanCacheMountTest : public MountTest {
 };
 
 // The facts cache's bound (docs/security.md, "Plans shared and bounded"): the location scans it
-// keeps are held to 64 MiB in all. Gallery looks up 1,700 photos, each with 4,000 GPS attributes
-// far enough apart to stay 4,000 exact ranges (about 96 KiB kept per scan), more than twice the
+// keeps are held to 64 MiB in all. Gallery looks up 1,000 photos, each with 4,000 GPS attributes,
+// few enough to stay 4,000 exact ranges (about 96 KiB kept per scan), half as much again as the
 // bound together. Eight at a time, each batch's scans done before the next (so none is dropped
 // for a full queue): the daemon's count of the bytes it keeps never passes 64 MiB, the cache was
 // emptied at the bound, and the first photo, scanned before that, is scanned again at its next
 // lookup, so the cache really forgot it.
 TEST_F(ScanCacheMountTest, CachedScansAreHeldTo64MiB) {
-  constexpr int kFiles = 1700;
+  constexpr int kFiles = 1000;
   constexpr int kBatch = 8;  // the scans one app may have queued
   constexpr int64_t kBound = int64_t{64} << 20;
   std::string jpeg = XmpJpeg(2, 2000, "");
@@ -277,7 +277,8 @@ TEST_F(ScanCacheMountTest, CachedScansAreHeldTo64MiB) {
       kFiles, static_cast<long long>(per_scan), static_cast<long long>(most),
       static_cast<long long>(last["scan_cache_clears"] - start["scan_cache_clears"]),
       static_cast<long long>(HwmKb(storage_.daemon_pid())));
-  ASSERT_GE(per_scan * kFiles, 2 * kBound) << "the photos' scans together are not past the bound";
+  ASSERT_GE(per_scan * kFiles, kBound + kBound / 4)
+      << "the photos' scans together are not well past the bound";
   EXPECT_GE(last["location_scans"] - start["location_scans"], kFiles) << "photos left unscanned";
   EXPECT_LE(most, kBound) << "bytes the cached scans kept";
   EXPECT_GE(last["scan_cache_clears"] - start["scan_cache_clears"], 1);

@@ -70,7 +70,8 @@ constexpr int kVictimRounds = 50;
 // Hang guards: far longer than anything here takes, far shorter than a 30 s scan wait.
 constexpr absl::Duration kHangGuard = absl::Seconds(15);
 // How long an attack may take to show what a test waits for (a scan finished under it, on a
-// loaded machine a few seconds' work); a daemon that never gets there fails then.
+// loaded machine a few seconds' work), or its queued scans to finish once it stops; a daemon that
+// never gets there fails then.
 constexpr absl::Duration kAttackGuard = absl::Seconds(60);
 
 // Shared with the forked apps: set to stop the attackers; rounds counts the attackers' completed
@@ -131,14 +132,16 @@ class ScanFairnessMountTest : public MountTest {
   // Waits (a handshake on the daemon's counts) until `ready` holds; fails the test if it never
   // does within the hang guard.
   DaemonStats StatsOnce(const std::function<bool(const DaemonStats&)>& ready,
-                        const std::string& shown) {
-    absl::StatusOr<DaemonStats> stats = storage_.StatsOnce(ready, shown, kHangGuard);
+                        const std::string& shown, absl::Duration hang_guard = kHangGuard) {
+    absl::StatusOr<DaemonStats> stats = storage_.StatsOnce(ready, shown, hang_guard);
     EXPECT_TRUE(stats.ok()) << stats.status();
     return stats.ok() ? *stats : DaemonStats();
   }
-  // No scan queued or running.
+  // No scan queued or running: an attack's last scans may take a while (seconds each under a
+  // sanitizer), so this waits as long as an attack may take.
   void Idle() {
-    StatsOnce([](const DaemonStats& s) { return Get(s, "scans_pending") == 0; }, "scans_pending");
+    StatsOnce([](const DaemonStats& s) { return Get(s, "scans_pending") == 0; }, "scans_pending",
+              kAttackGuard);
   }
   // From now until Thaw, no scan finishes: the daemon's scan threads are stopped (idle, with no
   // scan queued, so none of them holds a lock).
