@@ -139,8 +139,8 @@ TEST_P(DeviceLayoutMountTest, EachUsersAppsWorkInTheirOwnStorage) {
         ENOENT));
     // A photo moved within the user's storage by its owner.
     EXPECT_TRUE(
-        Succeeds(As(InUser(user, kCamera)).Rename(U(user, "DCIM/Camera/IMG_1.jpg"),
-                                                  U(user, "Pictures/IMG_1.jpg"))));
+        Succeeds(As(InUser(user, kCamera))
+                     .Rename(U(user, "DCIM/Camera/IMG_1.jpg"), U(user, "Pictures/IMG_1.jpg"))));
   }
 }
 
@@ -215,15 +215,15 @@ TEST_P(DeviceLayoutMountTest, RootSeesEverythingAndNothingMovesBetweenUsers) {
   }
   // From one user's storage to another's, a file or a directory: EXDEV, so
   // a mover copies. A user's storage itself does not move, nor does anything out of obb/.
-  EXPECT_TRUE(FailsWith(root.Rename(U(0, "Download/notes.txt"), U(10, "Download/moved.txt")),
-                        EXDEV));
+  EXPECT_TRUE(
+      FailsWith(root.Rename(U(0, "Download/notes.txt"), U(10, "Download/moved.txt")), EXDEV));
   EXPECT_TRUE(FailsWith(root.Rename(U(10, "Pictures/Trips"), U(0, "Pictures/Trips2")), EXDEV));
-  EXPECT_TRUE(FailsWith(root.Rename(U(0, "Download/notes.txt"), U(10, "Download/notes.txt"),
-                                    RENAME_EXCHANGE),
-                        EXDEV));
+  EXPECT_TRUE(FailsWith(
+      root.Rename(U(0, "Download/notes.txt"), U(10, "Download/notes.txt"), RENAME_EXCHANGE),
+      EXDEV));
   EXPECT_TRUE(FailsWith(root.Rename(U(10), "11"), EXDEV));
-  EXPECT_TRUE(FailsWith(root.Rename("obb/com.example.game/main.obb", U(0, "Download/m.obb")),
-                        EXDEV));
+  EXPECT_TRUE(
+      FailsWith(root.Rename("obb/com.example.game/main.obb", U(0, "Download/m.obb")), EXDEV));
   EXPECT_EQ(device_.ReadLower(U(0, "Download/notes.txt")).value_or(""), "user 0");
   EXPECT_EQ(device_.ReadLower(U(10, "Download/notes.txt")).value_or(""), "user 10");
   EXPECT_FALSE(device_.LowerExists(U(10, "Download/moved.txt")));
@@ -231,9 +231,9 @@ TEST_P(DeviceLayoutMountTest, RootSeesEverythingAndNothingMovesBetweenUsers) {
   // Within one user's storage root moves as it likes.
   EXPECT_TRUE(Succeeds(root.Rename(U(10, "Download/notes.txt"), U(10, "Documents/notes.txt"))));
   // An app's own file stays in its storage: the other user's directory is not even found.
-  EXPECT_TRUE(FailsWith(As(InUser(0, kNotes)).Rename(U(0, "Documents/todo.txt"),
-                                                     U(10, "Documents/todo.txt")),
-                        ENOENT));
+  EXPECT_TRUE(FailsWith(
+      As(InUser(0, kNotes)).Rename(U(0, "Documents/todo.txt"), U(10, "Documents/todo.txt")),
+      ENOENT));
   EXPECT_TRUE(device_.LowerExists(U(0, "Documents/todo.txt")));
 }
 
@@ -249,27 +249,27 @@ std::string Answer(const AppResult& r) {
 }
 
 TEST_P(DeviceLayoutMountTest, BelowEachUsersDirectoryAnswersAsAMountOfThatStorageAlone) {
-  const std::vector<std::string> files = {
-      "DCIM/Camera/IMG_1.jpg", "Pictures/Trips/p.jpg", "Music/song.mp3",
-      "Download/notes.txt",    "Documents/todo.txt",   "Download/report.pdf",
-      "Android/data/com.example.camera/cache.bin"};
-  const std::vector<std::string> dirs = {"",
-                                         "DCIM",
-                                         "DCIM/Camera",
-                                         "Pictures/Trips",
-                                         "Download",
-                                         "Documents",
-                                         "Music",
-                                         "Android",
-                                         "Android/data",
-                                         "Android/data/com.example.camera"};
+  const std::vector<std::string> files = {"DCIM/Camera/IMG_1.jpg",
+                                          "Pictures/Trips/p.jpg",
+                                          "Music/song.mp3",
+                                          "Download/notes.txt",
+                                          "Documents/todo.txt",
+                                          "Download/report.pdf",
+                                          "Android/data/com.example.camera/cache.bin"};
+  const std::vector<std::string> dirs = {
+      "",          "DCIM",  "DCIM/Camera", "Pictures/Trips", "Download",
+      "Documents", "Music", "Android",     "Android/data",   "Android/data/com.example.camera"};
   // New names, made once through each mount (the two share the lower tree): a suffix apart.
-  const std::vector<std::string> creates = {"Download/c.txt", "DCIM/c.txt",     "DCIM/c.jpg",
-                                            "Music/c.mp3",    "Documents/c.pdf", "c.txt",
+  const std::vector<std::string> creates = {"Download/c.txt",
+                                            "DCIM/c.txt",
+                                            "DCIM/c.jpg",
+                                            "Music/c.mp3",
+                                            "Documents/c.pdf",
+                                            "c.txt",
                                             "Android/data/com.example.camera/c.txt"};
   const std::vector<std::string> mkdirs = {"Download/d", "NewTop", "Android/data/com.example.x",
                                            "Android/data/com.example.camera/d"};
-  const std::vector<uid_t> apps = {kGallery, kSocial, kMusic,  kFiles,
+  const std::vector<uid_t> apps = {kGallery, kSocial, kMusic, kFiles,
                                    kCamera,  kLegacy, kNotes, kSuite};
   for (uid_t user : {0u, 10u}) {
     SCOPED_TRACE(absl::StrCat("user ", user));
@@ -313,14 +313,13 @@ TEST_P(DeviceLayoutMountTest, BelowEachUsersDirectoryAnswersAsAMountOfThatStorag
       }
       // Moves inside the storage: a file for each mount, made anew for each app.
       for (const auto& [from, to, owner, bytes] :
-           {std::tuple<std::string, std::string, uid_t, std::string>{
-                "Download/mv", "Documents/mv", kNotes, "text"},
+           {std::tuple<std::string, std::string, uid_t, std::string>{"Download/mv", "Documents/mv",
+                                                                     kNotes, "text"},
             {"DCIM/Camera/mv", "Pictures/mv", kCamera, JpegBytes()},
             {"DCIM/Camera/mv", "Music/mv", kCamera, JpegBytes()},
             {"Download/mv", "Android/data/com.example.camera/mv", kNotes, "text"}}) {
         for (const char* side : {"d", "a"}) {
-          SCOPEDFS_ASSERT_OK(
-              device_.WriteLower(U(user, from + side), bytes, InUser(user, owner)));
+          SCOPEDFS_ASSERT_OK(device_.WriteLower(U(user, from + side), bytes, InUser(user, owner)));
         }
         compare(who + "rename " + from + " to " + to,
                 on_device.Rename(U(user, from + "d"), U(user, to + "d")),

@@ -30,8 +30,7 @@ bool ParseUser(absl::string_view segment, uint32_t* user) {
 }
 
 bool ChangesMountRootNames(scopedfs::Op op) {
-  return op == OP_CREATE || op == OP_MKDIR || op == OP_DELETE || op == OP_RMDIR ||
-         op == OP_RENAME;
+  return op == OP_CREATE || op == OP_MKDIR || op == OP_DELETE || op == OP_RMDIR || op == OP_RENAME;
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ struct Placement {
     kOutside,    // the device layout's names beside the users' storages (obb/, ...) and below
   };
   Kind kind = Kind::kStorage;
-  uint32_t user = 0;       // kStorage: whose storage
+  uint32_t user = 0;  // kStorage: whose storage
   // kStorage: relative to that storage's root (the policy path); else the node path.
   absl::string_view path;
   // kStorage: the path names a user's storage root in the mount root ("<user>").

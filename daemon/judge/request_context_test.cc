@@ -159,7 +159,6 @@ TEST(RequestContextTest, AppsAreTheAppAndUnknownUids) {
   EXPECT_FALSE(RequestContext(1000, 1, engine, 0, nullptr).IsApp());
 }
 
-
 // --- The device layout ------------------------------------------------------------------------
 
 TEST(PlaceNodePathTest, UserDirectoriesAreStoragesAndOtherNamesAreOutside) {

@@ -235,9 +235,8 @@ void PrecheckTreeMove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t pare
   if (!fd.valid()) return;
   verdict->from = ChildPath(p.path, name);
   verdict->to = ChildPath(np.path, newname);
-  verdict->err =
-      CheckTreeNoGain(fs, ctx, ReadersToCheck(ctx, verdict->from), fd.get(), verdict->from,
-                      verdict->to);
+  verdict->err = CheckTreeNoGain(fs, ctx, ReadersToCheck(ctx, verdict->from), fd.get(),
+                                 verdict->from, verdict->to);
   verdict->generation = generation;
   verdict->valid = true;
 }

@@ -82,8 +82,7 @@ ControlResponse LiveExplain(const ExplainRequest& req, Filesystem* fs) {
   request.op = *op;
   request.path = place.path;
   request.selinux_domain = req.domain();
-  if (absl::StatusOr<policy::PathInfo> valid = engine->layout().Classify(place.path);
-      !valid.ok()) {
+  if (absl::StatusOr<policy::PathInfo> valid = engine->layout().Classify(place.path); !valid.ok()) {
     return Error(absl::StrCat("path \"", req.path(), "\": ", valid.status().message()));
   }
 
