@@ -20,6 +20,7 @@ MEDIA_HDRS = [
 LOCATION_SRCS = [
     "exif_gps.cc",
     "image_location.cc",
+    "iptc_place.cc",
     "isobmff_box.cc",
     "isobmff_items.cc",
     "isobmff_location.cc",
@@ -34,6 +35,7 @@ LOCATION_SRCS = [
 
 LOCATION_HDRS = [
     "exif_gps.h",
+    "iptc_place.h",
     "location.h",
     "scan_reader.h",
     "xmp_gps.h",

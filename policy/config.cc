@@ -56,6 +56,11 @@ class Validator {
                     PolicyProblem(steps, message);
                   })
         .IgnoreError();
+    if (!Tristate_IsValid(policy.redact_place_names())) {
+      PolicyProblem({{"redact_place_names"}},
+                    absl::StrCat("unknown redact_place_names number ",
+                                 static_cast<int>(policy.redact_place_names())));
+    }
     CheckApps(config->apps, permissions);
     CheckPackagesList(config->apps, config->packages_list);
   }

@@ -36,9 +36,11 @@ constexpr absl::string_view kGuardWriteReason =
     "the caller reads this file with location filled (location_guard), so it may not change it: "
     "a writer could break the metadata's structure, read the file raw and restore it";
 
-// Every location kind: what a redacted read fills, whichever rule granted it.
-constexpr EnumMask kAllLocationKinds =
-    Bit(REDACTION_EXIF_GPS) | Bit(REDACTION_XMP_GPS) | Bit(REDACTION_ISOBMFF_LOCATION);
+// Every location kind: what a redacted read fills, whichever rule granted it, less the place
+// names when the policy says they are not location (Policy.redact_place_names FALSE).
+constexpr EnumMask kPlaceNameKinds = Bit(REDACTION_IPTC_PLACE) | Bit(REDACTION_XMP_PLACE);
+constexpr EnumMask kAllLocationKinds = Bit(REDACTION_EXIF_GPS) | Bit(REDACTION_XMP_GPS) |
+                                       Bit(REDACTION_ISOBMFF_LOCATION) | kPlaceNameKinds;
 
 }  // namespace
 
@@ -72,6 +74,26 @@ absl::StatusOr<std::unique_ptr<const Engine>> Engine::Create(const LoadedConfig&
   engine->rule_locations_.resize(engine->rules_.size());
   ASSIGN_OR_RETURN(engine->default_action_,
                    CompileAction(config.policy.default_action(), /*outcome_required=*/false));
+  for (const CompiledRule& rule : engine->rules_) {
+    CompiledRule free = rule;
+    free.node_type = NODE_TYPE_UNSPECIFIED;
+    free.media_classes = 0;
+    free.has_location = TRISTATE_UNSPECIFIED;
+    free.owner = OWNERSHIP_UNSPECIFIED;
+    engine->object_dependent_.push_back(
+        rule.node_type != NODE_TYPE_UNSPECIFIED || rule.media_classes != 0 ||
+        rule.has_location != TRISTATE_UNSPECIFIED || rule.owner != OWNERSHIP_UNSPECIFIED);
+    engine->object_free_rules_.push_back(std::move(free));
+  }
+  // Location reaches a LOOKUP's decision through a has_location condition, or through an
+  // ALLOW_REDACTED outcome (Uncertain turns it into DENY where location is uncertain).
+  engine->lookup_reads_location_ =
+      engine->default_action_.outcome == OUTCOME_ALLOW_REDACTED ||
+      std::any_of(engine->rules_.begin(), engine->rules_.end(), [](const CompiledRule& rule) {
+        return (rule.ops == 0 || (rule.ops & Bit(OP_LOOKUP)) != 0) &&
+               (rule.has_location != TRISTATE_UNSPECIFIED ||
+                rule.action.outcome == OUTCOME_ALLOW_REDACTED);
+      });
   engine->policy_name_ = config.policy.name();
   engine->caller_independent_ =
       !config.policy.has_location_guard() &&
@@ -109,6 +131,9 @@ absl::StatusOr<std::unique_ptr<const Engine>> Engine::Create(const LoadedConfig&
   if (config.policy.uncertain_location() == UNCERTAIN_LOCATION_REDACT_ALL) {
     engine->uncertain_location_ = UNCERTAIN_LOCATION_REDACT_ALL;
   }
+  engine->redaction_kinds_ = config.policy.redact_place_names() == TRISTATE_FALSE
+                                 ? kAllLocationKinds & ~kPlaceNameKinds
+                                 : kAllLocationKinds;
   return std::unique_ptr<const Engine>(std::move(engine));
 }
 
@@ -254,6 +279,38 @@ LookupDecisions Engine::DecideLookup(const Request& request,
   return out;
 }
 
+// First match, walked with the object unknown: a rule whose conditions other than the object's
+// fail cannot match; one without object conditions that matches decides; one with them may or
+// may not match, which is harmless only when it would HIDE too.
+std::optional<Decision> Engine::HiddenWhateverIsThere(const Request& request) const {
+  Request lookup;
+  lookup.uid = request.uid;
+  lookup.op = OP_LOOKUP;
+  lookup.path = request.path;
+  lookup.storage_user_id = request.storage_user_id;
+  lookup.selinux_domain = request.selinux_domain;
+  Prepared p;
+  Prepare(lookup, &p);
+  if (!p.valid || FoundRegardless(p)) return std::nullopt;
+  Decision decision;
+  for (size_t i = 0; i < rules_.size(); ++i) {
+    if (!object_free_rules_[i].Matches(p.in)) continue;
+    const CompiledRule& rule = rules_[i];
+    if (rule.action.outcome != OUTCOME_HIDE) return std::nullopt;
+    if (object_dependent_[i]) continue;
+    decision.outcome = OUTCOME_HIDE;
+    decision.rule_index = static_cast<int>(i);
+    decision.rule_name = rule.name;
+    decision.reason = rule.description;
+    return decision;
+  }
+  if (default_action_.outcome != OUTCOME_HIDE) return std::nullopt;
+  decision.outcome = OUTCOME_HIDE;
+  decision.rule_name = kDefaultRuleName;
+  decision.reason = kDefaultReason;
+  return decision;
+}
+
 bool Engine::VisibleToEveryCaller(absl::string_view path) const {
   absl::StatusOr<PathInfo> info = layout_.Classify(path);
   if (!info.ok()) return false;
@@ -285,7 +342,7 @@ Decision Engine::GuardLocation(Decision decision, const MatchInput& in) const {
   // What a redacted reader gets is decided by what the parsers found, never by the media class
   // the rule was written for: a HEIF with an MP4 location box, or an MP4 with an Exif item.
   if (decision.outcome == OUTCOME_ALLOW_REDACTED) {
-    decision.redact = kAllLocationKinds;
+    decision.redact = redaction_kinds_;
     return decision;
   }
   if (!location_guard_ || decision.outcome != OUTCOME_ALLOW || in.node_type != NODE_TYPE_FILE ||
@@ -296,7 +353,7 @@ Decision Engine::GuardLocation(Decision decision, const MatchInput& in) const {
   if (in.op == OP_READ) {
     if (!content.MayHaveLocation() || EntitledToLocation(in)) return decision;
     decision.outcome = OUTCOME_ALLOW_REDACTED;
-    decision.redact = kAllLocationKinds;
+    decision.redact = redaction_kinds_;
     decision.rule_index = -1;
     decision.rule_name = kGuardReadRuleName;
     decision.reason = kGuardReadReason;

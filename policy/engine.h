@@ -85,6 +85,10 @@ class Engine {
   const PermissionIndex& permissions() const { return permissions_; }
   const std::string& policy_name() const { return policy_name_; }
   bool location_guard() const { return location_guard_; }
+  // The kinds of location range a redacted read fills (bits 1 << Redaction), whichever rule made
+  // it redacted: every kind, less REDACTION_IPTC_PLACE and REDACTION_XMP_PLACE under
+  // redact_place_names FALSE. Every Decision.redact of an ALLOW_REDACTED decision is this.
+  EnumMask redaction_kinds() const { return redaction_kinds_; }
   // True when no decision can depend on who asks: no rule looks at the caller and there is no
   // location guard. Every caller then sees the same names, views and attributes, so the kernel
   // may cache them for everyone (the permissive policy is such a policy; Android's is not).
@@ -110,6 +114,16 @@ class Engine {
   // are outside the proof: the daemon refuses them at every request on a node instead. False
   // whenever it cannot tell (a rule on ownership, permissions or whose area the path is in).
   bool VisibleToEveryCaller(absl::string_view path) const;
+  // A LOOKUP's refusal proved from the caller and the path alone: the HIDE that every object at
+  // `request.path` (any node type, content and creator) gets from the rules, and that no
+  // visibility finds anyway. nullopt when the answer could depend on what is there, or on
+  // whether anything is. The daemon answers such a name without touching the lower tree, so a
+  // name hidden this way costs what a missing one does (docs/security.md, timing). Only the
+  // request's caller fields (uid, storage_user_id, selinux_domain) and path are read.
+  std::optional<Decision> HiddenWhateverIsThere(const Request& request) const;
+  // Whether a LOOKUP's decision can depend on location (a LOOKUP rule with a has_location
+  // condition): if not, a lookup needs no location scan to know whether the name is found.
+  bool lookup_reads_location() const { return lookup_reads_location_; }
   // ANDROID unless the policy asks for POSIX (never UNSPECIFIED).
   Semantics semantics() const { return semantics_; }
   // STRICT unless the policy asks for LISTING (never UNSPECIFIED).
@@ -150,17 +164,23 @@ class Engine {
   AppRegistry apps_;
   StorageLayout layout_;
   std::vector<CompiledRule> rules_;
+  // rules_[i] without its conditions on the object (node type, media classes, location, owner),
+  // and whether it had any: what HiddenWhateverIsThere walks.
+  std::vector<CompiledRule> object_free_rules_;
+  std::vector<bool> object_dependent_;
   std::vector<std::string> rule_locations_;
   CompiledAction default_action_;
   std::string policy_name_;
   UncertainLocation uncertain_location_ = UNCERTAIN_LOCATION_DENY;
   bool location_guard_ = false;
+  EnumMask redaction_kinds_ = 0;
   bool caller_independent_ = false;
   bool place_independent_ = false;
   bool matches_names_ = true;
   bool reads_owner_ = true;
   bool reads_content_ = true;
   bool may_redact_ = true;
+  bool lookup_reads_location_ = true;
   Semantics semantics_ = SEMANTICS_ANDROID;
   Visibility visibility_ = VISIBILITY_STRICT;
   std::vector<CompiledRule> location_entitled_;  // app sections of LocationGuard.entitled

@@ -212,8 +212,9 @@ TEST_F(EngineTest, LocationRedactedWithoutAccessMediaLocation) {
   EXPECT_FALSE(d.redact_fallback);
   // Every kind is filled, whichever class the rule was written for (a HEIF may hold an MP4
   // location box, an MP4 an Exif item).
-  constexpr EnumMask kAll =
-      Bit(REDACTION_EXIF_GPS) | Bit(REDACTION_XMP_GPS) | Bit(REDACTION_ISOBMFF_LOCATION);
+  constexpr EnumMask kAll = Bit(REDACTION_EXIF_GPS) | Bit(REDACTION_XMP_GPS) |
+                            Bit(REDACTION_ISOBMFF_LOCATION) | Bit(REDACTION_IPTC_PLACE) |
+                            Bit(REDACTION_XMP_PLACE);
   EXPECT_EQ(d.redact, kAll);
   d = Decide({"video redaction set", kSocial, OP_READ, "DCIM/v.mp4", Bytes::kMp4, kCamera,
               OUTCOME_ALLOW_REDACTED, {}, "", NODE_TYPE_FILE, Loc::kPresent});
@@ -540,6 +541,44 @@ std::unique_ptr<const Engine> EngineFor(const std::string& policy) {
   return std::move(*engine);
 }
 
+// Policy.redact_place_names: place names are location unless the policy says otherwise, and then
+// every redacted decision, whichever rule or the location guard made it, fills coordinates only.
+TEST(RedactPlaceNamesTest, DefaultOnAndOffOnlyWhenFalse) {
+  constexpr EnumMask kPlaces = Bit(REDACTION_IPTC_PLACE) | Bit(REDACTION_XMP_PLACE);
+  constexpr EnumMask kCoordinates =
+      Bit(REDACTION_EXIF_GPS) | Bit(REDACTION_XMP_GPS) | Bit(REDACTION_ISOBMFF_LOCATION);
+  for (Tristate value : {TRISTATE_UNSPECIFIED, TRISTATE_TRUE, TRISTATE_FALSE}) {
+    absl::StatusOr<LoadedConfig> config =
+        LoadConfig({"policy/configs/android.textproto", "policy/configs/apps.textproto", ""});
+    ASSERT_TRUE(config.ok()) << config.status();
+    config->policy.set_redact_place_names(value);
+    absl::StatusOr<std::unique_ptr<const Engine>> engine = Engine::Create(*config);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    EnumMask want = value == TRISTATE_FALSE ? kCoordinates : kCoordinates | kPlaces;
+    EXPECT_EQ((*engine)->redaction_kinds(), want) << Tristate_Name(value);
+    media::ContentFacts located = media::FactsFromName("a.jpg");
+    located.location = media::LocationPresence::kPresent;
+    Request r;
+    r.uid = kSocial;
+    r.op = OP_READ;
+    r.path = "DCIM/Camera/a.jpg";
+    r.node_type = NODE_TYPE_FILE;
+    r.owner_uid = kCamera;
+    r.content = &located;
+    Decision d = (*engine)->Decide(r);
+    ASSERT_EQ(d.outcome, OUTCOME_ALLOW_REDACTED) << d.reason;
+    EXPECT_EQ(d.redact, want) << Tristate_Name(value);
+    // All-files access reading another app's photo elsewhere fills the same.
+    r.uid = kFiles;
+    r.path = "Download/trip.jpg";
+    d = (*engine)->Decide(r);
+    ASSERT_EQ(d.outcome, OUTCOME_ALLOW_REDACTED) << d.reason;
+    EXPECT_EQ(d.redact, want) << Tristate_Name(value);
+  }
+  EXPECT_EQ(EngineFor("policy/configs/android.textproto")->redaction_kinds() & kPlaces, kPlaces);
+  EXPECT_EQ(EngineFor("policy/configs/permissive.textproto")->redaction_kinds() & kPlaces, kPlaces);
+}
+
 // Only a policy whose decisions cannot depend on the caller lets the kernel cache names for all.
 TEST(CallerIndependenceTest, PermissiveIsAndroidIsNot) {
   EXPECT_TRUE(EngineFor("policy/configs/permissive.textproto")->caller_independent());
@@ -665,6 +704,88 @@ TEST(DecideLookupTest, EqualsTheSeparateDecisions) {
     }
   }
   EXPECT_GT(compared, 100);
+}
+
+// HiddenWhateverIsThere is sound: where it proves a HIDE, DecideLookup finds the name for no
+// object there (file or directory, any content, owned by the caller or not), for every sample
+// caller of both shipped Android policies and the permissive one.
+TEST(HiddenWhateverIsThereTest, AProvedHideHidesEveryObject) {
+  media::ContentFacts photo = media::FactsFromFormat("a.jpg", media::MediaFormat::kJpeg);
+  media::ContentFacts song = media::FactsFromFormat("a.mp3", media::MediaFormat::kMp3);
+  media::ContentFacts text = media::FactsFromFormat("a.txt", media::MediaFormat::kUnknown);
+  media::ContentFacts located = photo;
+  located.location = media::LocationPresence::kPresent;
+  int proved = 0;
+  int unproved = 0;
+  for (const char* config :
+       {"policy/configs/android.textproto", "policy/configs/android-strict.textproto",
+        "policy/configs/permissive.textproto"}) {
+    std::unique_ptr<const Engine> engine = EngineFor(config);
+    std::vector<uint32_t> uids = {0, 1000, 2000, 10999, 1010062};
+    for (const auto& record : engine->apps().records()) uids.push_back(record.app_id);
+    for (uint32_t uid : uids) {
+      for (const char* path :
+           {"DCIM/Camera/a.jpg", "Music/a.mp3", "Documents/a.txt", "Download/x",
+            "Android/data/com.example.notes", "Android/data/com.example.notes/files/a.txt",
+            "Android/obb/com.example.gallery/x.obb", "Android/media/com.example.notes/a.jpg",
+            "Android/data/com.not.installed", "ANDROID/DATA/COM.EXAMPLE.NOTES/x", "a.txt"}) {
+        Request who;
+        who.uid = uid;
+        who.path = path;
+        std::optional<Decision> hidden = engine->HiddenWhateverIsThere(who);
+        (hidden ? proved : unproved)++;
+        if (!hidden) continue;
+        EXPECT_EQ(hidden->outcome, OUTCOME_HIDE);
+        for (NodeType node : {NODE_TYPE_FILE, NODE_TYPE_DIRECTORY}) {
+          for (const media::ContentFacts* content : {&photo, &song, &text, &located}) {
+            for (std::optional<uint32_t> owner : {std::optional<uint32_t>(), std::optional(uid)}) {
+              Request r = who;
+              r.node_type = node;
+              r.content = content;
+              r.owner_uid = owner;
+              EXPECT_FALSE(engine->DecideLookup(r, &located).found)
+                  << config << " uid " << uid << " " << path << " proved hidden by "
+                  << hidden->rule_name << " but found";
+            }
+          }
+        }
+      }
+    }
+  }
+  // Both answers occur, so the loop above checked something.
+  EXPECT_GT(proved, 20);
+  EXPECT_GT(unproved, 20);
+}
+
+// What it must prove: another package's private area (present or not, any spelling), under
+// strict and listing visibility alike; and what it must leave to the object: names whose
+// visibility depends on their content or creator, the caller's own area, names listing finds.
+TEST(HiddenWhateverIsThereTest, OtherPackagesPrivateAreasAreHiddenByPathAlone) {
+  for (const char* config :
+       {"policy/configs/android.textproto", "policy/configs/android-strict.textproto"}) {
+    std::unique_ptr<const Engine> engine = EngineFor(config);
+    auto hidden = [&engine](uint32_t uid, const char* path) {
+      Request r;
+      r.uid = uid;
+      r.path = path;
+      return engine->HiddenWhateverIsThere(r).has_value();
+    };
+    EXPECT_TRUE(hidden(kMusic, "Android/data/com.example.notes")) << config;
+    EXPECT_TRUE(hidden(kMusic, "Android/data/com.not.installed")) << config;
+    EXPECT_TRUE(hidden(kMusic, "android/DATA/Com.Example.Notes/files/x")) << config;
+    EXPECT_TRUE(hidden(kSocial, "Android/obb/com.example.gallery/main.obb")) << config;
+    EXPECT_FALSE(hidden(kNotes, "Android/data/com.example.notes/files/x")) << config;
+    EXPECT_FALSE(hidden(kSocial, "Music/a.mp3")) << config;
+    // Not even all-files access opens another app's Android/data (as on Android 11 and later).
+    EXPECT_TRUE(hidden(kFiles, "Android/data/com.example.notes")) << config;
+    EXPECT_FALSE(hidden(kRoot, "Android/data/com.example.notes")) << config;
+  }
+  Request permissive;
+  permissive.uid = kMusic;
+  permissive.path = "Android/data/com.example.notes";
+  EXPECT_FALSE(EngineFor("policy/configs/permissive.textproto")
+                   ->HiddenWhateverIsThere(permissive)
+                   .has_value());
 }
 
 // LISTING (android.textproto) against STRICT (android-strict.textproto), same rules.

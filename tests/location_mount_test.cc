@@ -68,8 +68,7 @@ std::string ExpectedRedacted(const std::string& original, absl::string_view name
   EXPECT_FALSE(scan.malformed) << name << ": " << scan.error;
   (void)name;
   // Every kind the parsers find, whatever the media class (security issue, finding 4).
-  uint32_t kinds =
-      (1u << REDACTION_ISOBMFF_LOCATION) | (1u << REDACTION_XMP_GPS) | (1u << REDACTION_EXIF_GPS);
+  uint32_t kinds = media::kAllLocationKinds;
   std::vector<media::FillRange> plan = media::PlanFills(scan.ranges, kinds);
   std::string out = original;
   media::ApplyFills(plan, 0, absl::MakeSpan(reinterpret_cast<uint8_t*>(out.data()), out.size()));

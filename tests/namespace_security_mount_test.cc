@@ -12,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -138,6 +140,54 @@ TEST_F(AndroidNamespaceTest, AllFilesAppCannotMoveTheLayoutApart) {
   EXPECT_TRUE(Succeeds(As(kFiles).Rename("Download/e", "Android/media/com.example.files/e")));
 }
 
+// The reported squat (issue 29): the music app made Android/foo, another package's media
+// directory (which it then owned) and one of a package not installed. No app creates anything
+// below Android/ but in its own Android/{data,obb,media}/<package>: a device refuses files there
+// (MediaProvider's insertFileIfNecessaryForFuse: EPERM), and so do we for directories
+// (`nothing-else-under-android` in the policy), by create, mkdir or rename.
+TEST_F(AndroidNamespaceTest, NoAppCreatesUnderAndroidButInItsOwnDirectories) {
+  const App music = As(kMusic);
+  for (const char* dir :
+       {"Android/foo", "Android/media/com.example.notes", "Android/media/com.not.installed"}) {
+    EXPECT_TRUE(FailsWith(music.Mkdir(dir), EPERM)) << dir;
+    EXPECT_FALSE(storage_.LowerExists(dir)) << dir;
+  }
+  // Another package's private directory is not even there for it.
+  EXPECT_TRUE(FailsWith(music.Mkdir("Android/data/com.example.notes"), ENOENT));
+  // Files directly below Android/ and Android/media (a name in Android/data or Android/obb is
+  // another package's directory: ENOENT, as on a device).
+  for (const char* file : {"Android/x.txt", "Android/media/x.mp3"}) {
+    EXPECT_TRUE(FailsWith(music.Create(file, "x"), EPERM)) << file;
+    EXPECT_FALSE(storage_.LowerExists(file)) << file;
+  }
+  EXPECT_TRUE(FailsWith(music.Create("Android/data/x.txt", "x"), ENOENT));
+  EXPECT_FALSE(storage_.LowerExists("Android/data/x.txt"));
+  // Its own media directory it makes, and anything in it.
+  EXPECT_TRUE(Succeeds(music.Mkdir("Android/media/com.example.music")));
+  EXPECT_TRUE(Succeeds(music.Mkdir("Android/media/com.example.music/sub")));
+  EXPECT_TRUE(Succeeds(music.Create("Android/media/com.example.music/sub/a.txt", "a")));
+  // The notes app makes its own; the music app creates nothing in it.
+  ASSERT_TRUE(Succeeds(As(kNotes).Mkdir("Android/media/com.example.notes")));
+  EXPECT_TRUE(FailsWith(music.Mkdir("Android/media/com.example.notes/d"), EPERM));
+  EXPECT_TRUE(FailsWith(music.Create("Android/media/com.example.notes/n.txt", "x"), EPERM));
+  // Nor does a rename put anything in those places.
+  ASSERT_TRUE(Succeeds(music.Mkdir("Download/d")));
+  ASSERT_TRUE(Succeeds(music.Create("Download/f.txt", "f")));
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"Download/d", "Android/foo"},
+           {"Download/d", "Android/media/com.not.installed"},
+           {"Download/d", "Android/media/com.example.notes/d"},
+           {"Download/f.txt", "Android/f.txt"},
+           {"Download/f.txt", "Android/media/f.txt"},
+           {"Download/f.txt", "Android/media/com.example.notes/f.txt"}}) {
+    EXPECT_TRUE(FailsWith(music.Rename(from, to), EPERM)) << from << " -> " << to;
+    EXPECT_FALSE(storage_.LowerExists(to)) << to;
+  }
+  // Into its own, it may.
+  EXPECT_TRUE(Succeeds(music.Rename("Download/f.txt", "Android/media/com.example.music/f.txt")));
+  EXPECT_TRUE(Succeeds(music.Rename("Download/d", "Android/media/com.example.music/d")));
+}
+
 // A move is judged for everything it carries, directories included: the camera's empty folder
 // moved into the social app's Android/media would become the social app's to rename and remove.
 TEST_F(AndroidNamespaceTest, DirectoryMoveIsJudgedForTheDirectoriesItCarries) {
@@ -192,8 +242,11 @@ TEST_F(HiddenEntriesMoveTest, AnswerDoesNotCountHiddenEntries) {
 TEST_F(HiddenEntriesMoveTest, AnswerDoesNotClassifyHiddenEntries) {
   Fill("Download/audio", 1, Mp3Bytes());
   Fill("Download/doc", 1, PdfBytes());
-  SCOPEDFS_ASSERT_OK(storage_.MkdirLower(kMusicMedia, kMusic));
-  for (const std::string& into : {std::string(kMusicMedia), std::string("Download/sub")}) {
+  // The mover's own media directory: nothing may be put in another package's (EPERM, whatever
+  // the tree holds: NoAppCreatesUnderAndroidButInItsOwnDirectories).
+  const std::string own_media = "Android/media/com.example.social";
+  SCOPEDFS_ASSERT_OK(storage_.MkdirLower(own_media, kSocial));
+  for (const std::string& into : {own_media, std::string("Download/sub")}) {
     if (into == "Download/sub") {
       ASSERT_TRUE(Succeeds(As(kSocial).Mkdir(into)));
     }

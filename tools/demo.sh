@@ -27,7 +27,9 @@ pid=""
 cleanup() {
   [[ -n "$pid" ]] && { kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }
   umount -l "$work/storage/emulated/0" 2>/dev/null || true
-  umount "$work/data" 2>/dev/null || true  # frees the loop device too
+  # Frees the loop device too. Just after the daemon's exit the kernel may still hold the lower
+  # files it passed through (EBUSY): detach then, and the loop device goes when they do.
+  umount "$work/data" 2>/dev/null || umount -l "$work/data" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT

@@ -29,20 +29,38 @@ case "$prefix$sysconfdir" in *[[:space:]]*) echo "install: paths with spaces are
 manifest_rel=$prefix/share/scopedfs/installed
 manifest=$destdir$manifest_rel
 
+is_config() { case "$1" in "$sysconfdir"/scopedfs/*) return 0 ;; esac; return 1; }
 if $uninstall; then
   [[ -f "$manifest" ]] || { echo "install: nothing to uninstall ($manifest not found)" >&2; exit 1; }
-  removed=0
-  while IFS= read -r f; do
-    case "$f" in
-      "$sysconfdir"/scopedfs/*) $purge || continue ;;
-    esac
+  mapfile -t listed <"$manifest"
+  # An uninstall without --purge leaves a manifest of the configs it kept, so that a later
+  # --uninstall --purge still finds them.
+  if ! $purge; then
+    only_configs=true
+    for f in "${listed[@]}"; do is_config "$f" || [[ "$f" == "$manifest_rel" ]] || only_configs=false; done
+    if $only_configs; then
+      echo "install: nothing to uninstall but the configs kept in $sysconfdir/scopedfs (--uninstall --purge removes them)" >&2
+      exit 1
+    fi
+  fi
+  removed=0 kept_configs=()
+  for f in "${listed[@]}"; do
+    [[ "$f" == "$manifest_rel" ]] && continue
+    if is_config "$f" && ! $purge; then
+      [[ -e "$destdir$f" ]] && kept_configs+=("$f")
+      continue
+    fi
     if [[ -e "$destdir$f" || -L "$destdir$f" ]]; then rm -f "$destdir$f"; removed=$((removed + 1)); fi
-  done <"$manifest"
+  done
   rm -f "$manifest"
-  rmdir "$destdir$prefix/share/scopedfs" "$destdir$prefix/share/doc/scopedfs/docs" \
-    "$destdir$prefix/share/doc/scopedfs" 2>/dev/null || true
+  if ((${#kept_configs[@]} > 0)); then
+    printf '%s\n' "${kept_configs[@]}" "$manifest_rel" >"$manifest"
+  else
+    rmdir "$destdir$prefix/share/scopedfs" 2>/dev/null || true
+  fi
+  rmdir "$destdir$prefix/share/doc/scopedfs/docs" "$destdir$prefix/share/doc/scopedfs" 2>/dev/null || true
   $purge && rmdir "$destdir$sysconfdir/scopedfs" 2>/dev/null || true
-  echo "install: removed $removed files$($purge || echo "; kept the configs in $sysconfdir/scopedfs (--purge removes them)")"
+  echo "install: removed $removed files$($purge || echo "; kept the configs in $sysconfdir/scopedfs (--uninstall --purge removes them)")"
   if [[ -z "$destdir" ]] && command -v systemctl >/dev/null && [[ -d /run/systemd/system ]]; then
     systemctl daemon-reload || true
   fi
@@ -79,11 +97,16 @@ sed -e "s|/usr/local/sbin/|$prefix/sbin/|g" -e "s|/etc/scopedfs/|$sysconfdir/sco
   -e "s|/etc/default/scopedfsd|$sysconfdir/default/scopedfsd|g" \
   "$repo/tools/service/scopedfsd@.service" >"$unit"
 put 0644 "$unit" "$sysconfdir/systemd/system/scopedfsd@.service"
+# A config an earlier install put there and this one keeps stays in the manifest, so that
+# --uninstall --purge removes it; one the administrator made stays out of it.
+previous=()
+[[ -f "$manifest" ]] && mapfile -t previous <"$manifest"
 kept=()
 for config in android.textproto android-strict.textproto permissive.textproto apps.textproto; do
   target=$sysconfdir/scopedfs/$config
   if [[ -e "$destdir$target" ]]; then
     kept+=("$target")
+    for p in ${previous[@]+"${previous[@]}"}; do [[ "$p" == "$target" ]] && installed+=("$target"); done
   else
     put 0644 "$repo/policy/configs/$config" "$target"
   fi
@@ -97,6 +120,8 @@ if [[ -z "$destdir" ]]; then
   command -v mandb >/dev/null && mandb -q 2>/dev/null || true
   if command -v systemctl >/dev/null && [[ -d /run/systemd/system ]]; then
     systemctl daemon-reload || true
+    echo "install: start with: systemctl enable --now scopedfsd@0   (man scopedfsd)"
+  else
+    echo "install: no systemd runs here; start with: mount -t fuse.scopedfs /data/media/0 /storage/emulated/0 -o policy=$sysconfdir/scopedfs/android.textproto,apps=$sysconfdir/scopedfs/apps.textproto   (man mount.scopedfs), or an /etc/fstab line (man mount.scopedfs)"
   fi
-  echo "install: start with: systemctl enable --now scopedfsd@0   (man scopedfsd)"
 fi

@@ -2,7 +2,7 @@
 # tools/install.sh into a staging root: every file lands, `man` finds each page there, every
 # flag `--help` lists is in the binary's man page, the unit names the installed paths, a second
 # install keeps an edited config, and --uninstall removes what the install put there (and
-# --purge the configs).
+# --purge the configs, also after a plain --uninstall).
 set -uo pipefail
 TMP=${TEST_TMPDIR:-$(mktemp -d)}
 ROOT=$TMP/root
@@ -61,6 +61,12 @@ check "--purge removes the configs it installed" test ! -e "$FRESH/etc/scopedfs/
 check "--purge keeps a config it did not install" grep -q '^# mine$' "$FRESH/etc/scopedfs/apps.textproto"
 tools/install.sh --destdir="$ROOT" --uninstall >/dev/null 2>&1
 check "uninstalling twice says there is nothing to do" test $? -eq 1
+out=$(tools/install.sh --destdir="$ROOT" --uninstall --purge 2>&1)
+check "--uninstall --purge after --uninstall still finds the kept configs" test $? -eq 0
+check "... and removes them" test ! -e "$ROOT/etc/scopedfs"
+check "... and the manifest" test ! -e "$ROOT/usr/local/share/scopedfs"
+tools/install.sh --destdir="$ROOT" --uninstall --purge >/dev/null 2>&1
+check "then nothing is left to uninstall" test $? -eq 1
 
 echo "install_test: $passes passed, $failures failed"
 [ "$failures" -eq 0 ]

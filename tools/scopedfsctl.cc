@@ -51,8 +51,9 @@ ABSL_FLAG(std::string, socket, "", "stats/reload/explain: the daemon's --control
 ABSL_FLAG(bool, json, false, "stats: print one JSON object.");
 ABSL_FLAG(std::string, redacted_out, "",
           "scan: write DIR/<basename of FILE>, the file with its location ranges filled.");
-ABSL_FLAG(std::string, kinds, "exif_gps,xmp_gps,isobmff_location",
-          "scan: comma-separated kinds of location ranges --redacted_out fills.");
+ABSL_FLAG(std::string, kinds, "exif_gps,xmp_gps,isobmff_location,iptc_place,xmp_place",
+          "scan: comma-separated kinds of location ranges --redacted_out fills (without "
+          "iptc_place,xmp_place: what a policy with redact_place_names FALSE fills).");
 
 namespace scopedfs::policy::ctl {
 namespace {

@@ -61,15 +61,16 @@ absl::StatusOr<EnumMask> ParseKinds(absl::string_view text) {
   for (absl::string_view word : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
     word = absl::StripAsciiWhitespace(word);
     bool known = false;
-    for (int r = REDACTION_EXIF_GPS; r <= REDACTION_ISOBMFF_LOCATION; ++r) {
+    for (int r = REDACTION_EXIF_GPS; r <= REDACTION_XMP_PLACE; ++r) {
       if (word == KindName(static_cast<Redaction>(r))) {
         mask |= Bit(r);
         known = true;
       }
     }
     if (!known) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--kinds: unknown kind \"", word, "\" (expected exif_gps, xmp_gps, isobmff_location)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--kinds: unknown kind \"", word,
+                       "\" (expected exif_gps, xmp_gps, isobmff_location, iptc_place, xmp_place)"));
     }
   }
   if (mask == 0) return absl::InvalidArgumentError("--kinds: no kind given");

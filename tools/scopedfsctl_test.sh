@@ -28,7 +28,7 @@ run() {  # run <args...>: sets OUT, ERR, RC
 # validate
 run validate --policy=$POLICY --apps=$APPS
 check "valid config exits 0" test "$RC" -eq 0
-check "valid config says OK" grep -q '^OK: policy "android", 28 rules, 9 apps, visibility LISTING$' "$TMP/out"
+check "valid config says OK" grep -q '^OK: policy "android", 29 rules, 9 apps, visibility LISTING$' "$TMP/out"
 
 run validate --policy=policy/testdata/config/many_problems/policy.textproto \
   --apps=policy/testdata/config/many_problems/apps.textproto
@@ -65,7 +65,7 @@ run explain --policy=$POLICY --apps=$APPS --package=com.example.social --op=read
   --path=DCIM/Camera/IMG_1.jpg --content="$PHOTO" --owner_uid=10065
 check "explain exits 0" test "$RC" -eq 0
 check "social is redacted" grep -q '^decision: ALLOW_REDACTED$' "$TMP/out"
-check "redactions listed" grep -q '^redact:   REDACTION_EXIF_GPS, REDACTION_XMP_GPS, REDACTION_ISOBMFF_LOCATION$' "$TMP/out"
+check "redactions listed" grep -q '^redact:   REDACTION_EXIF_GPS, REDACTION_XMP_GPS, REDACTION_ISOBMFF_LOCATION, REDACTION_IPTC_PLACE, REDACTION_XMP_PLACE$' "$TMP/out"
 check "rule and location shown" grep -q '^rule:     redact-image-location (policy/configs/android.textproto:[0-9]*:1)$' "$TMP/out"
 check "reason shown" grep -q '^reason:   .*ACCESS_MEDIA_LOCATION' "$TMP/out"
 check "caller shown" grep -q '^caller:   uid 10062 (app, user 0, app id 10062): com.example.social$' "$TMP/out"

@@ -2,7 +2,8 @@
 # The test command: installs what the build needs (Debian packages only), runs every test with
 # the daemons serving through /dev/fuse, then runs the mount tests (tagged requires-fuse) a second
 # time over FUSE over io_uring (--transport=uring, through SCOPEDFS_TEST_TRANSPORT), and those
-# tagged lower-dependent a third time on an ext4 loop lower (SCOPEDFS_TEST_LOWER=ext4). The kernel
+# tagged lower-dependent a third time on an ext4 loop lower (SCOPEDFS_TEST_LOWER=ext4), then boots
+# the emulated device (tools/emulator/run.sh; SCOPEDFS_EMULATOR=0 skips it). The kernel
 # offers io_uring only while /sys/module/fuse/parameters/enable_uring is Y: the first pass runs
 # with it N and the second with it Y, and the value found at the start is put back at the end,
 # whatever happens (the daemon itself never changes it). Then the unit tests run again under
@@ -39,6 +40,16 @@ keep_logs() {
 set_uring() {  # Y or N; false when the kernel has no such switch or we may not set it
   [[ -w $param ]] && echo "$1" >"$param" 2>/dev/null
 }
+
+# The emulated device's guest root (mmdebstrap, a few minutes on a fresh machine, then cached)
+# is built beside the first pass; its library list comes from the binaries, built first.
+emulator_prepare=""
+if [ "${SCOPEDFS_EMULATOR:-1}" != 0 ]; then
+  bazel build //daemon:scopedfsd //tools:scopedfsctl //tools/emulator:vold_mount
+  tools/emulator/run.sh --prepare --bin_dir="$(bazel info bazel-bin 2>/dev/null)" \
+    >"$passes/emulator-prepare.log" 2>&1 &
+  emulator_prepare=$!
+fi
 
 mapfile -t mount_tests < <(bazel query 'attr(tags, "requires-fuse", tests(//...))' 2>/dev/null)
 mapfile -t all_tests < <(bazel query 'tests(//...) except attr(tags, "manual", tests(//...))' \
@@ -80,6 +91,21 @@ echo "test: the ${#ext4_tests[@]} lower-dependent mount tests again, on an ext4 
 bazel test "${ext4_tests[@]}" --test_env=SCOPEDFS_TEST_LOWER=ext4 \
   --test_env=SCOPEDFS_TEST_ENABLE_URING=Y "$@" || status=$?
 keep_logs ext4 ext4_tests "$@"
+
+# The emulated device (tools/emulator/run.sh, docs/emulator.md): a Debian 6.12 guest under QEMU
+# boots the binaries the first pass built, installed by tools/install.sh, on the Android-exact
+# userdata image, and checks vold's mount, the demo's matrix, a SIGKILL, a reboot and e2fsck.
+# The guest's root is built once (mmdebstrap, a few minutes) and cached in /var/tmp;
+# SCOPEDFS_EMULATOR=0 skips this pass.
+if [ "${SCOPEDFS_EMULATOR:-1}" != 0 ]; then
+  echo "test: the emulated device (tools/emulator/run.sh)"
+  if ! wait "$emulator_prepare"; then
+    cat "$passes/emulator-prepare.log" >&2
+    echo "test: could not prepare the emulated device's base system" >&2
+    status=1
+  fi
+  tools/emulator/run.sh --bin_dir="$(bazel info bazel-bin 2>/dev/null)" || status=$?
+fi
 
 # The unit tests (those that need no FUSE mount) again under ThreadSanitizer, with enable_uring
 # back as it was. Same output base (--config=tsan builds under its own platform suffix);

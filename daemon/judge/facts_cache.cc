@@ -125,6 +125,23 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
   }
   bool changed = false;
   bool cacheable = true;
+  // The head alone, when the scan is not asked for and not cached.
+  bool head_only = needs.content && !needs.location && !entry.content_read;
+  if (head_only && !entry.format_read) {
+    cacheable = UntilSettled(fd, st) == absl::ZeroDuration();
+    std::string proc = absl::StrCat("/proc/self/fd/", fd);
+    base::UniqueFd rfd(open(proc.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+    uint8_t head[media::kSniffBytes];
+    ssize_t n = rfd.valid() ? pread(rfd.get(), head, sizeof(head), 0) : -1;
+    if (n >= 0) {
+      entry.format = media::SniffFormat(absl::MakeConstSpan(head, static_cast<size_t>(n)));
+      entry.format_read = true;
+      changed = true;
+      struct stat after;
+      cacheable = cacheable && fstat(fd, &after) == 0 && VersionOf(after) == version;
+    }
+  }
+  if (head_only) needs.content = false;
   if (needs.content && !entry.content_read) {
     // Bytes read before the version settled may be of a rewrite the version cannot tell apart.
     cacheable = UntilSettled(fd, st) == absl::ZeroDuration();
@@ -157,6 +174,7 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
       entry.scan = std::move(scan);
     }
     entry.content_read = true;
+    entry.format_read = true;
     changed = true;
     struct stat after;
     cacheable = cacheable && fstat(fd, &after) == 0 && VersionOf(after) == version;
@@ -179,6 +197,11 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
     scan_bytes_ += bytes;
   }
   if (needs.owner) info.owner = entry.owner;
+  if (head_only) {
+    info.content_read = false;
+    info.facts = media::FactsFromFormat(name, entry.format);
+    info.facts.location = media::LocationPresence::kUnknown;
+  }
   if (needs.content) {
     info.content_read = true;
     info.scan = entry.scan;

@@ -60,6 +60,11 @@ struct FactNeeds {
   bool content = true;  // format and location scan (an open, the head, and a bounded scan)
   // POSIX semantics: the creator is the file's owner (st_uid), no attribute is read.
   bool owner_is_uid = false;
+  // With `content`: the location scan too. Without it only the head is read (the format), and a
+  // file whose scan is not cached comes back with content_read false and its location unknown:
+  // what a lookup needs to know whether the caller finds the name, in a time that does not grow
+  // with the file (Engine::lookup_reads_location).
+  bool location = true;
 };
 
 // What the decisions of `engine` can look at (everything for a null engine).
@@ -74,7 +79,7 @@ class FactsCache {
   // at most `max_waiters` requests wait for them at once (ScanQueue).
   explicit FactsCache(Stats* stats, int scan_threads = ScanQueue::DefaultThreads(),
                       int max_waiters = ScanQueue::kMaxWaiters)
-      : stats_(stats), scans_(scan_threads, max_waiters) {}
+      : stats_(stats), scans_(scan_threads, max_waiters, stats) {}
 
   // Facts of the lower object `fd` (O_PATH) as stat'ed in `st`, judged under `name` (the class a
   // name claims is checked against the content each time; the bytes are read once per version).
@@ -100,7 +105,8 @@ class FactsCache {
   struct Entry {
     FileVersion version;
     bool owner_read = false;
-    bool content_read = false;
+    bool content_read = false;  // the format and the scan
+    bool format_read = false;   // the format (sniffed from the head)
     media::MediaFormat format = media::MediaFormat::kUnknown;
     std::optional<uint32_t> owner;
     std::shared_ptr<const media::LocationScan> scan;

@@ -110,6 +110,16 @@ policy::LookupDecisions RequestContext::DecideLookup(absl::string_view path, boo
   return out;
 }
 
+bool RequestContext::HiddenWhateverIsThere(absl::string_view path) const {
+  policy::Request request;
+  policy::Decision refused;
+  if (!BuildRequest(OP_LOOKUP, path, false, nullptr, &request, &refused)) return false;
+  std::optional<policy::Decision> hidden = engine_->HiddenWhateverIsThere(request);
+  if (!hidden) return false;
+  NoteDecision(*hidden, OP_LOOKUP, path, false, nullptr);
+  return true;
+}
+
 void RequestContext::NoteDecision(const policy::Decision& d, scopedfs::Op op,
                                   absl::string_view path, bool directory,
                                   const FileInfo* info) const {

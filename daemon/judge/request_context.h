@@ -96,6 +96,9 @@ class RequestContext {
   // log as the lookup decision. `located`: the file's facts as if it carried location.
   policy::LookupDecisions DecideLookup(absl::string_view path, bool directory, const FileInfo* info,
                                        const media::ContentFacts* located) const;
+  // Whether a LOOKUP of `path` is refused whatever is there, or whether anything is
+  // (Engine::HiddenWhateverIsThere): then remembered as the latest refusal, as DecideLookup's.
+  bool HiddenWhateverIsThere(absl::string_view path) const;
   // One "redacted" line: the caller opened `path` and reads it with location filled.
   void AuditRedacted(scopedfs::Op op, absl::string_view path, const FileInfo& info,
                      const policy::Decision& decision) const;

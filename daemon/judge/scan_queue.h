@@ -1,8 +1,11 @@
 // Where the daemon's location scans run: off the FUSE workers, on fewer scan threads than the
-// machine has cores, one scan at a time per app, apps served in turn. One app's expensive files
-// then queue behind each other and can take neither the CPU, nor the workers, nor the time of a
-// request another app is waiting for. Requests wait for a scan only as long as their ScanWait
-// allows; what is not scanned by then is answered as uncertain (facts_cache.h).
+// machine has cores, one scan at a time per app, apps served in turn. Each app has a line of the
+// scans its requests wait for. A version is scanned once however many ask, and a scan several
+// apps ask for stands in each of their lines and runs at the first of their turns, charged to the
+// app whose turn it is: so one app's expensive files queue behind each other and can take neither
+// the CPU, nor the workers, nor the place of a scan another app's request is waiting for. Requests
+// wait for a scan only as long as their ScanWait allows; what is not scanned by then is answered
+// as uncertain (facts_cache.h).
 #ifndef SCOPEDFS_DAEMON_JUDGE_SCAN_QUEUE_H_
 #define SCOPEDFS_DAEMON_JUDGE_SCAN_QUEUE_H_
 
@@ -21,6 +24,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "daemon/observe/stats.h"
 #include "media/location/location.h"
 
 namespace scopedfs::daemon {
@@ -98,7 +102,9 @@ class ScanQueue {
   static constexpr int kMaxWaiters = 4;
 
   // `threads` scan threads (at least one); at most `max_waiters` requests wait at once.
-  explicit ScanQueue(int threads, int max_waiters = kMaxWaiters);
+  // `stats` (may be null) counts joins and passed_over() (scan_joins,
+  // scan_waits_behind_other_app).
+  explicit ScanQueue(int threads, int max_waiters = kMaxWaiters, Stats* stats = nullptr);
   ~ScanQueue();  // ends the threads; queued scans are abandoned (their waiters get no result)
   ScanQueue(const ScanQueue&) = delete;
   ScanQueue& operator=(const ScanQueue&) = delete;
@@ -106,8 +112,10 @@ class ScanQueue {
   // Scan threads for this machine: one fewer than its cores, at least one.
   static int DefaultThreads();
 
-  // Queues `scan` for `key`, charged to `app`, or joins the job queued for `key` already. Null
-  // when the app (or everyone) has too many queued.
+  // Queues `scan` for `key` in `app`'s line, or joins the job pending for `key` already: a job
+  // not started yet then stands in `app`'s line too (at its end), and runs at the first turn of
+  // any app whose line holds it. Null when the app (or everyone) has too many scans of its own
+  // queued; joining is never refused (it costs no fd, and a line holds a job at most once).
   std::shared_ptr<Job> Submit(uid_t app, const Key& key, std::function<Scan()> scan)
       ABSL_LOCKS_EXCLUDED(mu_);
   // Waits for `job` until `deadline`, as one of `app`'s waiting workers. Returns whether it is
@@ -117,23 +125,38 @@ class ScanQueue {
 
   // Scans run so far (for tests and stats).
   uint64_t completed() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Scans started from one app's line while a request of another app waited for a scan queued
+  // behind them there and in no line of its own: its wait was spent on work another app queued.
+  // Each such (scan, waiting app) counts once. Zero by construction (Submit); kept as a check.
+  uint64_t passed_over() const ABSL_LOCKS_EXCLUDED(mu_);
   // Requests waiting in Wait now (for tests: a handshake instead of a sleep).
   int waiting() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
   bool Runnable() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes `app`'s next job out of every line that holds it.
+  std::shared_ptr<Job> TakeNext(uid_t app) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts, for the job about to start from `app`'s line, the requests of other apps it passes.
+  void CountPassedOver(uid_t app) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;  // a leaf: scans run without it
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Each app's line: the jobs not started yet that its requests asked for, its own and those it
+  // joined. A job stands in every line that asked for it until one of them starts it.
   absl::flat_hash_map<uid_t, std::deque<std::shared_ptr<Job>>> queued_ ABSL_GUARDED_BY(mu_);
-  std::deque<uid_t> turn_ ABSL_GUARDED_BY(mu_);  // apps with queued scans, next first
-  absl::flat_hash_set<uid_t> running_ ABSL_GUARDED_BY(mu_);
+  // Apps with a non-empty line and no scan running for them, next first.
+  std::deque<uid_t> turn_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<uid_t> running_ ABSL_GUARDED_BY(mu_);  // apps whose turn is being scanned
   absl::flat_hash_map<Key, std::shared_ptr<Job>> pending_ ABSL_GUARDED_BY(mu_);
+  // Jobs queued (not started), in all and by the app that submitted them (their fds).
   size_t queued_total_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<uid_t, size_t> owned_ ABSL_GUARDED_BY(mu_);
+  uint64_t passed_over_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<uid_t, int> waiters_ ABSL_GUARDED_BY(mu_);
   int waiters_total_ ABSL_GUARDED_BY(mu_) = 0;
   const int max_waiters_;
+  Stats* const stats_;
   uint64_t completed_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::thread> threads_;
 };

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
@@ -70,6 +71,88 @@ TEST(ScanQueueTest, OneScanPerVersionHoweverManyAsk) {
   r.gate.Notify();
   EXPECT_NE(WaitDone(q, first), nullptr);
   EXPECT_EQ(r.order, std::vector<std::string>{"x"});
+}
+
+// The attack as found: an app queues sweeps of its own files, then asks for the scan of another
+// app's new photo first; the photo's owner then asks for the same scan. The owner's request waits
+// for its own turn, not behind the sweeps queued ahead of the photo in the first app's line.
+TEST(ScanQueueTest, AJoinedScanRunsAtTheJoinersTurn) {
+  Recorder r;  // outlives the queue, whose threads run its scans
+  ScanQueue q(1);
+  auto a1 = q.Submit(100, KeyOf(1), r.Scan("a1", /*gated=*/true));
+  r.started.WaitForNotification();
+  auto a2 = q.Submit(100, KeyOf(2), r.Scan("a2"));
+  auto a3 = q.Submit(100, KeyOf(3), r.Scan("a3"));
+  auto a4 = q.Submit(100, KeyOf(4), r.Scan("a4"));
+  auto photo = q.Submit(100, KeyOf(5), r.Scan("photo"));
+  auto joined = q.Submit(200, KeyOf(5), r.Scan("photo again"));
+  ASSERT_EQ(photo, joined);
+  r.gate.Notify();
+  for (auto& job : {a1, a2, a3, a4, photo}) WaitDone(q, job);
+  EXPECT_EQ(r.order, (std::vector<std::string>{"a1", "photo", "a2", "a3", "a4"}));
+}
+
+// The same, with the owner's request waiting (a handshake: it is counted as waiting before the
+// sweeps may run): no scan another app queued starts ahead of the one it waits for.
+TEST(ScanQueueTest, AWaitingRequestIsNeverPassedOverByAnotherAppsQueue) {
+  Recorder r;  // outlives the queue, whose threads run its scans
+  ScanQueue q(1);
+  auto a1 = q.Submit(100, KeyOf(1), r.Scan("a1", /*gated=*/true));
+  r.started.WaitForNotification();
+  std::vector<std::shared_ptr<ScanQueue::Job>> sweeps;
+  for (int i = 2; i <= 4; ++i) sweeps.push_back(q.Submit(100, KeyOf(i), r.Scan("sweep")));
+  auto photo = q.Submit(100, KeyOf(5), r.Scan("photo"));
+  std::thread owner([&] {
+    auto job = q.Submit(200, KeyOf(5), r.Scan("photo again"));
+    ScanQueue::Scan out;
+    EXPECT_TRUE(q.Wait(200, job.get(), absl::Now() + absl::Seconds(60), &out));
+  });
+  while (q.waiting() < 1) std::this_thread::yield();
+  r.gate.Notify();
+  owner.join();
+  for (auto& job : sweeps) WaitDone(q, job);
+  auto at = std::find(r.order.begin(), r.order.end(), "photo");
+  EXPECT_EQ(at - r.order.begin(), 1) << "only the scan already running went first";
+  EXPECT_EQ(q.passed_over(), 0u);
+}
+
+// A joined scan run at the joiner's turn is the joiner's: its own next scan waits for the other
+// app's turn, as after any scan of its own.
+TEST(ScanQueueTest, AJoinedScanIsChargedToTheAppWhoseTurnRunsIt) {
+  Recorder r;  // outlives the queue, whose threads run its scans
+  ScanQueue q(1);
+  auto a1 = q.Submit(100, KeyOf(1), r.Scan("a1", /*gated=*/true));
+  r.started.WaitForNotification();
+  auto a2 = q.Submit(100, KeyOf(2), r.Scan("a2"));
+  auto a3 = q.Submit(100, KeyOf(3), r.Scan("a3"));
+  auto shared = q.Submit(100, KeyOf(5), r.Scan("shared"));
+  q.Submit(200, KeyOf(5), r.Scan("shared again"));
+  auto b1 = q.Submit(200, KeyOf(6), r.Scan("b1"));
+  r.gate.Notify();
+  for (auto& job : {a1, a2, a3, shared, b1}) WaitDone(q, job);
+  EXPECT_EQ(r.order, (std::vector<std::string>{"a1", "shared", "a2", "b1", "a3"}));
+}
+
+// Joining costs no fd and is never refused, even with the joiner's own line full; the job still
+// runs once, and leaves every line when it starts (the first app may queue as many again).
+TEST(ScanQueueTest, JoiningIsNeverRefusedAndRunsOnce) {
+  Recorder r;  // outlives the queue, whose threads run its scans
+  ScanQueue q(1);
+  auto held = q.Submit(100, KeyOf(0), r.Scan("held", /*gated=*/true));
+  r.started.WaitForNotification();
+  std::vector<std::shared_ptr<ScanQueue::Job>> jobs;
+  for (size_t i = 1; i <= ScanQueue::kMaxQueuedPerApp; ++i) {
+    jobs.push_back(q.Submit(200, KeyOf(i), r.Scan(absl::StrCat("b", i))));
+    ASSERT_NE(jobs.back(), nullptr);
+  }
+  auto mine = q.Submit(100, KeyOf(100), r.Scan("a"));
+  auto joined = q.Submit(200, KeyOf(100), r.Scan("a again"));
+  EXPECT_EQ(mine, joined);
+  r.gate.Notify();
+  for (auto& job : jobs) WaitDone(q, job);
+  WaitDone(q, mine);
+  EXPECT_EQ(std::count(r.order.begin(), r.order.end(), "a"), 1);
+  EXPECT_EQ(q.completed(), ScanQueue::kMaxQueuedPerApp + 2);
 }
 
 TEST(ScanQueueTest, QueuedScansPerAppAreBounded) {

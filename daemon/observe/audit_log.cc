@@ -32,7 +32,7 @@ absl::string_view LocationName(media::LocationPresence location) {
 
 std::string RedactNames(uint32_t mask) {
   std::vector<std::string> names;
-  for (int r = REDACTION_EXIF_GPS; r <= REDACTION_ISOBMFF_LOCATION; ++r) {
+  for (int r = REDACTION_EXIF_GPS; r <= REDACTION_XMP_PLACE; ++r) {
     if (mask & (1u << r)) {
       std::string name = Redaction_Name(static_cast<Redaction>(r));
       names.push_back(name.substr(sizeof("REDACTION_") - 1));

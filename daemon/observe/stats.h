@@ -53,6 +53,9 @@ std::string FuseOpcodeName(uint32_t opcode);
   X(location_scans)                \
   X(location_found)                \
   X(location_malformed)            \
+  X(scan_joins)                    \
+  X(scan_waits_behind_other_app)   \
+  X(case_directory_reads)          \
   X(tree_checks_unlocked)          \
   X(tree_checks_locked)            \
   X(backing_files)                 \

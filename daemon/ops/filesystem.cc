@@ -28,12 +28,14 @@ Filesystem::Filesystem(FilesystemOptions options, base::UniqueFd root_fd,
       // which for a writer owed redaction is an EACCES, so fewer waits mean more such refusals
       // under load.
       facts_(&stats_, ScanQueue::DefaultThreads(), std::max(1, options_.fuse_threads - 1)),
+      case_index_(&stats_),
       backing_(options_.passthrough, &stats_),
       budget_(AppBudget::ForFdLimit(FdLimit())),
       locks_(&budget_),
       plans_(&facts_, &budget_),
       engine_(std::move(engine)) {
   posix_ = engine_ != nullptr && engine_->semantics() == SEMANTICS_POSIX;
+  if (engine_ != nullptr) plans_.set_kinds(engine_->redaction_kinds());
   root_dev_ = root_st.st_dev;
   clock_gettime(CLOCK_REALTIME, &started_);
   started_.tv_nsec = 0;
@@ -121,6 +123,18 @@ absl::Status Filesystem::SetEngine(std::shared_ptr<const policy::Engine> engine)
           " visibility (names the kernel cached for every caller could outlive the reload); "
           "remount to change it"));
     }
+    // What a redacted view fills is in plans shared by version and in the kernel's pages of
+    // redacted inodes, kept across opens of an unchanged version: a reload cannot change it.
+    if (engine != nullptr && engine_ != nullptr &&
+        engine->redaction_kinds() != engine_->redaction_kinds()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "policy \"", engine->policy_name(), "\" ",
+          (engine->redaction_kinds() & media::kPlaceNameKinds) ? "redacts" : "keeps",
+          " place names but this mount ",
+          (engine_->redaction_kinds() & media::kPlaceNameKinds) ? "redacts" : "keeps",
+          " them (redacted bytes the kernel caches could outlive the reload); remount to "
+          "change it"));
+    }
     // Once a directory open was answered ENOSYS the kernel caches every listing for all callers
     // and asks no more OPENDIR for the rest of the connection (ops_dir.cc): no reload can undo it.
     if (engine != nullptr && listings_pinned_ && !engine->caller_independent()) {
@@ -132,6 +146,7 @@ absl::Status Filesystem::SetEngine(std::shared_ptr<const policy::Engine> engine)
           "for all callers and sends no OPENDIR for the rest of the connection); remount to "
           "change it"));
     }
+    if (engine != nullptr) plans_.set_kinds(engine->redaction_kinds());
     engine_ = std::move(engine);
   }
   // Any policy may have let the kernel cache names (directories it showed to everyone).

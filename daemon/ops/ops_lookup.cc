@@ -17,21 +17,37 @@
 namespace scopedfs::daemon {
 
 // One engine call (Engine::DecideLookup) answers whether the caller sees the name and, for a
-// regular file, which view it reads (ViewFor, as JudgeRead).
+// regular file, which view it reads (ViewFor, as JudgeRead). The time of a refusal does not depend
+// on what is there (docs/security.md, timing): a name the rules hide
+// whatever the object is (another app's private area) is answered before the lower tree is
+// touched; and a file's location scan, whose time grows with the file, waits until the name is
+// found (unless the lookup rules read location).
 int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
              fuse_entry_param* e, int64_t* fresh_until_before) {
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
+  if (NameError(name, ENOENT) == 0 && ctx.HiddenWhateverIsThere(ChildPath(p.path, name))) {
+    return ENOENT;
+  }
+  FactNeeds needs = NeedsOf(ctx.engine());
+  needs.location = ctx.engine() == nullptr || ctx.engine()->lookup_reads_location();
   std::string real;
   Child child;
-  if (int err = OpenLowerChild(fs, p, name, &child, &real, NeedsOf(ctx.engine()))) return err;
+  if (int err = OpenLowerChild(fs, p, name, &child, &real, needs)) return err;
   bool judge_view = ViewJudged(ctx, child.st.st_mode);
-  media::ContentFacts located = child.info.facts;
-  located.location = media::LocationPresence::kPresent;
-  bool could_carry = judge_view && CouldCarryLocation(child.info);
-  policy::LookupDecisions d = ctx.DecideLookup(child.path, S_ISDIR(child.st.st_mode), &child.info,
-                                               could_carry ? &located : nullptr);
-  if (!d.found) return ErrnoOf(d.lookup);
+  policy::LookupDecisions d;
+  for (bool scanned = needs.location;; scanned = true) {
+    media::ContentFacts located = child.info.facts;
+    located.location = media::LocationPresence::kPresent;
+    bool could_carry = judge_view && CouldCarryLocation(child.info);
+    d = ctx.DecideLookup(child.path, S_ISDIR(child.st.st_mode), &child.info,
+                         could_carry ? &located : nullptr);
+    if (!d.found) return ErrnoOf(d.lookup);
+    // Found: the view depends on the file's location, so its scan is taken now.
+    if (scanned || !judge_view || child.info.content_read || !needs.content) break;
+    needs.location = true;
+    child.info = fs->facts().Lookup(child.fd.get(), child.st, real, needs);
+  }
   View view = judge_view ? ViewFor(d.read, d.read_if_located) : kRawView;
   // The node keeps the lower spelling (its path is what decisions see); the kernel's dentry has
   // the caller's. A name found by another spelling is never cached (entry timeout 0, as

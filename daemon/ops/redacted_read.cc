@@ -50,7 +50,7 @@ int PlanTable::For(int fd, std::optional<uid_t> app, struct stat* st, FillPlan* 
     if (!info.content_read) return EAGAIN;
     auto made = std::make_unique<Plan>();
     made->fills = media::RedactedFills(info.scan.get(), info.content_read,
-                                       static_cast<uint64_t>(st->st_size));
+                                       static_cast<uint64_t>(st->st_size), kinds());
     made->fills.shrink_to_fit();
     struct stat after;
     if (fstat(fd, &after) != 0) return errno;

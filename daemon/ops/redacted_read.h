@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -40,6 +41,12 @@ class PlanTable {
   PlanTable(FactsCache* facts, AppBudget* budget) : facts_(facts), budget_(budget) {}
   PlanTable(const PlanTable&) = delete;
   PlanTable& operator=(const PlanTable&) = delete;
+
+  // The kinds of location range plans fill (bits 1 << Redaction; the policy's
+  // Engine::redaction_kinds). Set before the first read; fixed for the mount's lifetime, since
+  // plans and the kernel's pages of redacted views outlive a reload.
+  void set_kinds(uint32_t kinds) { kinds_.store(kinds, std::memory_order_relaxed); }
+  uint32_t kinds() const { return kinds_.load(std::memory_order_relaxed); }
 
   // The plan for the lower file open as `fd`, in the version *st describes, settled first
   // (UntilSettled: on a filesystem that does not stamp every change, this may wait a few
@@ -75,6 +82,7 @@ class PlanTable {
 
   FactsCache* const facts_;
   AppBudget* const budget_;
+  std::atomic<uint32_t> kinds_{media::kAllLocationKinds};
   // A leaf lock: the budget's is taken only after it is released.
   mutable absl::Mutex mu_;
   absl::flat_hash_map<Key, std::weak_ptr<const Plan>> plans_ ABSL_GUARDED_BY(mu_);

@@ -39,8 +39,7 @@ std::string Expected(const std::string& bytes) {
   media::MediaFormat format = media::SniffFormat(span.subspan(0, media::kSniffBytes));
   media::MemorySource source(span);
   media::LocationScan scan = media::ScanLocation(format, source);
-  uint32_t all =
-      (1u << REDACTION_EXIF_GPS) | (1u << REDACTION_XMP_GPS) | (1u << REDACTION_ISOBMFF_LOCATION);
+  uint32_t all = media::kAllLocationKinds;
   std::string out = bytes;
   media::ApplyFills(media::PlanFills(scan.ranges, all), 0,
                     absl::MakeSpan(reinterpret_cast<uint8_t*>(out.data()), out.size()));

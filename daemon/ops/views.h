@@ -19,43 +19,9 @@
 
 namespace scopedfs::daemon {
 
-// Cache choices. The kernel's dentries and attributes are shared by every caller, so a name
-// whose visibility or view depends on who asks gets entry_timeout 0: the kernel re-asks LOOKUP on
-// every path walk and never serves one app a dentry another app filled. Negative entries are never
-// cached. Names proven the same for every caller of the storage's user are cached for
-// FilesystemOptions::entry_cache_seconds: every name under a caller-independent policy
-// (Engine::caller_independent, e.g. the permissive one); directories the rules show to everyone
-// (Engine::VisibleToEveryCaller: Android's shared directories, not Android/data/<pkg>); and under
-// LISTING visibility (policy.proto Visibility) every name a LOOKUP finds for every caller
-// (Engine::FoundByEveryCaller: all but separate-mount areas), unless the node published is a
-// file's redacted view. This is MediaProvider's choice (get_entry_timeout: no caching for
-// package-owned paths and names with transforms), with its infinite timeout bounded.
-// A file whose view may differ by caller (one that could carry location, under a policy that may
-// redact) has its raw view's name cached all the same, since DoOpen keeps every caller to its
-// own view whatever inode a cached name leads it to: an open by a caller owed the redacted view
-// through the raw inode fails ESTALE, on which the VFS walks the path again with LOOKUP_REVAL
-// (do_filp_open), fuse_dentry_revalidate asks LOOKUP even of a fresh name, the answer's node
-// differs and the kernel swaps the dentry for the caller's view. The same covers a file cached
-// while of no carrier format that later gets location, and execve. The redacted view's name gets
-// timeout 0, so a caller owed the raw view never meets the redacted inode through a cached name:
-// its next walk asks and swaps it back. Two apps alternating thus cost at most one more LOOKUP
-// round and one refused OPEN per swap; a stat needs no swap, as both views have the same
-// attributes. An ESTALE reaches the app only where no walk precedes the open (a reopen of an
-// O_PATH fd through /proc/self/fd) or where the file's judgement changes between the second
-// walk's LOOKUP and its OPEN (docs/visibility.md).
-// Callers of other users are outside all of these proofs: every request of theirs on a node is
-// judged (DoGetattr), and the names in the mount's root, where each of their walks starts, are
-// never cached unless the operator says no other user reaches the mount or the policy is
-// caller-independent (EntryTimeoutFor): so they walk through no cached name, and read no
-// attributes another caller's request left in the kernel (statx AT_STATX_DONT_SYNC reads an
-// inode's cached attributes whatever their timeout). Attributes never depend on the caller, as
-// the kernel keeps one set per inode: a directory's are DirectoryAsSeen's for every caller. A
-// file's are cached for a second, except under LISTING (AttrTimeoutFor; on a mount only one
-// user's apps reach, as long as its name: CachesAttrsWithName); a directory's are not cached
-// unless the policy is caller-independent.
-// A reload invalidates every name and inode the kernel holds (Filesystem::SetEngine); the daemon's
-// own namespace changes are the kernel's own requests, which update its cache. Changes made to the
-// lower tree behind the daemon's back are seen once a cached name expires.
+// Cache choices: what the kernel may keep of an entry or its attributes, and for how long, is the
+// same for every caller who can reach the inode (docs/design.md, "What the kernel caches"); the
+// timeouts below say per name and per caller class how long that is.
 inline constexpr double kAttrTimeout = 1.0;
 
 // Names the kernel hands us are single components; anything else is refused, never interpreted

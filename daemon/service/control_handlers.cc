@@ -29,6 +29,17 @@ ControlResponse HandleControl(const ControlRequest& request, Filesystem* fs,
     out->set_reused_numbers(static_cast<double>(fs->nodes().reused_numbers()));
     out->set_kept_removed(static_cast<double>(fs->nodes().kept_removed()));
     out->set_lock_waits(static_cast<double>(fs->locks().waiting()));
+    const AppBudget& budget = fs->budget();
+    AppBudget::Use fds = budget.use(AppBudget::kFds);
+    AppBudget::Use bytes = budget.use(AppBudget::kBytes);
+    AppBudget::Use waits = budget.use(AppBudget::kLockWaits);
+    out->set_budget_fds_held(static_cast<double>(fds.held));
+    out->set_budget_fds_most_by_one_app(static_cast<double>(fds.most_by_one_app));
+    out->set_budget_bytes_held(static_cast<double>(bytes.held));
+    out->set_budget_bytes_most_by_one_app(static_cast<double>(bytes.most_by_one_app));
+    out->set_budget_lock_waits_held(static_cast<double>(waits.held));
+    out->set_budget_lock_waits_most_by_one_app(static_cast<double>(waits.most_by_one_app));
+    out->set_budget_apps(static_cast<double>(budget.apps()));
     out->set_passthrough_enabled(fs->passthrough_active());
     if (FuseSession* session = fs->session(); session != nullptr) {
       out->set_transport(session->transport_description());

@@ -35,7 +35,7 @@ std::string DescribeCaller(const Engine& engine, uint32_t uid, absl::string_view
 
 std::string DescribeRedactions(EnumMask mask) {
   std::vector<std::string> names;
-  for (int r = REDACTION_EXIF_GPS; r <= REDACTION_ISOBMFF_LOCATION; ++r) {
+  for (int r = REDACTION_EXIF_GPS; r <= REDACTION_XMP_PLACE; ++r) {
     if (mask & policy::Bit(r)) names.push_back(Redaction_Name(static_cast<Redaction>(r)));
   }
   return absl::StrJoin(names, ", ");
@@ -151,8 +151,8 @@ std::string ExplainText(const ExplainInput& in) {
           << " carries no location)\n";
     } else {
       // What the daemon would serve: the one RedactedFills both call.
-      std::vector<media::FillRange> plan =
-          media::RedactedFills(in.scan, /*content_read=*/true, in.content_size);
+      std::vector<media::FillRange> plan = media::RedactedFills(
+          in.scan, /*content_read=*/true, in.content_size, in.engine->redaction_kinds());
       if (plan.empty()) out << "fill:     none (no location found)\n";
       for (const media::FillRange& f : plan) {
         out << "fill:     " << DescribeRange(f.begin, f.end) << " with "

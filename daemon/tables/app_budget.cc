@@ -59,6 +59,23 @@ uint64_t AppBudget::held(Resource r) const {
   return total_[r];
 }
 
+AppBudget::Use AppBudget::use(Resource r) const {
+  absl::MutexLock lock(&mu_);
+  Use u;
+  u.held = total_[r];
+  for (const auto& [uid, counts] : held_) {
+    if (counts[r] == 0) continue;
+    ++u.apps;
+    u.most_by_one_app = std::max(u.most_by_one_app, counts[r]);
+  }
+  return u;
+}
+
+size_t AppBudget::apps() const {
+  absl::MutexLock lock(&mu_);
+  return held_.size();
+}
+
 uint64_t AppBudget::held(Resource r, uid_t uid) const {
   absl::MutexLock lock(&mu_);
   auto it = held_.find(uid);

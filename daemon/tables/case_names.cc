@@ -4,6 +4,7 @@
 #include "daemon/tables/case_names.h"
 
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -14,7 +15,10 @@
 #include <cstring>
 #include <vector>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/ascii.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "base/unique_fd.h"
 
 namespace scopedfs::daemon {
@@ -79,17 +83,6 @@ int ForEachName(int dir_fd, int max_entries, int* entries_read, Visit visit) {
 
 std::string Folded(absl::string_view name) { return absl::AsciiStrToLower(name); }
 
-// The first name of `names` (sorted) that is not `name`.
-bool FirstOther(const std::vector<std::string>& names, absl::string_view name, std::string* out) {
-  for (const std::string& n : names) {
-    if (n != name) {
-      *out = n;
-      return true;
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 int FindCaseMatch(int dir_fd, absl::string_view name, std::string* match, int max_entries,
@@ -122,41 +115,160 @@ DirStamp StampOf(int dir_fd) {
   return s;
 }
 
+namespace {
+
+bool IsLetter(char c) { return absl::ascii_isalpha(static_cast<unsigned char>(c)); }
+
+// The case mask of `name`: bit k of word k / 64 set when its k-th ASCII letter is upper case.
+// Empty for a name without capitals.
+std::vector<uint64_t> CaseMask(absl::string_view name) {
+  std::vector<uint64_t> mask;
+  size_t k = 0;
+  for (char c : name) {
+    if (!IsLetter(c)) continue;
+    if (absl::ascii_isupper(static_cast<unsigned char>(c))) {
+      mask.resize(k / 64 + 1, 0);
+      mask[k / 64] |= uint64_t{1} << (k % 64);
+    }
+    ++k;
+  }
+  return mask;
+}
+
+// `name` spelled with the case of `mask` (words `words` long); false if the mask has capitals
+// past the name's letters (the mask is of another folded name).
+bool ApplyMask(absl::string_view name, const uint64_t* mask, size_t words, std::string* out) {
+  out->assign(name.data(), name.size());
+  size_t k = 0;
+  for (char& c : *out) {
+    if (!IsLetter(c)) continue;
+    bool upper = k / 64 < words && (mask[k / 64] >> (k % 64)) & 1;
+    c = upper ? absl::ascii_toupper(static_cast<unsigned char>(c))
+              : absl::ascii_tolower(static_cast<unsigned char>(c));
+    ++k;
+  }
+  for (size_t bit = k; bit < words * 64; ++bit) {
+    if ((mask[bit / 64] >> (bit % 64)) & 1) return false;
+  }
+  return true;
+}
+
+uint64_t RandomSeed() {
+  uint64_t seed = 0;
+  if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed)) {
+    seed = static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
+  }
+  return seed;
+}
+
+}  // namespace
+
+CaseIndex::CaseIndex(Stats* stats) : stats_(stats), seed_(RandomSeed()) {}
+
+size_t CaseIndex::Dir::Bytes() const {
+  return sizeof(Dir) + by_folded.capacity() * (sizeof(std::pair<const uint64_t, Spelling>) + 1) +
+         masks.capacity() * sizeof(uint64_t);
+}
+
+uint64_t CaseIndex::FoldedHash(absl::string_view name) const {
+  char folded[256];
+  if (name.size() > sizeof(folded)) {
+    return absl::Hash<std::pair<uint64_t, std::string>>()({seed_, Folded(name)});
+  }
+  for (size_t i = 0; i < name.size(); ++i) {
+    folded[i] = absl::ascii_tolower(static_cast<unsigned char>(name[i]));
+  }
+  return absl::Hash<std::pair<uint64_t, absl::string_view>>()(
+      {seed_, absl::string_view(folded, name.size())});
+}
+
+bool CaseIndex::Insert(Dir* dir, uint64_t hash, absl::string_view name) {
+  auto [it, fresh] = dir->by_folded.try_emplace(hash);
+  ++dir->names;
+  if (!fresh) {
+    it->second.ambiguous = true;
+    return false;
+  }
+  std::vector<uint64_t> mask = CaseMask(name);
+  it->second.mask_at = static_cast<uint32_t>(dir->masks.size());
+  it->second.mask_words = static_cast<uint8_t>(mask.size());
+  dir->masks.insert(dir->masks.end(), mask.begin(), mask.end());
+  return true;
+}
+
+CaseIndex::Answer CaseIndex::Lookup(const Dir& dir, absl::string_view name,
+                                    std::string* match) const {
+  auto it = dir.by_folded.find(FoldedHash(name));
+  if (it == dir.by_folded.end()) return Answer::kNone;
+  const Spelling& s = it->second;
+  if (s.ambiguous) return Answer::kUnsure;
+  std::string spelled;
+  if (!ApplyMask(name, dir.masks.data() + s.mask_at, s.mask_words, &spelled)) {
+    return Answer::kUnsure;  // a hash collision
+  }
+  if (spelled == name) return Answer::kNone;  // the exact name is no match
+  *match = std::move(spelled);                // confirmed by Find, without the lock
+  return Answer::kFound;
+}
+
+int CaseIndex::Search(int dir_fd, absl::string_view name, std::string* match) {
+  directory_reads_.fetch_add(1);
+  if (stats_ != nullptr) stats_->case_directory_reads.fetch_add(1, std::memory_order_relaxed);
+  return FindCaseMatch(dir_fd, name, match);
+}
+
 int CaseIndex::Find(int dir_fd, absl::string_view name, std::string* match) {
   match->clear();
   // Taken before the directory is read: a change during the read makes the index stale at once.
   DirStamp stamp = StampOf(dir_fd);
-  if (stamp.mtime_ns < 0) return FindCaseMatch(dir_fd, name, match);
+  if (stamp.mtime_ns < 0) return Search(dir_fd, name, match);
   Key key{stamp.dev, stamp.ino};
+  bool ambiguous = false;
+  bool found = false;
   {
     absl::MutexLock lock(&mu_);
     auto it = dirs_.find(key);
     if (it != dirs_.end() && it->second->stamp == stamp) {
       it->second->last_use = ++clock_;
-      auto names = it->second->by_folded.find(Folded(name));
-      if (names == it->second->by_folded.end()) return ENOENT;
-      return FirstOther(names->second, name, match) ? 0 : ENOENT;
+      switch (Lookup(*it->second, name, match)) {
+        case Answer::kNone:
+          return ENOENT;
+        case Answer::kFound:
+          found = true;
+          break;
+        case Answer::kUnsure:
+          ambiguous = true;
+          break;
+      }
     }
   }
-  // One read answers and indexes. A directory with more names than all indexes may hold is
-  // searched only: its index would be evicted at once, and would cost memory while being built.
+  if (found) {
+    struct stat st;
+    if (fstatat(dir_fd, match->c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return 0;
+    ambiguous = true;  // a hash collision (or a change racing this lookup)
+    match->clear();
+  }
+  // Twins or a collision: a read answers, and the index stays for every other name.
+  if (ambiguous) return Search(dir_fd, name, match);
+  // One read answers and indexes. A directory whose index would not fit in all the indexes may
+  // hold is searched only.
+  directory_reads_.fetch_add(1);
+  if (stats_ != nullptr) stats_->case_directory_reads.fetch_add(1, std::memory_order_relaxed);
   auto dir = std::make_unique<Dir>();
   dir->stamp = stamp;
   bool indexing = true;
-  bool found = false;
+  found = false;
   int err = ForEachName(dir_fd, kMaxCaseSearchEntries, nullptr, [&](absl::string_view n) {
     if (n != name && SameFoldedName(n, name) && (!found || n < absl::string_view(*match))) {
       match->assign(n.data(), n.size());
       found = true;
     }
     if (!indexing) return;
-    if (dir->names == kMaxIndexedNames) {
+    Insert(dir.get(), FoldedHash(n), n);
+    if ((dir->names & 4095) == 0 && dir->Bytes() > kMaxIndexBytes) {
       indexing = false;
-      dir->by_folded.clear();
-      return;
+      dir = std::make_unique<Dir>();
     }
-    dir->by_folded[Folded(n)].emplace_back(n);
-    ++dir->names;
   });
   if (err != 0) {
     match->clear();
@@ -164,11 +276,15 @@ int CaseIndex::Find(int dir_fd, absl::string_view name, std::string* match) {
   }
   int answer = found ? 0 : ENOENT;
   if (!indexing || dir->names < static_cast<size_t>(kMinIndexedEntries)) return answer;
-  for (auto& [folded, names] : dir->by_folded) std::sort(names.begin(), names.end());
   absl::MutexLock lock(&mu_);
   dir->last_use = ++clock_;
-  if (auto it = dirs_.find(key); it != dirs_.end()) total_names_ -= it->second->names;
+  dir->bytes = dir->Bytes();
+  if (auto it = dirs_.find(key); it != dirs_.end()) {
+    total_names_ -= it->second->names;
+    total_bytes_ -= it->second->bytes;
+  }
   total_names_ += dir->names;
+  total_bytes_ += dir->bytes;
   dirs_[key] = std::move(dir);
   EvictLocked();
   return answer;
@@ -184,39 +300,66 @@ void CaseIndex::Removed(int dir_fd, const DirStamp& before, absl::string_view na
 
 void CaseIndex::Changed(int dir_fd, const DirStamp& before, absl::string_view name, bool added) {
   DirStamp after = StampOf(dir_fd);
+  uint64_t hash = FoldedHash(name);
   absl::MutexLock lock(&mu_);
   auto it = dirs_.find(Key{before.dev, before.ino});
   if (it == dirs_.end()) return;
   Dir& dir = *it->second;
   auto drop = [&] {
     total_names_ -= dir.names;
+    total_bytes_ -= dir.bytes;
     dirs_.erase(it);
   };
   if (!(dir.stamp == before) || after.mtime_ns < 0) return drop();
-  std::vector<std::string>& names = dir.by_folded[Folded(name)];
-  auto at = std::lower_bound(names.begin(), names.end(), name);
-  bool present = at != names.end() && *at == name;
-  if (added == present) return drop();  // not the state the index holds: start over
+  auto entry = dir.by_folded.find(hash);
   if (added) {
-    names.insert(at, std::string(name));
-    ++dir.names;
+    // The daemon never makes a second spelling of a name: one there means another state.
+    if (entry != dir.by_folded.end()) return drop();
+    Insert(&dir, hash, name);
     ++total_names_;
   } else {
-    names.erase(at);
+    if (entry == dir.by_folded.end() || entry->second.ambiguous) return drop();
+    std::string spelled;
+    if (!ApplyMask(name, dir.masks.data() + entry->second.mask_at, entry->second.mask_words,
+                   &spelled) ||
+        spelled != name) {
+      return drop();  // not the state the index holds: start over
+    }
+    dir.dead_words += entry->second.mask_words;
+    dir.by_folded.erase(entry);
     --dir.names;
     --total_names_;
+    if (dir.dead_words > 1024 && 2 * dir.dead_words > dir.masks.size()) {
+      std::vector<uint64_t> live;
+      for (auto& [h, s] : dir.by_folded) {
+        uint32_t at = static_cast<uint32_t>(live.size());
+        live.insert(live.end(), dir.masks.begin() + s.mask_at,
+                    dir.masks.begin() + s.mask_at + s.mask_words);
+        s.mask_at = at;
+      }
+      dir.masks = std::move(live);
+      dir.dead_words = 0;
+    }
   }
   dir.stamp = after;
+  Recount(&dir);
   EvictLocked();
 }
 
+void CaseIndex::Recount(Dir* dir) {
+  size_t bytes = dir->Bytes();
+  total_bytes_ = total_bytes_ - dir->bytes + bytes;
+  dir->bytes = bytes;
+}
+
 void CaseIndex::EvictLocked() {
-  while (total_names_ > kMaxIndexedNames && !dirs_.empty()) {
+  while (total_bytes_ > kMaxIndexBytes && !dirs_.empty()) {
     auto oldest = dirs_.begin();
     for (auto it = dirs_.begin(); it != dirs_.end(); ++it) {
       if (it->second->last_use < oldest->second->last_use) oldest = it;
     }
     total_names_ -= oldest->second->names;
+    total_bytes_ -= oldest->second->bytes;
     dirs_.erase(oldest);
   }
 }
@@ -224,6 +367,11 @@ void CaseIndex::EvictLocked() {
 size_t CaseIndex::indexed_names() const {
   absl::MutexLock lock(&mu_);
   return total_names_;
+}
+
+size_t CaseIndex::indexed_bytes() const {
+  absl::MutexLock lock(&mu_);
+  return total_bytes_;
 }
 
 }  // namespace scopedfs::daemon

@@ -11,6 +11,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -21,6 +22,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "daemon/observe/stats.h"
 #include "daemon/tables/object_id.h"
 
 namespace scopedfs::daemon {
@@ -60,15 +62,27 @@ struct DirStamp {
 DirStamp StampOf(int dir_fd);
 
 // FindCaseMatch for large directories without reading them at every miss: each directory of at
-// least kMinIndexedEntries entries gets an index of its names by folded name, kept while its stamp
-// is unchanged, and updated for the names the daemon itself adds (Added). Bounded: indexes hold
-// at most kMaxIndexedNames names in all (about 100 bytes each); the least recently used go first.
+// least kMinIndexedEntries entries gets an index, built by one read, kept while its stamp is
+// unchanged, and updated for the names the daemon itself adds and removes (Added, Removed). Once
+// built, a lookup costs one hash probe (and one fstatat when the name exists in another case),
+// whatever the directory's size: a name that exists in no case is answered without any read.
+//
+// The index keeps no names. Per name it keeps a keyed hash of the folded name and which of its
+// ASCII letters are upper case (a bit each, none for an all-lower-case name): the lower spelling
+// is the asked name with those letters' case, confirmed by an fstatat. That is 17-34 bytes per
+// name plus 8 per 64 letters of a name with capitals, whatever the name's length; a directory of
+// kMaxCaseSearchEntries names, the most a search reads, fits in kMaxIndexBytes. Two spellings of
+// one folded name (twins made behind the daemon's back) or a hash collision make that one entry
+// ambiguous: a lookup of it reads the directory, as FindCaseMatch does. Indexes hold at most
+// kMaxIndexBytes in all; past that the least recently used directory's index goes, and its next
+// search reads it again.
 class CaseIndex {
  public:
   static constexpr int kMinIndexedEntries = 256;
-  static constexpr size_t kMaxIndexedNames = 1 << 17;
+  static constexpr size_t kMaxIndexBytes = size_t{96} << 20;
 
-  CaseIndex() = default;
+  // `stats` (may be null) counts the directory reads (case_directory_reads).
+  explicit CaseIndex(Stats* stats = nullptr);
   CaseIndex(const CaseIndex&) = delete;
   CaseIndex& operator=(const CaseIndex&) = delete;
 
@@ -80,23 +94,51 @@ class CaseIndex {
   // The same for a name the daemon just removed.
   void Removed(int dir_fd, const DirStamp& before, absl::string_view name) ABSL_LOCKS_EXCLUDED(mu_);
   size_t indexed_names() const ABSL_LOCKS_EXCLUDED(mu_);
+  size_t indexed_bytes() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Whole reads of a directory made by Find so far (to build an index, or to search one that has
+  // none, is too small for one, or holds the asked name ambiguously).
+  uint64_t directory_reads() const { return directory_reads_.load(); }
 
  private:
+  // Where a folded name's case mask is: masks[at, at + words), no words for all lower case.
+  struct Spelling {
+    uint32_t mask_at = 0;
+    uint8_t mask_words = 0;
+    bool ambiguous = false;
+  };
   struct Dir {
     DirStamp stamp;
-    absl::flat_hash_map<std::string, std::vector<std::string>> by_folded;  // each sorted
+    absl::flat_hash_map<uint64_t, Spelling> by_folded;  // keyed hash of the folded name
+    std::vector<uint64_t> masks;
+    size_t dead_words = 0;  // of removed names, compacted when they are half
     size_t names = 0;
+    size_t bytes = 0;  // Bytes() when last counted in total_bytes_
     uint64_t last_use = 0;
+    size_t Bytes() const;
   };
   using Key = std::pair<dev_t, ino_t>;
+  enum class Answer { kNone, kFound, kUnsure };
+
+  uint64_t FoldedHash(absl::string_view name) const;
+  // Adds `name` to `dir`; false if a spelling of its folded name was there (it is then ambiguous).
+  static bool Insert(Dir* dir, uint64_t hash, absl::string_view name);
+  // The answer of `dir` for `name`, *match set when found (still to be confirmed by an fstatat).
+  Answer Lookup(const Dir& dir, absl::string_view name, std::string* match) const;
+  // A full read (FindCaseMatch), counted.
+  int Search(int dir_fd, absl::string_view name, std::string* match);
   // Applies one change the daemon made (`added` or removed) to an index of the state `before`.
   void Changed(int dir_fd, const DirStamp& before, absl::string_view name, bool added)
       ABSL_LOCKS_EXCLUDED(mu_);
+  void Recount(Dir* dir) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  Stats* const stats_;
+  const uint64_t seed_;  // keys the hash: names cannot be chosen to collide
+  std::atomic<uint64_t> directory_reads_{0};
   mutable absl::Mutex mu_;  // a leaf
   absl::flat_hash_map<Key, std::unique_ptr<Dir>> dirs_ ABSL_GUARDED_BY(mu_);
   size_t total_names_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t total_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t clock_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

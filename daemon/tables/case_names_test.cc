@@ -139,5 +139,77 @@ TEST_F(CaseIndexTest, LearnsTheDaemonsOwnChanges) {
   EXPECT_EQ(index_.Find(fd_.get(), "OTHER", &match), 0);
 }
 
+// A directory of more names than the old per-index bound (131,072), made as an app makes one: a
+// lookup of a name that exists in no case reads it at most once, however many such lookups
+// follow; so do lookups of names that exist in another case; and the daemon's own creates there
+// keep the index.
+TEST_F(CaseIndexTest, TwinsAreAnsweredByAReadInByteOrder) {
+  Touch("twin");
+  Touch("TWIN");
+  std::string match;
+  EXPECT_EQ(index_.Find(fd_.get(), "Twin", &match), 0);
+  EXPECT_EQ(match, "TWIN");
+  EXPECT_EQ(index_.Find(fd_.get(), "TWIN", &match), 0);
+  EXPECT_EQ(match, "twin");
+  EXPECT_EQ(index_.Find(fd_.get(), "FILE3", &match), 0);  // other names: from the index
+  EXPECT_EQ(match, "file3");
+  EXPECT_EQ(index_.directory_reads(), 2u);  // the build (which answered "Twin"), and "TWIN"
+}
+
+class HugeDirectoryTest : public FindCaseMatchTest {
+ protected:
+  static constexpr int kNames = 140000;
+  void SetUp() override {
+    // tmpfs when there is one: 140,000 creates take about a second there.
+    std::string tmpl = access("/dev/shm", W_OK) == 0
+                           ? std::string("/dev/shm/case_names_XXXXXX")
+                           : absl::StrCat(::testing::TempDir(), "/case_names_XXXXXX");
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    fd_.reset(open(dir_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    ASSERT_TRUE(fd_.valid());
+    for (int i = 0; i < kNames; ++i) Touch(absl::StrCat(i % 2 ? "File" : "file", i, ".jpg"));
+  }
+  void TearDown() override {
+    std::string cmd = absl::StrCat("rm -rf '", dir_, "'");
+    EXPECT_EQ(system(cmd.c_str()), 0);
+  }
+  CaseIndex index_;
+};
+
+TEST_F(HugeDirectoryTest, MissesReadTheDirectoryOnce) {
+  std::string match;
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(index_.Find(fd_.get(), absl::StrCat("missing", i), &match), ENOENT);
+  }
+  EXPECT_LE(index_.directory_reads(), 1u);
+  // Other spellings of names that exist: found, without another read.
+  EXPECT_EQ(index_.Find(fd_.get(), "FILE1.JPG", &match), 0);
+  EXPECT_EQ(match, "File1.jpg");
+  EXPECT_EQ(index_.Find(fd_.get(), "FILE2.jpg", &match), 0);
+  EXPECT_EQ(match, "file2.jpg");
+  EXPECT_EQ(index_.Find(fd_.get(), "file1.jpg", &match), 0);
+  EXPECT_EQ(match, "File1.jpg");
+  EXPECT_LE(index_.directory_reads(), 1u);
+  // No names kept: well under the 100 bytes a name the old index took.
+  EXPECT_LE(index_.indexed_bytes(), kNames * 40u);
+}
+
+TEST_F(HugeDirectoryTest, TheDaemonsOwnCreatesKeepTheIndex) {
+  std::string match;
+  EXPECT_EQ(index_.Find(fd_.get(), "nosuch", &match), ENOENT);
+  uint64_t reads = index_.directory_reads();
+  for (int i = 0; i < 50; ++i) {
+    std::string name = absl::StrCat("New", i);
+    EXPECT_EQ(index_.Find(fd_.get(), name, &match), ENOENT);
+    DirStamp before = StampOf(fd_.get());
+    Touch(name);
+    index_.Added(fd_.get(), before, name);
+  }
+  EXPECT_EQ(index_.Find(fd_.get(), "NEW7", &match), 0);
+  EXPECT_EQ(match, "New7");
+  EXPECT_EQ(index_.directory_reads(), reads);
+}
+
 }  // namespace
 }  // namespace scopedfs::daemon

@@ -25,6 +25,20 @@ void FileLocks::Refund(std::optional<uid_t> app_uid) {
   if (app_uid.has_value() && budget_ != nullptr) budget_->Release(AppBudget::kFds, *app_uid);
 }
 
+bool FileLocks::ChargeWait(std::optional<uid_t> app_uid) {
+  if (!app_uid.has_value() || budget_ == nullptr) return true;
+  if (!budget_->Take(AppBudget::kLockWaits, *app_uid)) return false;
+  if (budget_->Take(AppBudget::kFds, *app_uid)) return true;
+  budget_->Release(AppBudget::kLockWaits, *app_uid);
+  return false;
+}
+
+void FileLocks::RefundWait(std::optional<uid_t> app_uid) {
+  if (!app_uid.has_value() || budget_ == nullptr) return;
+  budget_->Release(AppBudget::kFds, *app_uid);
+  budget_->Release(AppBudget::kLockWaits, *app_uid);
+}
+
 std::shared_ptr<FileLocks::Owner> FileLocks::OwnerOf(const FileKey& file, uint64_t owner, int fd,
                                                      pid_t pid, std::optional<uid_t> app_uid,
                                                      bool create, int* err) {
@@ -159,7 +173,7 @@ int FileLocks::Wait(std::optional<uid_t> app_uid, std::function<bool()> interrup
     auto mine = queued_by_app_.find(*app_uid);
     if (mine != queued_by_app_.end() && mine->second >= kMaxWaitsPerApp) return ENOLCK;
   }
-  if (!Charge(app_uid)) return ENOLCK;
+  if (!ChargeWait(app_uid)) return ENOLCK;
   ++queued_;
   if (app_uid.has_value()) ++queued_by_app_[*app_uid];
   waiters_.push_back(Waiter{app_uid, std::move(interrupted), std::move(attempt), std::move(done)});
@@ -209,7 +223,7 @@ void FileLocks::WaiterLoop() {
       changed = true;
     }
     pause = changed ? absl::Milliseconds(1) : std::min(pause * 2, absl::Milliseconds(10));
-    for (const std::optional<uid_t>& uid : finished) Refund(uid);
+    for (const std::optional<uid_t>& uid : finished) RefundWait(uid);
     absl::MutexLock lock(&wait_mu_);
     for (const std::optional<uid_t>& uid : finished) Answered(uid);
     waiters_.splice(waiters_.begin(), mine);  // oldest first
@@ -227,7 +241,7 @@ void FileLocks::WaiterLoop() {
   }
   for (Waiter& w : left) {
     w.done(ENOLCK);
-    Refund(w.app_uid);
+    RefundWait(w.app_uid);
   }
   absl::MutexLock lock(&wait_mu_);
   for (const Waiter& w : left) Answered(w.app_uid);

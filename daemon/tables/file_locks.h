@@ -21,8 +21,10 @@
 // descriptions. Waits are bounded by count too: at most kMaxWaitsPerApp per app and kMaxWaiters
 // in all. Each unanswered wait is a reply the daemon owes, and over FUSE over io_uring each
 // holds a ring entry with a buffer of the mount's largest request (1 MiB) until it is answered,
-// so the transport sizes its queues by kMaxWaiters (uring_transport.h); one app reaches only a
-// quarter of it, so other apps still find room.
+// so the transport sizes its queues by kMaxWaiters (uring_transport.h). An app's waits are also
+// its budget's kLockWaits (app_budget.h): once the pool runs low, only apps holding fewer than
+// its floor may queue more, so a few apps at their limit cannot take every wait, and an app with
+// none queued still gets one.
 #ifndef SCOPEDFS_DAEMON_TABLES_FILE_LOCKS_H_
 #define SCOPEDFS_DAEMON_TABLES_FILE_LOCKS_H_
 
@@ -48,8 +50,8 @@ namespace scopedfs::daemon {
 class FileLocks {
  public:
   static constexpr size_t kMaxOwners = 4096;
-  static constexpr size_t kMaxWaiters = 64;
-  static constexpr size_t kMaxWaitsPerApp = kMaxWaiters / 4;
+  static constexpr size_t kMaxWaiters = AppBudget::kLockWaitsTotal;
+  static constexpr size_t kMaxWaitsPerApp = AppBudget::kLockWaitsPerApp;
 
   // A lower file.
   // The lower object (object_id.h): a lock on a removed file never blocks the next file to get
@@ -105,9 +107,12 @@ class FileLocks {
   // A wait of `app_uid` answered: counted off queued_ and queued_by_app_.
   void Answered(std::optional<uid_t> app_uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(wait_mu_);
 
-  // An app's charge for one description or wait: true if it may have it.
+  // An app's charge for one description: true if it may have it.
   bool Charge(std::optional<uid_t> app_uid);
   void Refund(std::optional<uid_t> app_uid);
+  // An app's charge for one queued wait: an fd unit and a lock wait of its budget.
+  bool ChargeWait(std::optional<uid_t> app_uid);
+  void RefundWait(std::optional<uid_t> app_uid);
 
   AppBudget* const budget_;
   // mu_ and wait_mu_ are never held together; the budget's lock is taken under either (a leaf).

@@ -211,6 +211,42 @@ TEST_F(FileLocksTest, WaitsAreBoundedAndStopEndsThem) {
             ENOLCK);
 }
 
+// Four apps each asking for as many waits as one app may queue cannot take the whole pool: the
+// fourth gets only the floor, a fifth app with none queued still gets one, and once enough apps
+// hold the floor each, the pool's true end answers ENOLCK to everyone, giving back no unit.
+TEST_F(FileLocksTest, FewAppsCannotTakeEveryWait) {
+  auto queue = [&](uid_t uid) {
+    return locks_.Wait(
+        uid, [] { return false; }, [] { return EAGAIN; }, [](int) {});
+  };
+  std::vector<int> queued;
+  for (uid_t app = 10060; app < 10064; ++app) {
+    int n = 0;
+    for (size_t i = 0; i < FileLocks::kMaxWaitsPerApp; ++i) n += queue(app) == 0;
+    queued.push_back(n);
+  }
+  EXPECT_EQ(queued, (std::vector<int>{16, 16, 16, 2}));
+  EXPECT_EQ(locks_.waiting(), 50u);
+  EXPECT_EQ(queue(10064), 0) << "a fifth app's first wait was refused";
+  EXPECT_EQ(queue(10064), 0);
+  EXPECT_EQ(queue(10064), ENOLCK) << "past the floor while the pool is low";
+  // Six more apps take two each: the pool's 64 are all queued, by eleven apps.
+  for (uid_t app = 10065; app < 10071; ++app) {
+    EXPECT_EQ(queue(app), 0) << app;
+    EXPECT_EQ(queue(app), 0) << app;
+  }
+  EXPECT_EQ(locks_.waiting(), FileLocks::kMaxWaiters);
+  EXPECT_EQ(budget_.held(AppBudget::kLockWaits), FileLocks::kMaxWaiters);
+  EXPECT_EQ(queue(10071), ENOLCK) << "the true end of the pool";
+  AppBudget::Use use = budget_.use(AppBudget::kLockWaits);
+  EXPECT_EQ(use.held, FileLocks::kMaxWaiters);
+  EXPECT_EQ(use.most_by_one_app, FileLocks::kMaxWaitsPerApp);
+  EXPECT_EQ(use.apps, 11u);
+  locks_.Stop();
+  EXPECT_EQ(budget_.held(AppBudget::kLockWaits), 0u);
+  EXPECT_EQ(budget_.held(AppBudget::kFds), 0u);
+}
+
 // Lock descriptions come out of the app's budget, with its handles: one app's owners stop at its
 // share, another app still gets its own, and a released owner gives its unit back.
 TEST_F(FileLocksTest, OwnersComeOutOfTheAppsBudget) {

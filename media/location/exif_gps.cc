@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "media/location/iptc_place.h"
 #include "media/location/xmp_gps.h"
 
 namespace scopedfs::media {
@@ -21,6 +22,7 @@ namespace {
 constexpr uint16_t kTagSubIfds = 0x014A;
 constexpr uint16_t kTagGlobalParametersIfd = 0x0190;
 constexpr uint16_t kTagApplicationNotes = 0x02BC;  // XMP packet (TIFF/EP, Adobe XMP part 3)
+constexpr uint16_t kTagIptcNaa = 0x83BB;           // IPTC IIM datasets (TIFF's IPTC-NAA)
 constexpr uint16_t kTagExifIfd = 0x8769;
 constexpr uint16_t kTagGpsIfd = 0x8825;
 constexpr uint16_t kTagInteropIfd = 0xA005;
@@ -255,6 +257,8 @@ class TiffWalker {
         }
       } else if (e.tag == kTagApplicationNotes) {
         if (!ScanApplicationNotes(e)) return false;
+      } else if (e.tag == kTagIptcNaa) {
+        if (!ScanIptcNaa(e)) return false;
       }
     }
     return true;
@@ -281,6 +285,23 @@ class TiffWalker {
     if (!r_.ReadString(at, size, &packet)) return false;
     FindXmpGps(packet, at, kXmpMaxDepth, out_);
     return true;
+  }
+
+  // IPTC IIM stored in the TIFF (IPTC-NAA), which ExifTool reads from a JPEG's Exif too, of any
+  // type (writers use UNDEFINED, BYTE and LONG). Its place datasets are reported.
+  bool ScanIptcNaa(const Entry& e) {
+    uint64_t unit = TypeSize(e.type);
+    if (unit == 0) return r_.Fail(e.at, absl::StrCat("IPTC-NAA of unknown type ", e.type));
+    uint64_t size = unit * e.count;  // at most 8 * (2^32 - 1): no overflow
+    uint64_t at = e.at + 8;          // inline
+    if (size > 4) {
+      if (!Inside(e.value, size)) {
+        return r_.Fail(
+            e.at, absl::StrCat("IPTC-NAA of ", size, " bytes at ", e.value, " outside the TIFF"));
+      }
+      at = begin_ + e.value;
+    }
+    return FindIptcPlaces(r_, at, at + size, out_);
   }
 
   bool ScanGpsIfd(uint32_t ifd) {

@@ -23,12 +23,15 @@ namespace scopedfs::media {
 //     offset) in any of those IFDs, its entry count and entries ([ifd, ifd + 2 + 12 * count))
 //     and each entry's out-of-line value, so a reader finds an empty GPS IFD. The GPSInfo entry
 //     and the GPS IFD's next-IFD link stay intact so the structure still parses.
-//   - REDACTION_XMP_GPS ranges: the GPS properties of an XMP packet kept in an ApplicationNotes
-//     tag (0x02BC), or the whole packet if it is not XML the XMP finder can vouch for.
+//   - REDACTION_XMP_GPS and REDACTION_XMP_PLACE ranges: the GPS and place properties of an XMP
+//     packet kept in an ApplicationNotes tag (0x02BC), or the whole packet if it is not XML the
+//     XMP finder can vouch for.
+//   - REDACTION_IPTC_PLACE ranges: the place datasets of IPTC IIM kept in an IPTC-NAA tag
+//     (0x83BB) of any of those IFDs (iptc_place.h).
 // Returns false (with r.Fail called) if the structure is malformed: bad header, offsets outside
 // the TIFF, an IFD reached twice through pointers (loops), too many entries, a GPS entry of
 // unknown type (its value cannot be delimited), a pointer tag of a non-integer type or without a
-// value, an ApplicationNotes tag of a multi-byte type.
+// value, an ApplicationNotes tag of a multi-byte type, an IPTC-NAA tag of unknown type.
 bool FindTiffGps(ScanReader& r, uint64_t tiff_begin, uint64_t tiff_end,
                  std::vector<LocationRange>* out);
 

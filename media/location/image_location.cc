@@ -1,6 +1,7 @@
 // Location finders for still-image containers: JPEG (APP1 Exif, XMP and ExtendedXMP, APP13
-// Photoshop resources), PNG (eXIf, XMP text chunks, ImageMagick's raw profiles) and WebP (EXIF and
-// XMP chunks). They delimit the metadata blocks and hand them to the Exif and XMP finders.
+// Photoshop resources with their Exif, XMP and IPTC IIM), PNG (eXIf, XMP text chunks, ImageMagick's
+// raw profiles) and WebP (EXIF and XMP chunks). They delimit the metadata blocks and hand them to
+// the Exif and XMP finders.
 //
 // What counts as a metadata block is what the most liberal common reader takes as one (ExifTool;
 // Android's ExifInterface is stricter everywhere here): Exif identifiers in any case and after up
@@ -25,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "media/location/exif_gps.h"
+#include "media/location/iptc_place.h"
 #include "media/location/location.h"
 #include "media/location/scan_reader.h"
 #include "media/location/signature_sweep.h"
@@ -52,7 +54,9 @@ constexpr uint64_t kExtendedXmpHeaderSize = 35 + 32 + 4 + 4;
 constexpr absl::string_view kPhotoshopId("Photoshop 3.0\0", 14);
 constexpr absl::string_view kOldPhotoshopId("Adobe_Photoshop2.5:", 19);
 constexpr size_t kOldPhotoshopHeaderSize = 27;
-// Photoshop resource IDs that hold location: Exif (a TIFF structure) and XMP.
+// Photoshop resource IDs that hold location: IPTC IIM (place names), Exif (a TIFF structure) and
+// XMP.
+constexpr uint16_t kPhotoshopIptc = 0x0404;
 constexpr uint16_t kPhotoshopExif = 0x0422;
 constexpr uint16_t kPhotoshopXmp = 0x0424;
 
@@ -105,10 +109,11 @@ bool ScanExifBlock(ScanReader& r, uint64_t begin, uint64_t end, LocationScan* sc
 }
 
 // Photoshop image resource blocks in [begin, end): "8BIM", a 16-bit ID, a Pascal name padded to
-// an even size, a 32-bit size and the data, padded to an even size. The Exif (0x0422) and XMP
-// (0x0424) resources are scanned. Like ExifTool, the walk ends at a block of another signature.
-// A block that runs past `end` ends it too, unless `strict`: in JPEG, resources may continue in
-// the next APP13 segment (ExifTool joins them), which we do not, so that is malformed.
+// an even size, a 32-bit size and the data, padded to an even size. The IPTC IIM (0x0404), Exif
+// (0x0422) and XMP (0x0424) resources are scanned. Like ExifTool, the walk ends at a block of
+// another signature. A block that runs past `end` ends it too, unless `strict`: in JPEG, resources
+// may continue in the next APP13 segment (ExifTool joins them), which we do not, so that is
+// malformed.
 bool ScanPhotoshopResources(ScanReader& r, const ScanLimits& limits, uint64_t begin, uint64_t end,
                             bool strict, LocationScan* scan) {
   uint64_t pos = begin;
@@ -131,7 +136,10 @@ bool ScanPhotoshopResources(ScanReader& r, const ScanLimits& limits, uint64_t be
     if (size > end - data) {
       return strict ? r.Fail(pos, "Photoshop resource runs past its segment") : true;
     }
-    if (type == "8BIM" && id == kPhotoshopExif) {
+    if (type == "8BIM" && id == kPhotoshopIptc) {
+      AddRange(&scan->fallback, data, data + size, REDACTION_IPTC_PLACE);
+      if (!FindIptcPlaces(r, data, data + size, &scan->ranges)) return false;
+    } else if (type == "8BIM" && id == kPhotoshopExif) {
       AddRange(&scan->fallback, data, data + size, kExif);
       if (!FindTiffGps(r, data, data + size, &scan->ranges)) return false;
     } else if (type == "8BIM" && id == kPhotoshopXmp) {

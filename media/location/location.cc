@@ -88,7 +88,7 @@ LocationScan ScanLocation(MediaFormat format, ByteSource& source, const ScanLimi
       LocationScan scan;
       scan.malformed = true;
       scan.error = "no location parser for this format";
-      for (Redaction kind : {REDACTION_EXIF_GPS, REDACTION_XMP_GPS, REDACTION_ISOBMFF_LOCATION}) {
+      for (Redaction kind : kFallbackKinds) {
         if (source.size() > 0) scan.fallback.push_back({0, source.size(), kind});
       }
       return scan;
@@ -100,7 +100,9 @@ LocationScan ScanLocation(MediaFormat format, ByteSource& source, const ScanLimi
   }
 }
 
-uint8_t FillFor(Redaction kind) { return kind == REDACTION_XMP_GPS ? ' ' : 0; }
+uint8_t FillFor(Redaction kind) {
+  return kind == REDACTION_XMP_GPS || kind == REDACTION_XMP_PLACE ? ' ' : 0;
+}
 
 void NormalizeRanges(std::vector<LocationRange>* ranges) {
   ranges->erase(std::remove_if(ranges->begin(), ranges->end(),

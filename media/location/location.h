@@ -137,8 +137,9 @@ LocationScan ScanMp4(ByteSource& source, const ScanLimits& limits = {});   // MP
 // than max_sweep_bytes, makes the scan malformed with the whole file as fallback.
 LocationScan ScanUnparsed(ByteSource& source, const ScanLimits& limits = {});
 
-// A byte range and the byte it is filled with: 0, except inside XML (XMP), where a NUL would
-// make the packet unparsable and so XML whitespace (0x20) is used instead.
+// A byte range and the byte it is filled with: 0, except inside XML (XMP GPS and XMP place
+// names), where a NUL would make the packet unparsable and so XML whitespace (0x20) is used
+// instead.
 struct FillRange {
   uint64_t begin = 0;
   uint64_t end = 0;
@@ -159,9 +160,26 @@ std::vector<FillRange> PlanFills(absl::Span<const LocationRange> ranges, uint32_
 // Applies `plan` to `buf`, which holds the file's bytes [offset, offset + buf.size()).
 void ApplyFills(absl::Span<const FillRange> plan, uint64_t offset, absl::Span<uint8_t> buf);
 
-// Every kind of location range (a mask of 1 << Redaction).
-inline constexpr uint32_t kAllLocationKinds =
-    (1u << REDACTION_EXIF_GPS) | (1u << REDACTION_XMP_GPS) | (1u << REDACTION_ISOBMFF_LOCATION);
+// Every kind of location range, in enum order: coordinates (and the containers holding them)
+// first, then place names.
+inline constexpr Redaction kLocationKindList[] = {REDACTION_EXIF_GPS, REDACTION_XMP_GPS,
+                                                  REDACTION_ISOBMFF_LOCATION, REDACTION_IPTC_PLACE,
+                                                  REDACTION_XMP_PLACE};
+
+// The kinds a failed scan's fallback ranges are listed under: the coordinate kinds, which every
+// policy fills, so what cannot be vouched for is filled whatever redact_place_names says.
+inline constexpr Redaction kFallbackKinds[] = {REDACTION_EXIF_GPS, REDACTION_XMP_GPS,
+                                               REDACTION_ISOBMFF_LOCATION};
+
+// The kinds that are place names rather than coordinates (a mask of 1 << Redaction): what
+// Policy.redact_place_names FALSE leaves unfilled.
+inline constexpr uint32_t kPlaceNameKinds =
+    (1u << REDACTION_IPTC_PLACE) | (1u << REDACTION_XMP_PLACE);
+
+// Every kind of location range (a mask of 1 << Redaction), place names included.
+inline constexpr uint32_t kAllLocationKinds = (1u << REDACTION_EXIF_GPS) |
+                                              (1u << REDACTION_XMP_GPS) |
+                                              (1u << REDACTION_ISOBMFF_LOCATION) | kPlaceNameKinds;
 
 // What a redacted reader gets for a file of `size` bytes: the fills of its redacted view. The
 // daemon serves exactly this and `scopedfsctl explain`/`scan --redacted_out` show and write it,
@@ -170,7 +188,8 @@ inline constexpr uint32_t kAllLocationKinds =
 //   a file is served as it is, unless its bytes could not be read (`content_read` false): then
 //   nothing in it can be vouched for and it is filled whole.
 // - Every range of the kinds in `kinds` is filled, whichever rule made the view redacted (the
-//   daemon always passes kAllLocationKinds; `scan --kinds` narrows it).
+//   daemon passes its policy's kinds: kAllLocationKinds, less kPlaceNameKinds under
+//   redact_place_names FALSE; `scan --kinds` narrows it).
 // - A malformed scan also gets its fallback filled (a clean scan's fallback only lists the
 //   containers and is never filled), and a malformed file whose fills are still empty is filled
 //   whole: a redacted view never serves what it cannot vouch for.

@@ -97,7 +97,29 @@ TEST(RedactedFillsTest, MalformedScanWithNothingToFillIsFilledWhole) {
   EXPECT_TRUE(RedactedFills(&clean, true, 100).empty());
 }
 
-TEST(RedactedFillsTest, AllKindsIsTheDefault) { EXPECT_EQ(kAllLocationKinds, kAll); }
+TEST(RedactedFillsTest, AllKindsIsTheDefault) {
+  EXPECT_EQ(kAllLocationKinds, kAll | (1u << REDACTION_IPTC_PLACE) | (1u << REDACTION_XMP_PLACE));
+  EXPECT_EQ(kAllLocationKinds & ~kPlaceNameKinds, kAll);
+  uint32_t listed = 0;
+  for (Redaction kind : kLocationKindList) listed |= 1u << kind;
+  EXPECT_EQ(listed, kAllLocationKinds);
+}
+
+// Place ranges are filled like their coordinates: IPTC with zeros, XMP with spaces, and only when
+// their kind is asked for.
+TEST(RedactedFillsTest, PlaceKindsFillLikeTheirContainers) {
+  EXPECT_EQ(FillFor(REDACTION_IPTC_PLACE), 0);
+  EXPECT_EQ(FillFor(REDACTION_XMP_PLACE), ' ');
+  LocationScan scan;
+  scan.ranges = {{2, 3, REDACTION_IPTC_PLACE},
+                 {5, 9, REDACTION_IPTC_PLACE},
+                 {20, 30, REDACTION_XMP_PLACE},
+                 {40, 42, REDACTION_XMP_GPS}};
+  std::vector<FillRange> all = {{2, 3, 0}, {5, 9, 0}, {20, 30, ' '}, {40, 42, ' '}};
+  EXPECT_EQ(RedactedFills(&scan, true, 50), all);
+  std::vector<FillRange> coordinates = {{40, 42, ' '}};
+  EXPECT_EQ(RedactedFills(&scan, true, 50, kAllLocationKinds & ~kPlaceNameKinds), coordinates);
+}
 
 TEST(ApplyFillsTest, StraddlingWindows) {
   std::vector<FillRange> plan = {{4, 8, 0}, {12, 14, ' '}};

@@ -141,7 +141,7 @@ void ScanReader::Finish(LocationScan* scan) const {
   if (ok()) return;
   scan->malformed = true;
   scan->error = error_;
-  for (Redaction kind : {REDACTION_EXIF_GPS, REDACTION_XMP_GPS, REDACTION_ISOBMFF_LOCATION}) {
+  for (Redaction kind : kFallbackKinds) {
     AddRange(&scan->fallback, failed_at_, size(), kind);
   }
   NormalizeRanges(&scan->fallback);

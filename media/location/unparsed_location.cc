@@ -100,7 +100,7 @@ LocationScan ScanUnparsed(ByteSource& source, const ScanLimits& limits) {
   r.Finish(&scan);
   if (scan.malformed) {
     // No structure tells which part held the signature's metadata: all of it is fallback.
-    for (Redaction kind : {REDACTION_EXIF_GPS, REDACTION_XMP_GPS, REDACTION_ISOBMFF_LOCATION}) {
+    for (Redaction kind : kFallbackKinds) {
       AddRange(&scan.fallback, 0, r.size(), kind);
     }
     NormalizeRanges(&scan.fallback);

@@ -1,6 +1,7 @@
-// XMP GPS finder (see xmp_gps.h): a small single-pass XML tokenizer that tracks the open elements
-// and reports GPS properties in element and attribute form. Anything it does not understand makes
-// it give up on the whole packet, so a lenient reader can never see what it skipped.
+// XMP GPS and place finder (see xmp_gps.h): a small single-pass XML tokenizer that tracks the open
+// elements and reports GPS and place properties in element and attribute form. Anything it does not
+// understand makes it give up on the whole packet, so a lenient reader can never see what it
+// skipped.
 #include "media/location/xmp_gps.h"
 
 #include <cstddef>
@@ -21,16 +22,37 @@ bool EndsName(char c) {
          c == '\0';
 }
 
+absl::string_view LocalName(absl::string_view name) {
+  size_t colon = name.rfind(':');
+  return colon == absl::string_view::npos ? name : name.substr(colon + 1);
+}
+
 // Whether a property name is GPS: its local part starts with "GPS", in any case, which covers the
 // Exif schema (exif:GPSLatitude, exif:GPSTimeStamp, ...), exifEX and vendor schemas such as
-// drone-dji:GpsLatitude. Textual places (photoshop:City, Iptc4xmpCore:Location,
-// Iptc4xmpExt:LocationShown) are deliberately out of scope: MediaProvider redacts coordinates,
-// not place names a user typed.
+// drone-dji:GpsLatitude.
 bool IsGpsName(absl::string_view name) {
-  size_t colon = name.rfind(':');
-  absl::string_view local = colon == absl::string_view::npos ? name : name.substr(colon + 1);
+  absl::string_view local = LocalName(name);
   return absl::StartsWithIgnoreCase(local, "gps");
 }
+
+}  // namespace
+
+bool IsXmpPlaceName(absl::string_view name) {
+  // photoshop:City/State/Country, Iptc4xmpCore:Location/CountryCode, Iptc4xmpExt:LocationCreated
+  // and LocationShown and the members of their Location structures, xmpDM:shotLocation.
+  static constexpr absl::string_view kPlaces[] = {"City",          "State",       "Country",
+                                                  "Location",      "CountryCode", "LocationCreated",
+                                                  "LocationShown", "Sublocation", "ProvinceState",
+                                                  "CountryName",   "WorldRegion", "LocationName",
+                                                  "LocationId",    "shotLocation"};
+  absl::string_view local = LocalName(name);
+  for (absl::string_view place : kPlaces) {
+    if (absl::EqualsIgnoreCase(local, place)) return true;
+  }
+  return false;
+}
+
+namespace {
 
 // A namespace declaration such as xmlns:GPSfoo="..." is not a property: blanking it would unbind
 // a prefix that other elements use.
@@ -77,6 +99,7 @@ class XmpScanner {
     absl::string_view name;
     size_t start;  // index of the start tag's '<'
     bool gps;
+    bool place;
   };
 
   // Skips a construct that opens with `opener_size` bytes at i_, so that "<!-->" is not taken
@@ -102,9 +125,19 @@ class XmpScanner {
 
   // Inside a GPS element everything is covered by that element's range already.
   bool InsideGps() const { return gps_open_ > 0; }
+  // Inside a place element (a Location structure) every place is covered; GPS is still reported
+  // on its own, so that it is filled when place names are not.
+  bool InsidePlace() const { return place_open_ > 0; }
 
-  void Found(size_t begin, size_t end) {
-    AddRange(&found_, offset_ + begin, offset_ + end, REDACTION_XMP_GPS);
+  void Found(size_t begin, size_t end, Redaction kind = REDACTION_XMP_GPS) {
+    AddRange(&found_, offset_ + begin, offset_ + end, kind);
+  }
+
+  // Reports a whole element (or attribute) that was GPS or a place, unless an enclosing one
+  // already covers it.
+  void FoundProperty(size_t begin, size_t end, bool gps, bool place) {
+    if (gps && !InsideGps()) Found(begin, end);
+    if (place && !InsideGps() && !InsidePlace()) Found(begin, end, REDACTION_XMP_PLACE);
   }
 
   bool StartTag() {
@@ -112,20 +145,22 @@ class XmpScanner {
     absl::string_view name = Name();
     if (name.empty()) return false;
     bool gps = IsGpsName(name);
+    bool place = !gps && IsXmpPlaceName(name);
     while (true) {
       size_t before_space = i_;
       SkipSpace();
       if (At('>')) {
         ++i_;
-        open_.push_back({name, start, gps});
+        open_.push_back({name, start, gps, place});
         if (gps) ++gps_open_;
+        if (place) ++place_open_;
         return open_.size() <= static_cast<size_t>(max_depth_);
       }
       if (At('/')) {
         ++i_;
         if (!At('>')) return false;
         ++i_;
-        if (gps && !InsideGps()) Found(start, i_);
+        FoundProperty(start, i_, gps, place);
         return true;
       }
       if (i_ == before_space) return false;  // attributes need space before them (or EOF)
@@ -140,8 +175,10 @@ class XmpScanner {
       size_t close = s_.find(s_[i_], i_ + 1);
       if (close == absl::string_view::npos) return false;
       i_ = close + 1;
-      if (!gps && !InsideGps() && IsGpsName(attr) && !IsNamespaceDeclaration(attr)) {
-        Found(attr_start, i_);
+      // Attributes of a GPS element are inside its range, and places inside a place's.
+      if (!gps && !IsNamespaceDeclaration(attr)) {
+        bool attr_gps = IsGpsName(attr);
+        FoundProperty(attr_start, i_, attr_gps, !place && !attr_gps && IsXmpPlaceName(attr));
       }
     }
   }
@@ -155,10 +192,9 @@ class XmpScanner {
     if (open_.empty() || open_.back().name != name) return false;
     Open closed = open_.back();
     open_.pop_back();
-    if (closed.gps) {
-      --gps_open_;
-      if (!InsideGps()) Found(closed.start, i_);
-    }
+    if (closed.gps) --gps_open_;
+    if (closed.place) --place_open_;
+    FoundProperty(closed.start, i_, closed.gps, closed.place);
     return true;
   }
 
@@ -167,7 +203,8 @@ class XmpScanner {
   int max_depth_;
   size_t i_ = 0;
   std::vector<Open> open_;
-  int gps_open_ = 0;  // GPS elements among open_
+  int gps_open_ = 0;    // GPS elements among open_
+  int place_open_ = 0;  // place elements among open_
   std::vector<LocationRange> found_;
 };
 

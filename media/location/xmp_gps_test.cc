@@ -132,18 +132,137 @@ TEST(FindXmpGpsTest, OtherSchemasAndAnyCase) {
 
 TEST(FindXmpGpsTest, NotGps) {
   // A namespace declaration, GPS words in text, comments and processing instructions, a prefix
-  // named GPS, and textual places (deliberately out of scope).
+  // named GPS.
   const std::string packet = Wrap(
-      "<rdf:Description xmlns:GPSns='urn:x' photoshop:City='Paris' dc:title='a>b GPSLatitude'>"
+      "<rdf:Description xmlns:GPSns='urn:x' dc:title='a>b GPSLatitude'>"
       "<!-- <exif:GPSLatitude>1</exif:GPSLatitude> -->"
       "<?gps <exif:GPSLatitude> ?>"
       "<GPSns:Latitude>not a GPS name</GPSns:Latitude>"
       "<dc:description>GPSLatitude 37N</dc:description>"
-      "<Iptc4xmpExt:LocationShown>Eiffel tower</Iptc4xmpExt:LocationShown>"
       "</rdf:Description>");
   Result res = Find(packet);
   EXPECT_TRUE(res.ok);
   EXPECT_TRUE(res.ranges.empty());
+}
+
+// ---- Place names ----
+
+constexpr Redaction kPlace = REDACTION_XMP_PLACE;
+
+LocationRange PlaceOf(absl::string_view packet, absl::string_view needle) {
+  LocationRange r = RangeOf(packet, needle);
+  r.kind = kPlace;
+  return r;
+}
+
+std::string FillKinds(absl::string_view packet, const std::vector<LocationRange>& ranges,
+                      uint32_t kinds) {
+  std::string out(packet);
+  std::vector<LocationRange> sorted = ranges;
+  NormalizeRanges(&sorted);
+  ApplyFills(PlanFills(sorted, kinds), 0,
+             absl::MakeSpan(reinterpret_cast<uint8_t*>(out.data()), out.size()));
+  return out;
+}
+
+TEST(IsXmpPlaceNameTest, PlacePropertiesInAnyNamespaceAndCase) {
+  for (absl::string_view name :
+       {"photoshop:City", "photoshop:State", "photoshop:Country", "Iptc4xmpCore:Location",
+        "Iptc4xmpCore:CountryCode", "Iptc4xmpExt:LocationCreated", "Iptc4xmpExt:LocationShown",
+        "Iptc4xmpExt:City", "Iptc4xmpExt:Sublocation", "Iptc4xmpExt:ProvinceState",
+        "Iptc4xmpExt:CountryName", "Iptc4xmpExt:CountryCode", "Iptc4xmpExt:WorldRegion",
+        "Iptc4xmpExt:LocationName", "Iptc4xmpExt:LocationId", "xmpDM:shotLocation", "ps:CITY",
+        "City"}) {
+    EXPECT_TRUE(IsXmpPlaceName(name)) << name;
+  }
+  for (absl::string_view name :
+       {"Iptc4xmpCore:CiAdrCity", "Iptc4xmpCore:CreatorContactInfo", "dc:title", "City:title",
+        "photoshop:Cityscape", "xmp:Rating", "exif:GPSLatitude", ""}) {
+    EXPECT_FALSE(IsXmpPlaceName(name)) << name;
+  }
+}
+
+TEST(FindXmpGpsTest, PlaceNamesAsAttributesAndElements) {
+  const std::string city = "photoshop:City='Zzcity'";
+  const std::string state = "photoshop:State=\"Zzstate\"";
+  const std::string country = "<photoshop:Country>Zzcountry</photoshop:Country>";
+  const std::string location =
+      "<Iptc4xmpCore:Location><rdf:Alt><rdf:li xml:lang='x-default'>Zzloc</rdf:li></rdf:Alt>"
+      "</Iptc4xmpCore:Location>";
+  const std::string code = "<Iptc4xmpCore:CountryCode/>";
+  const std::string shot = "<xmpDM:shotLocation>Zzshot</xmpDM:shotLocation>";
+  const std::string packet = Wrap(absl::StrCat(
+      "<rdf:Description rdf:about='' xmlns:City='urn:not-a-place' ", city, "\n  xmp:Rating='3' ",
+      state, ">\n", country, location, code, "<dc:title>Zzcity street</dc:title>", shot,
+      "<Iptc4xmpCore:CiAdrCity>Creator's own city</Iptc4xmpCore:CiAdrCity>", "</rdf:Description>"));
+  Result res = Find(packet);
+  ASSERT_TRUE(res.ok);
+  std::vector<LocationRange> want = {PlaceOf(packet, city),    PlaceOf(packet, state),
+                                     PlaceOf(packet, country), PlaceOf(packet, location),
+                                     PlaceOf(packet, code),    PlaceOf(packet, shot)};
+  EXPECT_EQ(res.ranges, want);
+  std::string out = FillKinds(packet, res.ranges, 1u << kPlace);
+  for (absl::string_view gone : {"Zzstate", "Zzcountry", "Zzloc", "Zzshot", "photoshop:City"}) {
+    EXPECT_EQ(out.find(std::string(gone)), std::string::npos) << gone;
+  }
+  for (absl::string_view kept :
+       {"xmp:Rating='3'", "Zzcity street", "Creator's own city", "xmlns:City='urn:not-a-place'"}) {
+    EXPECT_NE(out.find(std::string(kept)), std::string::npos) << kept;
+  }
+  Result again = Find(out);
+  EXPECT_TRUE(again.ok);
+  EXPECT_TRUE(again.ranges.empty());
+}
+
+TEST(FindXmpGpsTest, LocationStructuresGoWholeAndTheirGpsStaysGps) {
+  const std::string gps = "<exif:GPSLatitude>48,51.4N</exif:GPSLatitude>";
+  const std::string gps_attr = "exif:GPSLongitude='2,17.6E'";
+  const std::string shown = absl::StrCat(
+      "<Iptc4xmpExt:LocationShown><rdf:Bag><rdf:li rdf:parseType='Resource'>"
+      "<Iptc4xmpExt:City>Zzparis</Iptc4xmpExt:City><Iptc4xmpExt:Sublocation>Zztower"
+      "</Iptc4xmpExt:Sublocation>",
+      gps, "</rdf:li><rdf:li Iptc4xmpExt:WorldRegion='Zzeurope' ", gps_attr,
+      "/></rdf:Bag></Iptc4xmpExt:LocationShown>");
+  const std::string created =
+      "<Iptc4xmpExt:LocationCreated Iptc4xmpExt:CountryName='Zzfrance' "
+      "Iptc4xmpExt:ProvinceState='Zzidf'/>";
+  const std::string member = "Iptc4xmpExt:CountryCode='ZZF'";
+  const std::string packet =
+      Wrap(absl::StrCat("<rdf:Description ", member, ">", shown, created, "</rdf:Description>"));
+  Result res = Find(packet);
+  ASSERT_TRUE(res.ok);
+  std::vector<LocationRange> want = {PlaceOf(packet, member), PlaceOf(packet, shown),
+                                     RangeOf(packet, gps), RangeOf(packet, gps_attr),
+                                     PlaceOf(packet, created)};
+  std::vector<LocationRange> got = res.ranges;
+  NormalizeRanges(&got);
+  NormalizeRanges(&want);
+  EXPECT_EQ(got, want);
+  // Coordinates alone (redact_place_names FALSE): the GPS inside the structure goes, the places
+  // stay, and the packet still parses.
+  std::string coords = FillKinds(packet, res.ranges, 1u << kXmp);
+  EXPECT_EQ(coords.find("GPS"), std::string::npos);
+  EXPECT_NE(coords.find("Zzparis"), std::string::npos);
+  EXPECT_TRUE(Find(coords).ok);
+  // Both: nothing of either.
+  std::string both = FillKinds(packet, res.ranges, (1u << kXmp) | (1u << kPlace));
+  for (absl::string_view gone :
+       {"GPS", "Zzparis", "Zztower", "Zzeurope", "Zzfrance", "Zzidf", "ZZF", "Location"}) {
+    EXPECT_EQ(both.find(std::string(gone)), std::string::npos) << gone;
+  }
+  Result again = Find(both);
+  EXPECT_TRUE(again.ok);
+  EXPECT_TRUE(again.ranges.empty());
+}
+
+TEST(FindXmpGpsTest, PlacesInsideGpsAreCoveredByIt) {
+  const std::string element =
+      "<exif:GPSAreaInformation><photoshop:City>Zzcity</photoshop:City></exif:GPSAreaInformation>";
+  const std::string packet = Wrap(absl::StrCat("<rdf:Description>", element, "</rdf:Description>"));
+  Result res = Find(packet);
+  ASSERT_TRUE(res.ok);
+  std::vector<LocationRange> want = {RangeOf(packet, element)};
+  EXPECT_EQ(res.ranges, want);
 }
 
 TEST(FindXmpGpsTest, EmptyAndTextOnlyPacketsAreClean) {

@@ -23,7 +23,9 @@ void Check(absl::string_view packet) {
   bool ok = FindXmpGps(packet, kOffset, kMaxDepth, &found);
   bool whole = false;
   for (const LocationRange& r : found) {
-    if (r.kind != REDACTION_XMP_GPS) Violated("range of kind %d", static_cast<int>(r.kind));
+    if (r.kind != REDACTION_XMP_GPS && r.kind != REDACTION_XMP_PLACE) {
+      Violated("range of kind %d", static_cast<int>(r.kind));
+    }
     if (r.begin < kOffset || r.begin >= r.end || r.end > kOffset + packet.size()) {
       Violated("range [%llu, %llu) is empty or outside the packet [%llu, %llu)",
                (unsigned long long)r.begin, (unsigned long long)r.end, (unsigned long long)kOffset,
@@ -39,18 +41,19 @@ void Check(absl::string_view packet) {
   std::vector<LocationRange> ranges = found;
   NormalizeRanges(&ranges);
   std::vector<uint8_t> bytes(packet.begin(), packet.end());
-  std::vector<FillRange> plan = PlanFills(ranges, 1u << REDACTION_XMP_GPS);
+  constexpr uint32_t kXmpKinds = (1u << REDACTION_XMP_GPS) | (1u << REDACTION_XMP_PLACE);
+  std::vector<FillRange> plan = PlanFills(ranges, kXmpKinds);
   std::vector<uint8_t> padded(kOffset, 0);
   padded.insert(padded.end(), bytes.begin(), bytes.end());
-  CheckFills(padded, ranges, 1u << REDACTION_XMP_GPS);
+  CheckFills(padded, ranges, kXmpKinds);
   ApplyFills(plan, kOffset, absl::MakeSpan(bytes));
   absl::string_view redacted(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   std::vector<LocationRange> again;
   if (!FindXmpGps(redacted, kOffset, kMaxDepth, &again)) {
-    Violated("the packet no longer parses once its GPS ranges are filled with spaces");
+    Violated("the packet no longer parses once its GPS and place ranges are filled with spaces");
   }
   if (!again.empty()) {
-    Violated("GPS left after filling: [%llu, %llu)", (unsigned long long)again[0].begin,
+    Violated("GPS or a place left after filling: [%llu, %llu)", (unsigned long long)again[0].begin,
              (unsigned long long)again[0].end);
   }
 }

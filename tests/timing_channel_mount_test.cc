@@ -1,0 +1,178 @@
+// What a LOOKUP's time tells an app about names it may not see. The answer about a hidden name
+// must not cost a time that depends on what is there: whether another package is installed (its
+// Android/data directory exists), or how large a hidden file is. Each test measures, as a real
+// app through the mount, many stats of two kinds of name interleaved, and asks how well the best
+// ordering classifier separates them (the area under the ROC curve: 0.5 is chance, 1.0 a perfect
+// classifier). It fails when the classes separate clearly (AUC beyond 0.5 +/- 0.25, more than four
+// standard deviations of chance for these sample sizes); before the daemon answered these names
+// alike, installed and absent packages separated with an AUC of 1.0 and hidden files of 10 kB and
+// 1 MB as well.
+//
+// Times are each the fastest of several stats in a row (of one name; a hidden file's first stat
+// is timed alone), which removes most of a noisy machine's scheduling delay, and both classes are
+// measured alternately, so load affects both alike. This
+// is a test of behaviour (whether the two paths are the same), not of speed.
+#include <sys/stat.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "tests/mount_harness.h"
+
+namespace scopedfs::tests {
+namespace {
+
+constexpr int kTrials = 60;
+
+int64_t NowNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+// The fastest of `stats` stats of `path` (each must fail ENOENT), in ns; -1 otherwise.
+int64_t Sample(const std::string& path, int stats) {
+  int64_t best = INT64_MAX;
+  for (int i = 0; i < stats; ++i) {
+    struct stat st;
+    int64_t start = NowNs();
+    int rc = stat(path.c_str(), &st);
+    int64_t took = NowNs() - start;
+    if (rc == 0 || errno != ENOENT) return -1;
+    best = std::min(best, took);
+  }
+  return best;
+}
+
+// Samples of a[i] and b[i], alternately, each the fastest of `stats` stats: "a1,a2,...;b1,..." in
+// AppResult::data.
+AppResult Measure(const App& app, const std::vector<std::string>& a,
+                  const std::vector<std::string>& b, int stats) {
+  return app.Run("timing of " + a[0] + " and " + b[0], [a, b, stats] {
+    AppResult r;
+    std::vector<int64_t> sa, sb;
+    for (size_t t = 0; t < a.size() && t < b.size(); ++t) {
+      bool a_first = (t % 2) == 0;
+      int64_t first = Sample(a_first ? a[t] : b[t], stats);
+      int64_t second = Sample(a_first ? b[t] : a[t], stats);
+      if (first < 0 || second < 0) {
+        r.err = EPROTO;  // a stat did not answer ENOENT
+        return r;
+      }
+      (a_first ? sa : sb).push_back(first);
+      (a_first ? sb : sa).push_back(second);
+    }
+    r.data = absl::StrCat(absl::StrJoin(sa, ","), ";", absl::StrJoin(sb, ","));
+    return r;
+  });
+}
+
+std::vector<int64_t> Parse(absl::string_view csv) {
+  std::vector<int64_t> out;
+  for (absl::string_view field : absl::StrSplit(csv, ',')) {
+    int64_t v;
+    if (absl::SimpleAtoi(field, &v)) out.push_back(v);
+  }
+  return out;
+}
+
+// P(a sample of `a` is slower than one of `b`), ties counting half: the AUC of the best
+// threshold classifier's ordering.
+double Auc(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  double wins = 0;
+  for (int64_t x : a) {
+    for (int64_t y : b) wins += x > y ? 1.0 : x == y ? 0.5 : 0.0;
+  }
+  return wins / (static_cast<double>(a.size()) * static_cast<double>(b.size()));
+}
+
+int64_t Median(std::vector<int64_t> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// Runs the measurement and checks that the two classes do not separate.
+void ExpectIndistinguishable(const App& app, const std::vector<std::string>& a,
+                             const std::vector<std::string>& b, int stats) {
+  AppResult r = Measure(app, a, b, stats);
+  ASSERT_TRUE(r.ok()) << r;
+  std::vector<std::string> halves = absl::StrSplit(r.data, ';');
+  ASSERT_EQ(halves.size(), 2u) << r.data;
+  std::vector<int64_t> sa = Parse(halves[0]);
+  std::vector<int64_t> sb = Parse(halves[1]);
+  ASSERT_EQ(sa.size(), a.size());
+  ASSERT_EQ(sb.size(), b.size());
+  double auc = Auc(sa, sb);
+  std::string figures = absl::StrCat(a[0], ": median ", Median(sa) / 1000.0, " us; ", b[0],
+                                     ": median ", Median(sb) / 1000.0, " us; AUC ", auc);
+  std::cout << figures << "\n";
+  EXPECT_GT(auc, 0.25) << figures;
+  EXPECT_LT(auc, 0.75) << figures;
+}
+
+// The same name, kTrials samples of the fastest of 5 stats (a refused name is never cached).
+void ExpectIndistinguishable(const App& app, const std::string& a, const std::string& b) {
+  (void)Sample(a, 1);  // warm what both share (the parent's entries)
+  ExpectIndistinguishable(app, std::vector<std::string>(kTrials, a),
+                          std::vector<std::string>(kTrials, b), 5);
+}
+
+class TimingChannelTest : public MountTest, public ::testing::WithParamInterface<const char*> {
+ protected:
+  DaemonOptions Options() const override {
+    DaemonOptions options;
+    options.policy = GetParam();
+    return options;
+  }
+};
+
+// Another package's Android/data directory is ENOENT whether the package is installed (the
+// directory exists) or not, and the two answers take the same path.
+TEST_P(TimingChannelTest, InstalledAndAbsentPackagesCostTheSame) {
+  SCOPEDFS_ASSERT_OK(storage_.MkdirLower("Android/data/com.example.notes/files", kNotes));
+  SCOPEDFS_ASSERT_OK(
+      storage_.WriteLower("Android/data/com.example.notes/files/n.txt", "note", kNotes));
+  ExpectIndistinguishable(As(kMusic), "Android/data/com.example.notes",
+                          "Android/data/com.example.absent");
+  // Inside the area too: a 3 MB file, a 2-byte file and a missing name.
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Android/data/com.example.notes/files/big.bin",
+                                         Pattern(3 << 20, 7), kNotes));
+  ExpectIndistinguishable(As(kMusic), "Android/data/com.example.notes/files/big.bin",
+                          "Android/data/com.example.notes/files/none.bin");
+}
+
+// Under strict visibility another app's file is hidden: its size must not show in the time of
+// the ENOENT (no location scan before the name is found).
+TEST_P(TimingChannelTest, AHiddenFilesSizeDoesNotShow) {
+  if (std::string(GetParam()).find("strict") == std::string::npos) {
+    GTEST_SKIP() << "listing visibility finds these names: nothing is hidden to time";
+  }
+  // Each file's first stat, where a scan would be taken: 30 files of 10 kB and 30 of 1 MB.
+  constexpr int kFiles = 30;
+  std::vector<std::string> small, large;
+  for (int i = 0; i < kFiles; ++i) {
+    small.push_back(absl::StrCat("Download/small-", i, ".bin"));
+    large.push_back(absl::StrCat("Download/large-", i, ".bin"));
+    SCOPEDFS_ASSERT_OK(storage_.WriteLower(small.back(), Pattern(10 << 10, i), kCamera));
+    SCOPEDFS_ASSERT_OK(storage_.WriteLower(large.back(), Pattern(1 << 20, i), kCamera));
+  }
+  ExpectIndistinguishable(As(kMusic), small, large, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, TimingChannelTest,
+                         ::testing::Values("policy/configs/android-strict.textproto",
+                                           "policy/configs/android.textproto"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.index == 0 ? "Strict" : "Listing");
+                         });
+
+}  // namespace
+}  // namespace scopedfs::tests
