@@ -113,7 +113,12 @@ policy::LookupDecisions RequestContext::DecideLookup(absl::string_view path, boo
 bool RequestContext::HiddenWhateverIsThere(absl::string_view path) const {
   policy::Request request;
   policy::Decision refused;
-  if (!BuildRequest(OP_LOOKUP, path, false, nullptr, &request, &refused)) return false;
+  if (!BuildRequest(OP_LOOKUP, path, false, nullptr, &request, &refused)) {
+    // The device layout hides names outside every storage from apps, whatever they are.
+    if (engine_ == nullptr || domain_failed_ || refused.outcome != OUTCOME_HIDE) return false;
+    NoteDecision(refused, OP_LOOKUP, path, false, nullptr);
+    return true;
+  }
   std::optional<policy::Decision> hidden = engine_->HiddenWhateverIsThere(request);
   if (!hidden) return false;
   NoteDecision(*hidden, OP_LOOKUP, path, false, nullptr);

@@ -230,6 +230,11 @@ TEST(RequestContextTest, DeviceLayoutJudgesEachUsersPathsForThatUser) {
     EXPECT_EQ(Decide(user0, OP_CREATE, name), OUTCOME_DENY) << name;
   }
   EXPECT_EQ(Decide(user0, OP_LOOKUP, "obb"), OUTCOME_HIDE);
+  // Answered before the lower tree is looked at: another user's storage, names outside any.
+  EXPECT_TRUE(user0.HiddenWhateverIsThere("10/Download/z.txt"));
+  EXPECT_TRUE(user0.HiddenWhateverIsThere("obb"));
+  EXPECT_FALSE(user0.HiddenWhateverIsThere("0/Download/z.txt"));
+  EXPECT_FALSE(root.HiddenWhateverIsThere("obb"));
   EXPECT_EQ(Decide(user0, OP_READ, "obb/main.obb"), OUTCOME_HIDE);
   EXPECT_EQ(Decide(root, OP_READ, "obb/main.obb"), OUTCOME_ALLOW);
   EXPECT_EQ(Decide(root, OP_MKDIR, "11"), OUTCOME_ALLOW);
