@@ -66,7 +66,7 @@ void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, const std::strin
   st->st_blocks = 8;
   const policy::Engine* engine = ctx.engine();
   if (engine != nullptr && engine->visibility() == VISIBILITY_LISTING) {
-    if (path == nullptr || !engine->SubdirectoriesVisibleToEveryCaller(*path)) st->st_nlink = 1;
+    if (path == nullptr || !ctx.SubdirectoriesVisibleToEveryCaller(*path)) st->st_nlink = 1;
     return;
   }
   st->st_nlink = 1;
@@ -76,10 +76,15 @@ void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, const std::strin
 bool FindsName(const RequestContext& ctx, const std::string& path, bool directory,
                const FileInfo& info) {
   if (ctx.Decide(OP_LOOKUP, path, directory, &info).outcome != OUTCOME_HIDE) return true;
-  const policy::Engine* engine = ctx.engine();
-  if (engine == nullptr || OfAnotherUser(ctx) || !engine->FoundByEveryCaller(path)) return false;
+  if (ctx.OfAnotherUser(path) || !ctx.FoundByEveryCaller(path)) return false;
   ctx.RefusalSuperseded();
   return true;
+}
+
+bool OfAnotherUserAt(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino) {
+  if (!ctx.device_layout()) return OfAnotherUser(ctx);
+  std::string path;
+  return !fs->nodes().PathOf(ino, &path) || ctx.OfAnotherUser(path);
 }
 
 bool ViewJudged(const RequestContext& ctx, mode_t mode) {

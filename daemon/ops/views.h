@@ -45,18 +45,21 @@ std::optional<PosixCaller> PosixCallerOf(Filesystem* fs, fuse_req_t req);
 // null: a directory without a name any more.
 void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, const std::string* path,
                      struct stat* st);
+// Whether the caller may be of another Android user than the storage it acts on: under the
+// device layout, which holds every user's storage in one mount, any caller may be.
 inline bool OfAnotherUser(const RequestContext& ctx) {
-  return ctx.uid() / policy::kPerUserRange != ctx.storage_user_id();
+  return ctx.device_layout() || ctx.uid() / policy::kPerUserRange != ctx.storage_user_id();
 }
+// The same for the node `ino` (its current path, under the device layout): a node without a path
+// counts as another user's.
+bool OfAnotherUserAt(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino);
 // Whether a LOOKUP or stat by the caller finds the existing name `path` (policy.proto
 // Visibility): the rules' lookup decision is not HIDE, or the visibility is LISTING and every
 // caller of the storage's user finds it (Engine::FoundByEveryCaller). Listings still show only
 // what the rules' lookup decision permits.
 bool FindsName(const RequestContext& ctx, const std::string& path, bool directory,
                const FileInfo& info);
-inline bool CallerIndependent(const RequestContext& ctx) {
-  return ctx.engine() != nullptr && ctx.engine()->caller_independent();
-}
+inline bool CallerIndependent(const RequestContext& ctx) { return ctx.CallerIndependent(); }
 // Attributes are cached for a second; under a caller-independent policy, where they are the same
 // for every caller, as long as names are (`cached`: FilesystemOptions::entry_cache_seconds).
 // Under LISTING visibility never: names are cached for every caller of the storage's user there,
