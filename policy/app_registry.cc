@@ -116,7 +116,8 @@ AppRegistry AppRegistry::Build(const scopedfs::AppRegistry& apps,
     AppRecord* record = add(entry.package, entry.uid);
     if (record == nullptr) {
       auto it = registry.by_package_.find(entry.package);
-      if (it != registry.by_package_.end() && AppIdOf(entry.uid) == registry.records_[it->second].app_id) {
+      if (it != registry.by_package_.end() &&
+          AppIdOf(entry.uid) == registry.records_[it->second].app_id) {
         record = &registry.records_[it->second];
       }
     }

@@ -84,7 +84,7 @@ struct AppRecord {
   PermissionSet permissions;          // those that count for target_sdk: what rules look at
   std::string selinux_domain;         // configured domain, "untrusted_app" if unset
   std::string shared_user;
-  uint32_t target_sdk = 0;            // the highest over the packages; 0 unknown
+  uint32_t target_sdk = 0;               // the highest over the packages; 0 unknown
   CaseInsensitivePathSet user_selected;  // App.user_selected, over the packages
 
   bool UserSelected(absl::string_view path) const {

@@ -1,7 +1,8 @@
 // Target SDKs as Android models them, under the shipped Android policy: which permission counts
 // depends on the app's target SDK (Policy.target_sdk_permission: READ_MEDIA_* from 33 on,
-// READ_EXTERNAL_STORAGE below), and Android 14's partial access lets READ_MEDIA_VISUAL_USER_SELECTED
-// read only the media the user picked (App.user_selected). Also the loader's checks of both.
+// READ_EXTERNAL_STORAGE below), and Android 14's partial access lets
+// READ_MEDIA_VISUAL_USER_SELECTED read only the media the user picked (App.user_selected). Also the
+// loader's checks of both.
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -22,31 +23,67 @@ constexpr uint32_t kCamera = 10065;  // apps.textproto: the owner of the photos 
 // Test apps, one per case; each targets the SDK its name says.
 constexpr char kApps[] = R"pb(
   app { package: "com.example.camera" uid: 10065 target_sdk: 34 }
-  app { package: "com.test.sdk33.res" uid: 10101 target_sdk: 33
-        permission: "android.permission.READ_EXTERNAL_STORAGE" }
-  app { package: "com.test.sdk33.images" uid: 10102 target_sdk: 33
-        permission: "android.permission.READ_MEDIA_IMAGES" }
-  app { package: "com.test.sdk29.res" uid: 10103 target_sdk: 29
-        permission: "android.permission.READ_EXTERNAL_STORAGE" }
-  app { package: "com.test.sdk29.images" uid: 10104 target_sdk: 29
-        permission: "android.permission.READ_MEDIA_IMAGES" }
-  app { package: "com.test.unknown.res" uid: 10105
-        permission: "android.permission.READ_EXTERNAL_STORAGE" }
-  app { package: "com.test.sdk34.picked" uid: 10106 target_sdk: 34
-        permission: "android.permission.READ_MEDIA_VISUAL_USER_SELECTED"
-        user_selected: "DCIM/Camera/picked.jpg" user_selected: "Movies/picked.mp4"
-        user_selected: "Download/picked.pdf" }
-  app { package: "com.test.sdk34.picked.location" uid: 10107 target_sdk: 34
-        permission: "android.permission.READ_MEDIA_VISUAL_USER_SELECTED"
-        permission: "android.permission.ACCESS_MEDIA_LOCATION"
-        user_selected: "DCIM/Camera/picked.jpg" }
-  app { package: "com.test.sdk32.picked" uid: 10108 target_sdk: 32
-        permission: "android.permission.READ_MEDIA_VISUAL_USER_SELECTED"
-        user_selected: "DCIM/Camera/picked.jpg" }
-  app { package: "com.test.sdk34.pickedandimages" uid: 10109 target_sdk: 34
-        permission: "android.permission.READ_MEDIA_VISUAL_USER_SELECTED"
-        permission: "android.permission.READ_MEDIA_IMAGES"
-        user_selected: "DCIM/Camera/picked.jpg" }
+  app {
+    package: "com.test.sdk33.res"
+    uid: 10101
+    target_sdk: 33
+    permission: "android.permission.READ_EXTERNAL_STORAGE"
+  }
+  app {
+    package: "com.test.sdk33.images"
+    uid: 10102
+    target_sdk: 33
+    permission: "android.permission.READ_MEDIA_IMAGES"
+  }
+  app {
+    package: "com.test.sdk29.res"
+    uid: 10103
+    target_sdk: 29
+    permission: "android.permission.READ_EXTERNAL_STORAGE"
+  }
+  app {
+    package: "com.test.sdk29.images"
+    uid: 10104
+    target_sdk: 29
+    permission: "android.permission.READ_MEDIA_IMAGES"
+  }
+  app {
+    package: "com.test.unknown.res"
+    uid: 10105
+    permission: "android.permission.READ_EXTERNAL_STORAGE"
+  }
+  app {
+    package: "com.test.sdk34.picked"
+    uid: 10106
+    target_sdk: 34
+    permission: "android.permission.READ_MEDIA_VISUAL_USER_SELECTED"
+    user_selected: "DCIM/Camera/picked.jpg"
+    user_selected: "Movies/picked.mp4"
+    user_selected: "Download/picked.pdf"
+  }
+  app {
+    package: "com.test.sdk34.picked.location"
+    uid: 10107
+    target_sdk: 34
+    permission: "android.permission.READ_MEDIA_VISUAL_USER_SELECTED"
+    permission: "android.permission.ACCESS_MEDIA_LOCATION"
+    user_selected: "DCIM/Camera/picked.jpg"
+  }
+  app {
+    package: "com.test.sdk32.picked"
+    uid: 10108
+    target_sdk: 32
+    permission: "android.permission.READ_MEDIA_VISUAL_USER_SELECTED"
+    user_selected: "DCIM/Camera/picked.jpg"
+  }
+  app {
+    package: "com.test.sdk34.pickedandimages"
+    uid: 10109
+    target_sdk: 34
+    permission: "android.permission.READ_MEDIA_VISUAL_USER_SELECTED"
+    permission: "android.permission.READ_MEDIA_IMAGES"
+    user_selected: "DCIM/Camera/picked.jpg"
+  }
 )pb";
 constexpr uint32_t kSdk33Res = 10101;
 constexpr uint32_t kSdk33Images = 10102;
@@ -85,8 +122,7 @@ class TargetSdkTest : public testing::TestWithParam<const char*> {
     absl::string_view p(path);
     media::ContentFacts facts = media::FactsFromName(p.substr(p.rfind('/') + 1));
     facts.content_known = true;
-    facts.location =
-        located ? media::LocationPresence::kPresent : media::LocationPresence::kAbsent;
+    facts.location = located ? media::LocationPresence::kPresent : media::LocationPresence::kAbsent;
     Request r;
     r.uid = uid;
     r.op = op;
@@ -209,11 +245,14 @@ TEST(TargetSdkRegistryTest, CountedPermissionsFollowTheTargetSdk) {
 
 // packages.list's seinfo gives the target SDK of a package the registry lists without one.
 TEST(TargetSdkRegistryTest, PackagesListSuppliesTheTargetSdk) {
-  absl::StatusOr<LoadedConfig> config = Load(
-      "policy/configs/android.textproto",
-      R"pb(app { package: "com.test.old" uid: 10110
-                 permission: "android.permission.READ_EXTERNAL_STORAGE" })pb",
-      "com.test.old 10110 0 /data/user/0/com.test.old default:targetSdkVersion=28 none\n");
+  absl::StatusOr<LoadedConfig> config =
+      Load("policy/configs/android.textproto",
+           R"pb(app {
+                  package: "com.test.old"
+                  uid: 10110
+                  permission: "android.permission.READ_EXTERNAL_STORAGE"
+                })pb",
+           "com.test.old 10110 0 /data/user/0/com.test.old default:targetSdkVersion=28 none\n");
   ASSERT_TRUE(config.ok()) << config.status();
   absl::StatusOr<std::unique_ptr<const Engine>> engine = Engine::Create(*config);
   ASSERT_TRUE(engine.ok()) << engine.status();
@@ -236,8 +275,10 @@ TEST(TargetSdkConfigTest, LoaderReportsBadTargetSdkPermissionsAndPickedPaths) {
   std::string policy = ReadFile("policy/configs/android.textproto");
   policy += R"pb(
     target_sdk_permission { permission: "android.permission.NOT_DECLARED" below_target_sdk: 33 }
-    target_sdk_permission { permission: "android.permission.READ_MEDIA_AUDIO"
-                            from: "android.permission.READ_MEDIA_AUDIO" }
+    target_sdk_permission {
+      permission: "android.permission.READ_MEDIA_AUDIO"
+      from: "android.permission.READ_MEDIA_AUDIO"
+    }
   )pb";
   absl::StatusOr<LoadedConfig> config = ParseConfig(
       policy, "p.textproto",

@@ -28,13 +28,25 @@ constexpr uid_t kSdk33ReadStorage = 10101;  // READ_EXTERNAL_STORAGE only
 constexpr uid_t kSdk29ReadStorage = 10103;  // READ_EXTERNAL_STORAGE only
 constexpr uid_t kPicker = 10106;            // READ_MEDIA_VISUAL_USER_SELECTED, one photo picked
 constexpr char kExtraApps[] = R"pb(
-app { package: "com.test.sdk33.res" uid: 10101 target_sdk: 33
-      permission: "android.permission.READ_EXTERNAL_STORAGE" }
-app { package: "com.test.sdk29.res" uid: 10103 target_sdk: 29
-      permission: "android.permission.READ_EXTERNAL_STORAGE" }
-app { package: "com.test.sdk34.picker" uid: 10106 target_sdk: 34
-      permission: "android.permission.READ_MEDIA_VISUAL_USER_SELECTED"
-      user_selected: "DCIM/Camera/picked.jpg" }
+  app {
+    package: "com.test.sdk33.res"
+    uid: 10101
+    target_sdk: 33
+    permission: "android.permission.READ_EXTERNAL_STORAGE"
+  }
+  app {
+    package: "com.test.sdk29.res"
+    uid: 10103
+    target_sdk: 29
+    permission: "android.permission.READ_EXTERNAL_STORAGE"
+  }
+  app {
+    package: "com.test.sdk34.picker"
+    uid: 10106
+    target_sdk: 34
+    permission: "android.permission.READ_MEDIA_VISUAL_USER_SELECTED"
+    user_selected: "DCIM/Camera/picked.jpg"
+  }
 )pb";
 
 class AndroidAnswersMountTest : public MountTest {
@@ -76,16 +88,15 @@ TEST_F(AndroidAnswersMountTest, RenameExchangeFailsEinvalNoreplaceWorks) {
   ASSERT_TRUE(Succeeds(As(kNotes).Create("Download/a.txt", "a")));
   ASSERT_TRUE(Succeeds(As(kNotes).Create("Download/b.txt", "b")));
   for (uid_t uid : {kNotes, kFiles, kRoot}) {
-    EXPECT_TRUE(FailsWith(As(uid).Rename("Download/a.txt", "Download/b.txt", RENAME_EXCHANGE),
-                          EINVAL))
+    EXPECT_TRUE(
+        FailsWith(As(uid).Rename("Download/a.txt", "Download/b.txt", RENAME_EXCHANGE), EINVAL))
         << uid;
   }
   EXPECT_EQ(*storage_.ReadLower("Download/a.txt"), "a");
   EXPECT_EQ(*storage_.ReadLower("Download/b.txt"), "b");
-  EXPECT_TRUE(FailsWith(As(kNotes).Rename("Download/a.txt", "Download/b.txt", RENAME_NOREPLACE),
-                        EEXIST));
   EXPECT_TRUE(
-      Succeeds(As(kNotes).Rename("Download/a.txt", "Download/c.txt", RENAME_NOREPLACE)));
+      FailsWith(As(kNotes).Rename("Download/a.txt", "Download/b.txt", RENAME_NOREPLACE), EEXIST));
+  EXPECT_TRUE(Succeeds(As(kNotes).Rename("Download/a.txt", "Download/c.txt", RENAME_NOREPLACE)));
   EXPECT_EQ(*storage_.ReadLower("Download/c.txt"), "a");
 }
 

@@ -207,8 +207,9 @@ absl::StatusOr<std::string> Audit2Why(const policy::LoadedConfig& config, const 
         << (caller.app == nullptr ? ", not in the app registry" : "") << ")\n";
   } else {
     out << "caller:   uid " << record.uid << ": " << absl::StrJoin(caller.app->packages, ", ")
-        << (caller.app->target_sdk == 0 ? std::string(" (target SDK unknown)")
-                                         : absl::StrCat(" (target SDK ", caller.app->target_sdk, ")"))
+        << (caller.app->target_sdk == 0
+                ? std::string(" (target SDK unknown)")
+                : absl::StrCat(" (target SDK ", caller.app->target_sdk, ")"))
         << "\n";
     // A grant that means nothing at this target SDK (Policy.target_sdk_permission): say so, as
     // granting it again would not help.

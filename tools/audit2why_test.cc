@@ -133,8 +133,9 @@ TEST(Audit2Why, SaysWhyReadExternalStorageDoesNotCountAtSdk33) {
   ASSERT_TRUE(why.ok()) << why.status();
   EXPECT_TRUE(absl::StrContains(*why, "decision: HIDE (ENOENT)")) << *why;
   EXPECT_TRUE(absl::StrContains(
-      *why, "sdk:      android.permission.READ_EXTERNAL_STORAGE does not count as "
-            "android.permission.READ_MEDIA_IMAGES for an app targeting SDK 33 or later"))
+      *why,
+      "sdk:      android.permission.READ_EXTERNAL_STORAGE does not count as "
+      "android.permission.READ_MEDIA_IMAGES for an app targeting SDK 33 or later"))
       << *why;
   EXPECT_TRUE(absl::StrContains(*why, "change:   with android.permission.READ_MEDIA_IMAGES: ALLOW"))
       << *why;

@@ -40,8 +40,8 @@ std::string DescribeCaller(const Engine& engine, uint32_t uid, absl::string_view
     absl::StrAppend(&text_perms, " (granted: ", names(caller.app->granted), ")");
   }
   return absl::StrCat(text, ": ", absl::StrJoin(caller.app->packages, ", "), "\n          domain ",
-                      domain.empty() ? caller.app->selinux_domain : std::string(domain), "; ",
-                      sdk, "; permissions: ", text_perms);
+                      domain.empty() ? caller.app->selinux_domain : std::string(domain), "; ", sdk,
+                      "; permissions: ", text_perms);
 }
 
 std::string DescribeRedactions(EnumMask mask) {
