@@ -3,9 +3,9 @@
 // and without it (the default, where no attribute is cached). With it, another app's second stat
 // of a Download file costs no request, a size written through passthrough is fresh for the next
 // app, the owner's walk of files of unknown content asks nothing and sees at once what an app
-// owed their redacted view changed (a chmod changes nothing), redacted views still ask, a reload still invalidates, and an
-// app of another user is refused wherever it reaches the daemon. Needs root and /dev/fuse; skips,
-// saying so, without them.
+// owed their redacted view changed (a chmod changes nothing), redacted views still ask, a reload
+// still invalidates, and an app of another user is refused wherever it reaches the daemon. Needs
+// root and /dev/fuse; skips, saying so, without them.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
