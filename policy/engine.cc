@@ -179,6 +179,7 @@ void Engine::Prepare(const Request& request, Prepared* p) const {
   in.caller_owns = request.op != OP_CREATE && request.op != OP_MKDIR &&
                    request.owner_uid.has_value() && *request.owner_uid == request.uid;
   in.cross_user = p->caller.user_id != request.storage_user_id;
+  in.user_selected = p->caller.app != nullptr && p->caller.app->UserSelected(p->path.path);
 }
 
 Decision Engine::Evaluate(const MatchInput& in) const {

@@ -36,14 +36,16 @@ int Verdict(const policy::Decision& d) {
   return ErrnoOf(d);
 }
 
-// Modes from callers other than root never carry set-uid or set-gid: the daemon creates and
-// chmods as root, so such a bit would make a root set-uid program (or a set-gid root directory)
-// in the lower tree. Apps' files are never executable either, as Android mounts shared storage
-// noexec; their directories keep rwx (search is needed) but lose the sticky bit.
-mode_t ClampMode(const RequestContext& ctx, mode_t mode, bool directory) {
-  if (ctx.uid() == 0) return mode & 07777;
-  mode &= 07777 & ~(S_ISUID | S_ISGID);
-  if (ctx.IsApp()) mode &= directory ? 0777 : 0666;
+// Android semantics: the permission bits of a new file are 0664 and of a new directory 0775,
+// whatever the caller asked and whatever its umask, as MediaProvider's pf_create, pf_mknod and
+// pf_mkdir make them. Modes from callers other than root never carry set-uid or set-gid either:
+// the daemon creates as root, so such a bit would make a root set-uid program (or a set-gid root
+// directory) in the lower tree; apps' directories lose the sticky bit.
+mode_t AndroidNewMode(const RequestContext& ctx, mode_t mode, bool directory) {
+  mode = (mode & 07000) | (directory ? 0775 : 0664);
+  if (ctx.uid() == 0) return mode;
+  mode &= ~mode_t{S_ISUID | S_ISGID};
+  if (ctx.IsApp()) mode &= ~mode_t{S_ISVTX};
   return mode;
 }
 

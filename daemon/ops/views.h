@@ -30,7 +30,9 @@ int NameError(const char* name, int invalid);
 int ErrnoOf(const policy::Decision& d);
 // 0 if the decision lets the operation go ahead on raw bytes (a redacted read is not a raw one).
 int Verdict(const policy::Decision& d);
-mode_t ClampMode(const RequestContext& ctx, mode_t mode, bool directory);
+// Android semantics: the mode a new file (0664) or directory (0775) gets, set-id bits only from
+// root.
+mode_t AndroidNewMode(const RequestContext& ctx, mode_t mode, bool directory);
 
 // Under POSIX semantics, who makes a new object in the lower tree: the caller's fsuid, fsgid and
 // umask (caller_creds.h). nullopt under ANDROID semantics, where the
