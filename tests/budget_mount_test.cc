@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
-#include <sys/select.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -159,6 +158,7 @@ class BudgetMountTest : public MountTest {
   DaemonOptions Options() const override {
     DaemonOptions o;
     o.fd_limit = kFdLimit;
+    o.control_socket = true;  // queued lock waits (lock_waits)
     return o;
   }
   void SetUp() override {
@@ -317,15 +317,21 @@ TEST_F(BudgetMountTest, ManyAppsUnderTheirSharesTogetherLeaveAThirdAppServed) {
 }
 
 // Not in the report: one app mixing open handles, lock owners and queued lock waits draws on one
-// budget, so together they stop at the same share, and the other app is served.
+// budget, so together they stop at the same share, and the other app is served. Each lock
+// owner's answer is read before any waiter starts (a waiter meets every owner's lock, or its
+// refusal), and each answer says whose it is. Every waiter's answer is read until all 150 are
+// answered or counted queued by the daemon (lock_waits): none may stay queued.
 TEST_F(BudgetMountTest, HandlesLocksAndWaitsOfOneAppShareOneBudget) {
-  Pipe report, release;
+  constexpr int kOwners = 150;
+  constexpr int kWaiters = 150;
+  Pipe report, release, waits;
   pid_t pid = StartAs(
       kSocial,
       [&] {
         close(release.w);
         close(report.r);
-        Tally t[3];  // handles, lock owners, waits
+        close(waits.r);
+        Tally t[2];  // handles, lock owners
         int fd = open("Download/mixed.txt", O_RDWR | O_CREAT, 0644);
         if (fd < 0) return 1;
         for (int i = 0; i < 100; ++i) {
@@ -335,70 +341,95 @@ TEST_F(BudgetMountTest, HandlesLocksAndWaitsOfOneAppShareOneBudget) {
             ++(errno == EMFILE ? t[0].refused : t[0].other);
           }
         }
-        // Lock owners, then waiters blocked on them: children of this process.
-        Pipe results;
-        for (int i = 0; i < 300; ++i) {
+        // Lock owners (children of this process, each an owner of its own), one byte each. An
+        // answer is written once the lock is held or refused.
+        Pipe owners;
+        for (int i = 0; i < kOwners; ++i) {
           if (fork() == 0) {
-            close(results.r);
+            close(owners.r);
+            close(waits.w);
             struct flock l = {};
             l.l_type = F_WRLCK;
             l.l_whence = SEEK_SET;
-            l.l_start = i % 150;  // the second 150 wait for the first
+            l.l_start = i;
             l.l_len = 1;
-            int rc = fcntl(fd, i < 150 ? F_SETLK : F_SETLKW, &l);
+            int rc = fcntl(fd, F_SETLK, &l);
             char c = rc == 0 ? 'L' : errno == ENOLCK ? 'N' : 'E';
-            (void)!write(results.w, &c, 1);
+            (void)!write(owners.w, &c, 1);
             (void)!read(release.r, &c, 1);
             _exit(0);
           }
-          if (i == 149) usleep(200 * 1000);  // the owners hold their bytes before anyone waits
         }
-        results.CloseWrite();
-        // A granted wait never answers while its owner holds on; count what answered.
-        absl::Time deadline = absl::Now() + absl::Seconds(5);
-        int seen = 0;
-        while (seen < 300 && absl::Now() < deadline) {
-          fd_set set;
-          FD_ZERO(&set);
-          FD_SET(results.r, &set);
-          struct timeval tv = {0, 200000};
-          if (select(results.r + 1, &set, nullptr, nullptr, &tv) <= 0) continue;
+        owners.CloseWrite();
+        for (int i = 0; i < kOwners; ++i) {
           char c;
-          if (read(results.r, &c, 1) != 1) break;
-          Tally& slot = t[seen < 150 ? 1 : 2];
-          ++seen;
-          if (c == 'L') {
-            ++slot.granted;
-          } else if (c == 'N') {
-            ++slot.refused;
-          } else {
-            ++slot.other;
-          }
+          if (!ReadExactly(owners.r, &c, 1)) return 2;
+          ++(c == 'L' ? t[1].granted : c == 'N' ? t[1].refused : t[1].other);
         }
         (void)!write(report.w, t, sizeof(t));
-        (void)!read(release.r, t, 1);
+        // Then the waiters, blocked on the owners' bytes; their answers go to the test.
+        for (int i = 0; i < kWaiters; ++i) {
+          if (fork() == 0) {
+            close(owners.r);
+            struct flock l = {};
+            l.l_type = F_WRLCK;
+            l.l_whence = SEEK_SET;
+            l.l_start = i % kOwners;
+            l.l_len = 1;
+            int rc = fcntl(fd, F_SETLKW, &l);
+            char c = rc == 0 ? 'L' : errno == ENOLCK ? 'N' : 'E';
+            (void)!write(waits.w, &c, 1);
+            (void)!read(release.r, &c, 1);
+            _exit(0);
+          }
+        }
+        waits.CloseWrite();
+        char c;
+        (void)!read(release.r, &c, 1);
         while (wait(nullptr) > 0) {
         }
         return 0;
       },
       storage_.mountpoint(), absl::Seconds(300));
   report.CloseWrite();
-  Tally t[3];
-  ASSERT_TRUE(ReadExactly(report.r, t, sizeof(t)));
+  waits.CloseWrite();
+  Tally t[3];  // handles, lock owners, waits
+  ASSERT_TRUE(ReadExactly(report.r, t, 2 * sizeof(Tally)));
+  // The waiters' answers, until every wait is answered or queued in the daemon: a granted wait
+  // cannot answer while its owner holds on, and a queued one never does before the release.
+  int answered = 0;
+  int64_t queued = -1;
+  ASSERT_EQ(fcntl(waits.r, F_SETFL, O_NONBLOCK), 0);
+  for (absl::Time end = absl::Now() + absl::Seconds(15);;) {
+    char c;
+    while (read(waits.r, &c, 1) == 1) {
+      ++answered;
+      ++(c == 'L' ? t[2].granted : c == 'N' ? t[2].refused : t[2].other);
+    }
+    absl::StatusOr<DaemonStats> stats = storage_.Stats();
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    queued = (*stats)["lock_waits"];
+    if (answered + queued == kWaiters) break;
+    ASSERT_LT(absl::Now(), end) << answered << " waits answered and " << queued
+                                << " queued, not all " << kWaiters;
+    usleep(10 * 1000);
+  }
   int fds = CountFds(storage_.daemon_pid());
   Probe p = RunProbe(storage_, kNotes);
   printf(
       "[ figures ] one app: handles %d (+%d EMFILE), lock owners %d (+%d ENOLCK), answered "
-      "waits %d ENOLCK; daemon fds %d; third app: %s\n",
-      t[0].granted, t[0].refused, t[1].granted, t[1].refused, t[2].refused, fds,
-      Latencies(p).c_str());
+      "waits %d ENOLCK, %lld queued; daemon fds %d; third app: %s\n",
+      t[0].granted, t[0].refused, t[1].granted, t[1].refused, t[2].refused,
+      static_cast<long long>(queued), fds, Latencies(p).c_str());
   release.CloseBoth();
   EXPECT_EQ(WaitChild(pid), 0);
 
   EXPECT_EQ(t[0].granted, 100);
   EXPECT_GT(t[1].refused, 0) << "lock owners past the app's budget (100 handles + owners)";
-  // Every wait beyond the budget is answered ENOLCK at once; the ones queued stay queued.
-  EXPECT_EQ(t[2].refused, 150) << "waits beyond a full budget are refused";
+  EXPECT_EQ(t[1].granted + t[1].refused, kOwners);
+  // Every wait beyond the budget is answered ENOLCK at once; none is queued.
+  EXPECT_EQ(t[2].refused, kWaiters) << "waits beyond a full budget are refused";
+  EXPECT_EQ(queued, 0) << "waits queued beyond a full budget";
   EXPECT_EQ(t[0].other + t[1].other + t[2].other, 0);
   EXPECT_EQ(p.ls_err, 0) << ErrnoName(p.ls_err);
   EXPECT_EQ(p.cat_err, 0) << ErrnoName(p.cat_err);

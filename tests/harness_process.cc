@@ -1,11 +1,13 @@
 // The mount harness's process control (see mount_harness.h): commands and tools run to
 // completion, the private mount namespace, and forked children that act as app uids.
+#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +19,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -204,6 +207,66 @@ pid_t StartAs(uid_t uid, const std::function<int()>& body, const std::string& cw
     _exit(125);
   }
   _exit(body() & 0xff);
+}
+
+absl::Status FrozenThreads::Freeze(pid_t pid, absl::string_view name) {
+  Thaw();
+  std::string tasks = absl::StrCat("/proc/", pid, "/task");
+  DIR* dir = opendir(tasks.c_str());
+  if (dir == nullptr) return internal::ErrnoStatus(tasks, errno);
+  std::vector<pid_t> tids;
+  while (dirent* e = readdir(dir)) {
+    pid_t tid = static_cast<pid_t>(atoi(e->d_name));
+    if (tid <= 0) continue;
+    std::string comm = ReadFileOrEmpty(absl::StrCat(tasks, "/", tid, "/comm"));
+    if (absl::StripTrailingAsciiWhitespace(comm) == name) tids.push_back(tid);
+  }
+  closedir(dir);
+  if (tids.empty()) return absl::NotFoundError(absl::StrCat("no thread named ", name));
+  for (pid_t tid : tids) {
+    // The state is the field after the parenthesised name: S, asleep (for a scan thread: waiting
+    // for work). A thread still finishing something is asked again, for a while.
+    char state = '?';
+    for (int i = 0; i < 500 && state != 'S'; ++i) {
+      if (i > 0) usleep(10 * 1000);
+      std::string stat = ReadFileOrEmpty(absl::StrCat(tasks, "/", tid, "/stat"));
+      size_t paren = stat.rfind(')');
+      state = paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
+    }
+    absl::Status failed;
+    if (state != 'S') {
+      failed = absl::FailedPreconditionError(
+          absl::StrCat("thread ", tid, " (", name, ") is not idle: state ", std::string(1, state)));
+    } else if (ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) != 0) {
+      failed = internal::ErrnoStatus(absl::StrCat("PTRACE_SEIZE ", tid), errno);
+    } else {
+      tids_.push_back(tid);
+      int status = 0;
+      if (ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) != 0) {
+        failed = internal::ErrnoStatus(absl::StrCat("PTRACE_INTERRUPT ", tid), errno);
+      } else if (waitpid(tid, &status, __WALL) != tid || !WIFSTOPPED(status)) {
+        failed = absl::InternalError(absl::StrCat("thread ", tid, " did not stop: ", status));
+      }
+    }
+    if (!failed.ok()) {
+      Thaw();
+      return failed;
+    }
+  }
+  return absl::OkStatus();
+}
+
+void FrozenThreads::Thaw() {
+  for (pid_t tid : tids_) {
+    // A tracee leaves only from a stop: one that is not stopped (its stop failed) is stopped first.
+    if (ptrace(PTRACE_DETACH, tid, nullptr, nullptr) != 0 && errno == ESRCH &&
+        ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) == 0) {
+      int status;
+      waitpid(tid, &status, __WALL);
+      ptrace(PTRACE_DETACH, tid, nullptr, nullptr);
+    }
+  }
+  tids_.clear();
 }
 
 int WaitChild(pid_t pid) {

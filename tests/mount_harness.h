@@ -103,6 +103,29 @@ pid_t StartAs(uid_t uid, const std::function<int()>& body, const std::string& cw
 // Exit code (or 128 + signal) of a child started by StartAs.
 int WaitChild(pid_t pid);
 
+// Stops threads of another process, by name, until Thaw() or destruction, with ptrace
+// (PTRACE_SEIZE and PTRACE_INTERRUPT act on one thread: the rest of the process runs on). The
+// daemon names its location scan threads "sfs-scan": a test that freezes them holds every scan
+// unfinished for exactly as long as it needs (a request's wait for one can then end only at its
+// deadline), instead of hoping that a slow file takes long enough. Only threads that are idle
+// (sleeping) are frozen: one stopped while it holds a lock would stop others too. Use it from one
+// thread of the test (ptrace binds the tracee to the thread that attached).
+class FrozenThreads {
+ public:
+  FrozenThreads() = default;
+  ~FrozenThreads() { Thaw(); }
+  FrozenThreads(const FrozenThreads&) = delete;
+  FrozenThreads& operator=(const FrozenThreads&) = delete;
+  // Freezes every thread of `pid` named `name`; an error (and nothing frozen) if there is none,
+  // if one is not asleep, or if ptrace refuses.
+  absl::Status Freeze(pid_t pid, absl::string_view name);
+  void Thaw();
+  size_t frozen() const { return tids_.size(); }
+
+ private:
+  std::vector<pid_t> tids_;
+};
+
 // Runs `argv` (argv[0] found on PATH) to completion as this process; *output gets what it wrote
 // to stdout and stderr. Returns its exit code, 128 + signal, or -1 if it could not be started.
 int RunCommand(const std::vector<std::string>& argv, std::string* output);
@@ -264,6 +287,12 @@ class ScopedStorage {
   absl::StatusOr<int> DaemonFdCount() const;
   // Runs tools/scopedfsctl --socket=<control socket> stats --json and parses its integers.
   absl::StatusOr<DaemonStats> Stats() const;
+  // The daemon's stats once `ready` holds for them: a handshake on what the daemon counts, asked
+  // again every 10 ms. After `hang_guard` (for a daemon that never gets there), an error that
+  // shows the last stats' `shown` counter.
+  absl::StatusOr<DaemonStats> StatsOnce(const std::function<bool(const DaemonStats&)>& ready,
+                                        const std::string& shown,
+                                        absl::Duration hang_guard = absl::Seconds(15)) const;
   // Runs tools/scopedfsctl --socket=<control socket> <args...> and returns what it printed.
   absl::StatusOr<std::string> Ctl(const std::vector<std::string>& args) const;
   // How many requests of one op family (e.g. "lookup") the daemon has served.

@@ -2,10 +2,14 @@
 // crafted JPEG with a hundred thousand XMP GPS attributes, opened many times by an app whose reads
 // are redacted, costs one small shared plan, not one large copy per handle; a file with more
 // location fields than can be merged is uncertain. Prints the daemon's VmRSS before and after.
+// And the facts cache's bound: many photos' scans together are held to 64 MiB, as the daemon
+// counts them, and what went past it was forgotten.
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
@@ -58,12 +62,12 @@ std::string XmpJpeg(int segments, int per_segment, const std::string& filler) {
   return out;
 }
 
-// VmRSS of `pid` in KiB, or -1.
-int64_t RssKb(pid_t pid) {
+// A field of /proc/<pid>/status in KiB (VmRSS: resident now, VmHWM: the most ever), or -1.
+int64_t StatusKb(pid_t pid, absl::string_view field) {
   std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
   std::string line;
   while (std::getline(in, line)) {
-    if (absl::StartsWith(line, "VmRSS:")) {
+    if (absl::StartsWith(line, field)) {
       int64_t kb = -1;
       std::string digits;
       for (char c : line) {
@@ -74,6 +78,8 @@ int64_t RssKb(pid_t pid) {
   }
   return -1;
 }
+int64_t RssKb(pid_t pid) { return StatusKb(pid, "VmRSS:"); }
+int64_t HwmKb(pid_t pid) { return StatusKb(pid, "VmHWM:"); }
 
 // What the redacted app got: how many handles it opened and read, the first errno, and whether
 // any read showed a GPS attribute.
@@ -205,6 +211,81 @@ TEST_F(PlanMemoryMountTest, RangesTooFarApartToMergeMakeTheFileUncertain) {
   EXPECT_FALSE(o.opened.gps_seen);
   EXPECT_TRUE(o.other_apps_served);
   EXPECT_LT(o.rss_after - o.rss_before, 32 * 1024) << "KiB the handles cost the daemon";
+}
+
+// The cached scans' bound, through the daemon's own count of what it keeps. Without an
+// address-space limit: the daemon's threads and allocator arenas reserve about 400 MiB of it
+// before any file is scanned, so under the limit above it runs out of address space (and aborts)
+// at about half the cache's bound, long before the bound is reached.
+class ScanCacheMountTest : public MountTest {
+ protected:
+  DaemonOptions Options() const override {
+    DaemonOptions o;
+    o.control_socket = true;  // scan_cache_bytes and the other counts
+    return o;
+  }
+  // The daemon's stats once no scan is queued or running.
+  DaemonStats Idle() {
+    absl::StatusOr<DaemonStats> stats = storage_.StatsOnce(
+        [](const DaemonStats& s) {
+          auto it = s.find("scans_pending");
+          return it != s.end() && it->second == 0;
+        },
+        "scans_pending");
+    EXPECT_TRUE(stats.ok()) << stats.status();
+    return stats.ok() ? *stats : DaemonStats();
+  }
+};
+
+// The facts cache's bound (docs/security.md, "Plans shared and bounded"): the location scans it
+// keeps are held to 64 MiB in all. Gallery looks up 1,000 photos, each with 4,000 GPS attributes,
+// few enough to stay 4,000 exact ranges (about 96 KiB kept per scan), half as much again as the
+// bound together. Eight at a time, each batch's scans done before the next (so none is dropped
+// for a full queue): the daemon's count of the bytes it keeps never passes 64 MiB, the cache was
+// emptied at the bound, and the first photo, scanned before that, is scanned again at its next
+// lookup, so the cache really forgot it.
+TEST_F(ScanCacheMountTest, CachedScansAreHeldTo64MiB) {
+  constexpr int kFiles = 1000;
+  constexpr int kBatch = 8;  // the scans one app may have queued
+  constexpr int64_t kBound = int64_t{64} << 20;
+  std::string jpeg = XmpJpeg(2, 2000, "");
+  for (int i = 0; i < kFiles; ++i) {
+    SCOPEDFS_ASSERT_OK(
+        storage_.WriteLower(absl::StrCat("DCIM/Camera/many", i, ".jpg"), jpeg, kCamera));
+  }
+  DaemonStats start = Idle();
+  int64_t most = 0, per_scan = 0;
+  DaemonStats last;
+  for (int first = 0; first < kFiles; first += kBatch) {
+    AppResult looked = As(kGallery).Run("stat a batch", [first] {
+      AppResult out;
+      for (int i = first; i < first + kBatch && i < kFiles; ++i) {
+        struct stat st;
+        if (stat(absl::StrCat("DCIM/Camera/many", i, ".jpg").c_str(), &st) != 0) out.err = errno;
+      }
+      return out;
+    });
+    ASSERT_TRUE(Succeeds(looked));
+    last = Idle();
+    ASSERT_FALSE(last.empty());
+    most = std::max(most, last["scan_cache_bytes"]);
+    if (first == 0) per_scan = (last["scan_cache_bytes"] - start["scan_cache_bytes"]) / kBatch;
+  }
+  printf(
+      "[ figures ] %d scans of about %lld bytes each: the cache kept at most %lld bytes, "
+      "emptied %lld times; daemon VmHWM %lld KiB\n",
+      kFiles, static_cast<long long>(per_scan), static_cast<long long>(most),
+      static_cast<long long>(last["scan_cache_clears"] - start["scan_cache_clears"]),
+      static_cast<long long>(HwmKb(storage_.daemon_pid())));
+  ASSERT_GE(per_scan * kFiles, kBound + kBound / 4)
+      << "the photos' scans together are not well past the bound";
+  EXPECT_GE(last["location_scans"] - start["location_scans"], kFiles) << "photos left unscanned";
+  EXPECT_LE(most, kBound) << "bytes the cached scans kept";
+  EXPECT_GE(last["scan_cache_clears"] - start["scan_cache_clears"], 1);
+  // Forgotten, not only no longer counted: the first photo is scanned again.
+  EXPECT_TRUE(Succeeds(As(kGallery).Stat("DCIM/Camera/many0.jpg")));
+  EXPECT_EQ(Idle()["location_scans"], last["location_scans"] + 1);
+  EXPECT_TRUE(storage_.daemon_running());
 }
 
 }  // namespace

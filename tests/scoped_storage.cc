@@ -26,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "tests/harness_internal.h"
 #include "tests/mount_harness.h"
 #include "tests/vold_mount.h"
@@ -440,6 +441,22 @@ absl::StatusOr<int64_t> ScopedStorage::OpCount(absl::string_view op) const {
     return absl::DataLossError(absl::StrCat("unreadable count of ", op));
   }
   return count;
+}
+
+absl::StatusOr<DaemonStats> ScopedStorage::StatsOnce(
+    const std::function<bool(const DaemonStats&)>& ready, const std::string& shown,
+    absl::Duration hang_guard) const {
+  absl::StatusOr<DaemonStats> stats;
+  for (absl::Time end = absl::Now() + hang_guard;;) {
+    stats = Stats();
+    if (!stats.ok() || ready(*stats)) return stats;
+    if (absl::Now() >= end) break;
+    usleep(10 * 1000);
+  }
+  auto it = stats->find(shown);
+  return absl::DeadlineExceededError(
+      absl::StrCat("the daemon's stats never came to what the test waits for; ", shown, " is ",
+                   it == stats->end() ? "absent" : absl::StrCat(it->second)));
 }
 
 absl::StatusOr<DaemonStats> ScopedStorage::Stats() const {

@@ -190,6 +190,7 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
     if (entries_.size() >= kMaxEntries || scan_bytes_ + bytes > kMaxScanBytes) {
       entries_.clear();
       scan_bytes_ = 0;
+      if (stats_ != nullptr) stats_->scan_cache_clears.fetch_add(1);
     }
     Entry& slot = entries_[key];
     if (slot.scan != nullptr) scan_bytes_ -= std::min(scan_bytes_, ScanBytes(*slot.scan));
@@ -232,6 +233,7 @@ bool FactsCache::ScanFor(const ObjectId& object, const struct stat& st, base::Un
   ScanWait* wait = ScanWait::Current();
   uint64_t size = static_cast<uint64_t>(st.st_size);
   if (wait == nullptr) {
+    if (stats_ != nullptr && NamespaceLockHeld::Current()) stats_->scan_waits_locked.fetch_add(1);
     *out = Scan(rfd.get(), size, format);
     return true;
   }
@@ -250,9 +252,16 @@ bool FactsCache::ScanFor(const ObjectId& object, const struct stat& st, base::Un
         }
         return scan;
       });
-  if (job != nullptr && scans_.Wait(wait->app(), job.get(), wait->deadline(), out)) {
-    return *out != nullptr;
+  ScanQueue::WaitOutcome how;
+  bool done = job != nullptr && scans_.Wait(wait->app(), job.get(), wait->deadline(), out, &how);
+  if (stats_ != nullptr) {
+    if (job == nullptr) stats_->scans_not_queued.fetch_add(1);
+    if (how.waited) stats_->scan_waits.fetch_add(1);
+    if (how.waited && !done) stats_->scan_waits_expired.fetch_add(1);
+    if (how.over_bounds) stats_->scan_waits_over_bound.fetch_add(1);
+    if (how.waited && NamespaceLockHeld::Current()) stats_->scan_waits_locked.fetch_add(1);
   }
+  if (done) return *out != nullptr;
   wait->NoteMissed();
   return false;
 }
@@ -267,6 +276,7 @@ void FactsCache::Store(Key key, FileVersion version, media::MediaFormat format,
     entries_.clear();
     scan_bytes_ = 0;
     it = entries_.end();
+    if (stats_ != nullptr) stats_->scan_cache_clears.fetch_add(1);
   }
   if (it == entries_.end() || it->second.version != version) {
     Entry fresh;
@@ -295,6 +305,11 @@ void FactsCache::Invalidate(const ObjectId& object) {
 size_t FactsCache::size() const {
   absl::MutexLock lock(&mu_);
   return entries_.size();
+}
+
+uint64_t FactsCache::scan_bytes() const {
+  absl::MutexLock lock(&mu_);
+  return scan_bytes_;
 }
 
 }  // namespace scopedfs::daemon

@@ -75,8 +75,9 @@ class FactsCache {
   static constexpr size_t kMaxEntries = 1 << 18;
   static constexpr uint64_t kMaxScanBytes = uint64_t{64} << 20;
 
-  // `stats` (may be null) counts the location scans. The queued scans run on `scan_threads`, and
-  // at most `max_waiters` requests wait for them at once (ScanQueue).
+  // `stats` (may be null) counts the location scans, the requests that waited for them and how
+  // those waits ended, and the times the cache was emptied at its bounds. The queued scans run on
+  // `scan_threads`, and at most `max_waiters` requests wait for them at once (ScanQueue).
   explicit FactsCache(Stats* stats, int scan_threads = ScanQueue::DefaultThreads(),
                       int max_waiters = ScanQueue::kMaxWaiters)
       : stats_(stats), scans_(scan_threads, max_waiters, stats) {}
@@ -97,6 +98,10 @@ class FactsCache {
   // cannot hide the change).
   void Invalidate(const ObjectId& object) ABSL_LOCKS_EXCLUDED(mu_);
   size_t size() const ABSL_LOCKS_EXCLUDED(mu_);
+  // What the cached scans keep, in ScanBytes (at most kMaxScanBytes).
+  uint64_t scan_bytes() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The scan queue, for its gauges (waiting requests, pending scans).
+  const ScanQueue& scans() const { return scans_; }
 
  private:
   // Facts are of one object (object_id.h): a file that got a removed file's inode number, even

@@ -13,6 +13,7 @@ namespace scopedfs::daemon {
 
 namespace {
 thread_local ScanWait* current_wait = nullptr;
+thread_local int namespace_lock_held = 0;
 }  // namespace
 
 ScanWait::ScanWait(uid_t app, absl::Duration wait)
@@ -40,6 +41,10 @@ NoScanWait::~NoScanWait() {
 }
 
 bool NoScanWait::missed() const { return scope_->missed_; }
+
+NamespaceLockHeld::NamespaceLockHeld() { ++namespace_lock_held; }
+NamespaceLockHeld::~NamespaceLockHeld() { --namespace_lock_held; }
+bool NamespaceLockHeld::Current() { return namespace_lock_held > 0; }
 
 struct ScanQueue::Job {
   Key key;
@@ -115,22 +120,27 @@ std::shared_ptr<ScanQueue::Job> ScanQueue::Submit(uid_t app, const Key& key,
   return job;
 }
 
-bool ScanQueue::Wait(uid_t app, Job* job, absl::Time deadline, Scan* out) {
+bool ScanQueue::Wait(uid_t app, Job* job, absl::Time deadline, Scan* out, WaitOutcome* how) {
+  WaitOutcome outcome;
   absl::MutexLock lock(&mu_);
   if (!job->done && absl::Now() < deadline) {
     int& mine = waiters_[app];
     if (mine < kMaxWaitersPerApp && waiters_total_ < max_waiters_) {
       ++mine;
       ++waiters_total_;
+      most_waiters_ = std::max(most_waiters_, waiters_total_);
+      outcome.waited = true;
       ++job->waiting[app];
       mu_.AwaitWithDeadline(absl::Condition(&job->done), deadline);
       if (--job->waiting[app] == 0) job->waiting.erase(app);
       --waiters_total_;
       if (--waiters_[app] == 0) waiters_.erase(app);
-    } else if (mine == 0) {
-      waiters_.erase(app);
+    } else {
+      outcome.over_bounds = true;
+      if (mine == 0) waiters_.erase(app);
     }
   }
+  if (how != nullptr) *how = outcome;
   if (job->done) *out = job->result;
   return job->done;
 }
@@ -148,6 +158,16 @@ uint64_t ScanQueue::passed_over() const {
 int ScanQueue::waiting() const {
   absl::MutexLock lock(&mu_);
   return waiters_total_;
+}
+
+int ScanQueue::most_waiting() const {
+  absl::MutexLock lock(&mu_);
+  return most_waiters_;
+}
+
+size_t ScanQueue::pending() const {
+  absl::MutexLock lock(&mu_);
+  return pending_.size();
 }
 
 bool ScanQueue::Runnable() const { return stopping_ || !turn_.empty(); }

@@ -71,6 +71,19 @@ class NoScanWait {
   bool saved_missed_;
 };
 
+// Marks this thread as holding the daemon's namespace lock, which every create, rename and removal
+// needs, for the guard's lifetime. Kept apart from NoScanWait, which is what keeps such a thread
+// from waiting: a scan waited for while marked is counted (FactsCache, the stats'
+// scan_waits_locked), so a lock section that lost its NoScanWait shows in the count.
+class NamespaceLockHeld {
+ public:
+  NamespaceLockHeld();
+  ~NamespaceLockHeld();
+  NamespaceLockHeld(const NamespaceLockHeld&) = delete;
+  NamespaceLockHeld& operator=(const NamespaceLockHeld&) = delete;
+  static bool Current();
+};
+
 class ScanQueue {
  public:
   using Scan = std::shared_ptr<const media::LocationScan>;
@@ -118,10 +131,17 @@ class ScanQueue {
   // queued; joining is never refused (it costs no fd, and a line holds a job at most once).
   std::shared_ptr<Job> Submit(uid_t app, const Key& key, std::function<Scan()> scan)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // How a Wait went, beyond its result: whether the caller waited at all, and whether it did not
+  // because the waiter bounds were reached (the job not done, the deadline still ahead).
+  struct WaitOutcome {
+    bool waited = false;
+    bool over_bounds = false;
+  };
   // Waits for `job` until `deadline`, as one of `app`'s waiting workers. Returns whether it is
   // done, and then its result in *out (null if abandoned). Past the waiter bounds it does not
   // wait at all.
-  bool Wait(uid_t app, Job* job, absl::Time deadline, Scan* out) ABSL_LOCKS_EXCLUDED(mu_);
+  bool Wait(uid_t app, Job* job, absl::Time deadline, Scan* out, WaitOutcome* how = nullptr)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // Scans run so far (for tests and stats).
   uint64_t completed() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -129,8 +149,12 @@ class ScanQueue {
   // behind them there and in no line of its own: its wait was spent on work another app queued.
   // Each such (scan, waiting app) counts once. Zero by construction (Submit); kept as a check.
   uint64_t passed_over() const ABSL_LOCKS_EXCLUDED(mu_);
-  // Requests waiting in Wait now (for tests: a handshake instead of a sleep).
+  // Requests waiting in Wait now (for tests: a handshake instead of a sleep), and the most that
+  // ever waited at once.
   int waiting() const ABSL_LOCKS_EXCLUDED(mu_);
+  int most_waiting() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Scans queued or running now.
+  size_t pending() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
@@ -155,6 +179,7 @@ class ScanQueue {
   uint64_t passed_over_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<uid_t, int> waiters_ ABSL_GUARDED_BY(mu_);
   int waiters_total_ ABSL_GUARDED_BY(mu_) = 0;
+  int most_waiters_ ABSL_GUARDED_BY(mu_) = 0;
   const int max_waiters_;
   Stats* const stats_;
   uint64_t completed_ ABSL_GUARDED_BY(mu_) = 0;

@@ -187,9 +187,10 @@ TEST(ScanQueueTest, WaitingWorkersPerAppAreBounded) {
   // return only once the gate opens, done.
   std::atomic<bool> returned{false};
   bool done = true;
+  ScanQueue::WaitOutcome how;
   std::thread over([&] {
     ScanQueue::Scan out;
-    done = q.Wait(100, held.get(), absl::InfiniteFuture(), &out);
+    done = q.Wait(100, held.get(), absl::InfiniteFuture(), &out, &how);
     returned = true;
   });
   int most = 0;
@@ -201,7 +202,33 @@ TEST(ScanQueueTest, WaitingWorkersPerAppAreBounded) {
   over.join();
   EXPECT_FALSE(done) << "the worker past the bound waited for the scan";
   EXPECT_LE(most, ScanQueue::kMaxWaitersPerApp);
+  // What the stats show: it did not wait, because of the bound; the most that waited at once.
+  EXPECT_FALSE(how.waited);
+  EXPECT_TRUE(how.over_bounds);
   for (std::thread& t : waiters) t.join();
+  EXPECT_EQ(q.most_waiting(), ScanQueue::kMaxWaitersPerApp);
+  EXPECT_EQ(q.pending(), 0u);
+}
+
+TEST(ScanQueueTest, WaitOutcomesTellAWaitThatEndedBeforeItsScan) {
+  Recorder r;  // outlives the queue, whose threads run its scans
+  ScanQueue q(1);
+  auto held = q.Submit(100, KeyOf(0), r.Scan("held", /*gated=*/true));
+  r.started.WaitForNotification();
+  EXPECT_EQ(q.pending(), 1u) << "a running scan is pending";
+  ScanQueue::Scan out;
+  ScanQueue::WaitOutcome how;
+  // A deadline already past: no wait at all, and not for a bound.
+  EXPECT_FALSE(q.Wait(100, held.get(), absl::InfinitePast(), &out, &how));
+  EXPECT_FALSE(how.waited);
+  EXPECT_FALSE(how.over_bounds);
+  // A deadline that comes before the gate opens: waited, not done.
+  EXPECT_FALSE(q.Wait(100, held.get(), absl::Now() + absl::Milliseconds(1), &out, &how));
+  EXPECT_TRUE(how.waited);
+  r.gate.Notify();
+  EXPECT_TRUE(q.Wait(100, held.get(), absl::InfiniteFuture(), &out, &how));
+  EXPECT_NE(out, nullptr);
+  EXPECT_EQ(q.pending(), 0u);
 }
 
 TEST(ScanWaitTest, NoScanWaitEndsWaitingAndRecordsMisses) {

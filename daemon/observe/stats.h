@@ -56,6 +56,12 @@ std::string FuseOpcodeName(uint32_t opcode);
   X(scan_joins)                    \
   X(scan_waits_behind_other_app)   \
   X(case_directory_reads)          \
+  X(scan_waits)                    \
+  X(scan_waits_expired)            \
+  X(scan_waits_over_bound)         \
+  X(scan_waits_locked)             \
+  X(scans_not_queued)              \
+  X(scan_cache_clears)             \
   X(tree_checks_unlocked)          \
   X(tree_checks_locked)            \
   X(backing_files)                 \

@@ -92,6 +92,7 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, f
              const char* name, mode_t mode, fuse_file_info* fi, fuse_entry_param* e,
              int* backing_id) {
   absl::ReaderMutexLock ns(&fs->namespace_mu());
+  NamespaceLockHeld ns_held;
   Resolved p;
   bool exists;
   if (int err = ResolveNewName(fs, ctx, parent, name, &p, &exists)) return err;
@@ -153,6 +154,7 @@ int DoTmpfile(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, 
               mode_t mode, fuse_file_info* fi, fuse_entry_param* e, int* backing_id) {
   if (as == nullptr || (fi->flags & O_TMPFILE) != O_TMPFILE) return EOPNOTSUPP;
   absl::ReaderMutexLock ns(&fs->namespace_mu());
+  NamespaceLockHeld ns_held;
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
   Child child;
@@ -184,6 +186,7 @@ int DoTmpfile(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, 
 int DoMkdir(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fuse_ino_t parent,
             const char* name, mode_t mode, fuse_entry_param* e) {
   absl::ReaderMutexLock ns(&fs->namespace_mu());
+  NamespaceLockHeld ns_held;
   Resolved p;
   bool exists;
   if (int err = ResolveNewName(fs, ctx, parent, name, &p, &exists)) return err;
@@ -224,6 +227,7 @@ int ResolveNewNonDirectory(Filesystem* fs, const RequestContext& ctx, fuse_ino_t
 int DoSymlink(Filesystem* fs, const RequestContext& ctx, const PosixCaller& as, const char* target,
               fuse_ino_t parent, const char* name, fuse_entry_param* e) {
   absl::ReaderMutexLock ns(&fs->namespace_mu());
+  NamespaceLockHeld ns_held;
   Resolved p;
   if (int err = ResolveNewNonDirectory(fs, ctx, parent, name, &p)) return err;
   if (int err = MakeAs(&as, [&] { return symlinkat(target, p.fd.get(), name); })) return err;
@@ -245,6 +249,7 @@ int DoMknod(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fu
     return EINVAL;
   }
   absl::ReaderMutexLock ns(&fs->namespace_mu());
+  NamespaceLockHeld ns_held;
   Resolved p;
   if (int err = ResolveNewNonDirectory(fs, ctx, parent, name, &p)) return err;
   if (int err = MakeAs(as, [&] { return mknodat(p.fd.get(), name, mode, rdev); })) return err;

@@ -59,6 +59,7 @@ void ForgetOtherSpelling(Filesystem* fs, fuse_ino_t parent, const std::string& r
 int DoRemove(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name, bool directory) {
   const RequestContext& ctx = op.ctx();
   absl::MutexLock ns(&fs->namespace_mu());
+  NamespaceLockHeld ns_held;
   NoScanWait no_scan;  // a file not scanned yet is judged uncertain, not scanned under the lock
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
@@ -130,6 +131,7 @@ int DoRename(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
   if (flags & RENAME_EXCHANGE)
     PrecheckTreeMove(fs, ctx, newparent, newname, parent, name, &dst_tree);
   absl::MutexLock ns(&fs->namespace_mu());
+  NamespaceLockHeld ns_held;
   NoScanWait no_scan;
   Resolved p, np;
   if (int err = Resolve(fs, parent, &p)) return err;
@@ -227,6 +229,7 @@ int DoLink(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_ino_t
            const char* newname, fuse_entry_param* e) {
   WarmNodeFacts(fs, ino);
   absl::MutexLock ns(&fs->namespace_mu());
+  NamespaceLockHeld ns_held;
   NoScanWait no_scan;
   Visible v;
   Resolved np;

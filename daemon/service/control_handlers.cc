@@ -29,6 +29,10 @@ ControlResponse HandleControl(const ControlRequest& request, Filesystem* fs,
     out->set_reused_numbers(static_cast<double>(fs->nodes().reused_numbers()));
     out->set_kept_removed(static_cast<double>(fs->nodes().kept_removed()));
     out->set_lock_waits(static_cast<double>(fs->locks().waiting()));
+    out->set_scans_pending(static_cast<double>(fs->facts().scans().pending()));
+    out->set_scan_waiting(static_cast<double>(fs->facts().scans().waiting()));
+    out->set_scan_waiting_most(static_cast<double>(fs->facts().scans().most_waiting()));
+    out->set_scan_cache_bytes(static_cast<double>(fs->facts().scan_bytes()));
     const AppBudget& budget = fs->budget();
     AppBudget::Use fds = budget.use(AppBudget::kFds);
     AppBudget::Use bytes = budget.use(AppBudget::kBytes);
