@@ -12,22 +12,6 @@
 
 namespace scopedfs::daemon {
 
-int ErrnoOf(const policy::Decision& d) {
-  if (d.outcome == OUTCOME_HIDE) return ENOENT;
-  switch (d.error) {
-    case ERRNO_EPERM:
-      return EPERM;
-    case ERRNO_EROFS:
-      return EROFS;
-    case ERRNO_ENOENT:
-      return ENOENT;
-    case ERRNO_EEXIST:
-      return EEXIST;
-    default:
-      return EACCES;
-  }
-}
-
 // 0 if the decision lets the operation go ahead on raw bytes. A redacted read is not a raw one:
 // the callers that can honour it (LOOKUP's view choice, OPEN) look at the outcome themselves.
 int Verdict(const policy::Decision& d) {

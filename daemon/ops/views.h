@@ -27,7 +27,7 @@ inline constexpr double kAttrTimeout = 1.0;
 // Names the kernel hands us are single components; anything else is refused, never interpreted
 // (`invalid` is the errno for that). A name longer than the lower tree can hold is ENAMETOOLONG.
 int NameError(const char* name, int invalid);
-int ErrnoOf(const policy::Decision& d);
+using policy::ErrnoOf;
 // 0 if the decision lets the operation go ahead on raw bytes (a redacted read is not a raw one).
 int Verdict(const policy::Decision& d);
 // Android semantics: the mode a new file (0664) or directory (0775) gets, set-id bits only from
