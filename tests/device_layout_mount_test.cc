@@ -219,8 +219,13 @@ TEST_P(DeviceLayoutMountTest, RootSeesEverythingAndNothingMovesBetweenUsers) {
       FailsWith(root.Rename(U(0, "Download/notes.txt"), U(10, "Download/moved.txt")), EXDEV));
   EXPECT_TRUE(FailsWith(root.Rename(U(10, "Pictures/Trips"), U(0, "Pictures/Trips2")), EXDEV));
   EXPECT_TRUE(FailsWith(
-      root.Rename(U(0, "Download/notes.txt"), U(10, "Download/notes.txt"), RENAME_EXCHANGE),
+      root.Rename(U(0, "Download/notes.txt"), U(10, "Download/notes2.txt"), RENAME_NOREPLACE),
       EXDEV));
+  // An exchange is refused before anything is looked at, as on a device (EINVAL under Android
+  // semantics, android_answers_mount_test), across users too: nothing is swapped.
+  EXPECT_TRUE(FailsWith(
+      root.Rename(U(0, "Download/notes.txt"), U(10, "Download/notes.txt"), RENAME_EXCHANGE),
+      EINVAL));
   EXPECT_TRUE(FailsWith(root.Rename(U(10), "11"), EXDEV));
   EXPECT_TRUE(
       FailsWith(root.Rename("obb/com.example.game/main.obb", U(0, "Download/m.obb")), EXDEV));
