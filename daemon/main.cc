@@ -53,7 +53,18 @@ ABSL_FLAG(int, fuse_fd, -1,
 ABSL_FLAG(std::string, policy, "", "Policy file (text scopedfs.Policy). Required.");
 ABSL_FLAG(std::string, apps, "", "App registry (text scopedfs.AppRegistry). Required.");
 ABSL_FLAG(std::string, packages_list, "", "Optional Android packages.list to merge.");
-ABSL_FLAG(uint32_t, user_id, 0, "Android user whose storage this is.");
+ABSL_FLAG(uint32_t, user_id, 0,
+          "Android user whose storage this is (without --device_layout, where each path's user "
+          "directory says).");
+ABSL_FLAG(bool, device_layout, false,
+          "Serve the device's layout, as vold mounts /mnt/user/<user>/emulated over /data/media: "
+          "--source is /data/media, the mount root holds one directory per Android user, and "
+          "<user>/PATH is judged as PATH of that user's storage (an app of another user is "
+          "cross-user there; <user> itself is the storage's root). Apps may list the mount root, "
+          "see there only the user directories the policy lets them reach, and create, remove or "
+          "rename nothing in it (EACCES); names in it that are not user ids (obb, ...) are hidden "
+          "from apps. Renames and links between users fail EXDEV. Needs ANDROID semantics; "
+          "excludes --mount_reached_by_one_user.");
 ABSL_FLAG(std::string, control_socket, "", "Unix socket for scopedfsctl (root only).");
 ABSL_FLAG(bool, passthrough, true,
           "Give cleared opens kernel passthrough; false serves all I/O in userspace.");
@@ -272,6 +283,18 @@ int Run() {
   options.fuse_threads = absl::GetFlag(FLAGS_threads);
   options.entry_cache_seconds = absl::GetFlag(FLAGS_entry_cache_seconds);
   options.mount_reached_by_one_user = absl::GetFlag(FLAGS_mount_reached_by_one_user);
+  options.device_layout = absl::GetFlag(FLAGS_device_layout);
+  // Every user's apps reach a mount of the device's layout, each in its own user's directory.
+  if (options.device_layout && options.mount_reached_by_one_user) {
+    return UsageError(
+        "--device_layout serves every user's storage in one mount: it excludes "
+        "--mount_reached_by_one_user");
+  }
+  if (options.device_layout && (*engine)->semantics() == SEMANTICS_POSIX) {
+    return ConfigError(absl::StrCat("policy \"", (*engine)->policy_name(),
+                                    "\" has POSIX semantics; --device_layout serves Android's "
+                                    "layout and needs ANDROID semantics"));
+  }
   if (!(options.entry_cache_seconds >= 0 && options.entry_cache_seconds <= 86400)) {
     return UsageError("--entry_cache_seconds must be between 0 and 86400");
   }

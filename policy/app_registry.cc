@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 
 namespace scopedfs::policy {
@@ -13,6 +14,31 @@ PermissionIndex::PermissionIndex(const Policy& policy) {
     bits_.emplace(p.name(), static_cast<int>(names_.size()));
     names_.push_back(p.name());
   }
+  for (const TargetSdkPermission& t : policy.target_sdk_permission()) {
+    int bit = Find(t.permission());
+    if (bit < 0 || t.below_target_sdk() == 0) continue;  // reported by the loader
+    by_sdk_.push_back({static_cast<size_t>(bit), t.below_target_sdk(), SetOf(t.from())});
+  }
+}
+
+PermissionSet PermissionIndex::Counted(const PermissionSet& granted, uint32_t target_sdk) const {
+  if (target_sdk == 0) return granted;
+  PermissionSet counted = granted;
+  for (const BySdk& rule : by_sdk_) {
+    if (target_sdk >= rule.below_target_sdk) continue;
+    counted.set(rule.bit, (granted & rule.from).any());
+  }
+  return counted;
+}
+
+size_t CaseInsensitiveHash::operator()(absl::string_view s) const {
+  size_t h = 14695981039346656037u;  // FNV-1a over the lower-cased bytes
+  for (char c : s) h = (h ^ static_cast<unsigned char>(absl::ascii_tolower(c))) * 1099511628211u;
+  return h;
+}
+
+bool CaseInsensitiveEq::operator()(absl::string_view a, absl::string_view b) const {
+  return absl::EqualsIgnoreCase(a, b);
 }
 
 int PermissionIndex::Find(absl::string_view name) const {
@@ -78,18 +104,30 @@ AppRegistry AppRegistry::Build(const scopedfs::AppRegistry& apps,
   for (const App& app : apps.app()) {
     AppRecord* record = add(app.package(), app.uid());
     if (record == nullptr) continue;
-    record->permissions |= permissions.SetOf(app.permission());
+    record->granted |= permissions.SetOf(app.permission());
     if (record->selinux_domain.empty()) record->selinux_domain = app.selinux_domain();
     if (record->shared_user.empty()) record->shared_user = app.shared_user();
     record->target_sdk = std::max(record->target_sdk, app.target_sdk());
+    record->user_selected.insert(app.user_selected().begin(), app.user_selected().end());
   }
+  // packages.list's seinfo carries the target SDK of every package, also of those the registry
+  // lists without one.
   for (const PackagesListEntry& entry : packages_list) {
     AppRecord* record = add(entry.package, entry.uid);
+    if (record == nullptr) {
+      auto it = registry.by_package_.find(entry.package);
+      if (it != registry.by_package_.end() &&
+          AppIdOf(entry.uid) == registry.records_[it->second].app_id) {
+        record = &registry.records_[it->second];
+      }
+    }
     if (record != nullptr) record->target_sdk = std::max(record->target_sdk, entry.target_sdk);
   }
   for (AppRecord& record : registry.records_) {
     std::sort(record.packages.begin(), record.packages.end());
     if (record.selinux_domain.empty()) record.selinux_domain = "untrusted_app";
+    // A shared uid runs with the highest target SDK of its packages, as its union of grants.
+    record.permissions = permissions.Counted(record.granted, record.target_sdk);
   }
   return registry;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "policy/packages_list.h"
@@ -33,7 +34,8 @@ inline constexpr uint32_t kShellAppId = 2000;
 inline constexpr size_t kMaxPermissions = 128;
 using PermissionSet = std::bitset<kMaxPermissions>;
 
-// Permission name <-> bit, fixed by the order of Policy.permission.
+// Permission name <-> bit, fixed by the order of Policy.permission; and which permissions count
+// for an app of a given target SDK (Policy.target_sdk_permission).
 class PermissionIndex {
  public:
   // Names must be unique and at most kMaxPermissions (validated by the config loader).
@@ -44,11 +46,32 @@ class PermissionIndex {
   size_t size() const { return names_.size(); }
   // Undeclared names are ignored (the loader has already reported them).
   PermissionSet SetOf(const google::protobuf::RepeatedPtrField<std::string>& names) const;
+  // The permissions that count for an app granted `granted` and targeting `target_sdk` (0:
+  // unknown, counted as the newest SDK).
+  PermissionSet Counted(const PermissionSet& granted, uint32_t target_sdk) const;
 
  private:
+  struct BySdk {
+    size_t bit;
+    uint32_t below_target_sdk;
+    PermissionSet from;
+  };
   std::vector<std::string> names_;
   absl::flat_hash_map<std::string, int> bits_;
+  std::vector<BySdk> by_sdk_;
 };
+
+// ASCII case-insensitive hashing and equality for sets of paths looked up by string_view.
+struct CaseInsensitiveHash {
+  using is_transparent = void;
+  size_t operator()(absl::string_view s) const;
+};
+struct CaseInsensitiveEq {
+  using is_transparent = void;
+  bool operator()(absl::string_view a, absl::string_view b) const;
+};
+using CaseInsensitivePathSet =
+    absl::flat_hash_set<std::string, CaseInsensitiveHash, CaseInsensitiveEq>;
 
 enum class UidKind : uint8_t { kRoot, kSystem, kShell, kMedia, kOtherSystem, kApp, kOther };
 absl::string_view UidKindName(UidKind kind);
@@ -57,10 +80,16 @@ absl::string_view UidKindName(UidKind kind);
 struct AppRecord {
   uint32_t app_id = 0;
   std::vector<std::string> packages;  // several for a shared uid, sorted
-  PermissionSet permissions;          // union over the packages (Android grants per shared user)
+  PermissionSet granted;              // union over the packages (Android grants per shared user)
+  PermissionSet permissions;          // those that count for target_sdk: what rules look at
   std::string selinux_domain;         // configured domain, "untrusted_app" if unset
   std::string shared_user;
-  uint32_t target_sdk = 0;
+  uint32_t target_sdk = 0;               // the highest over the packages; 0 unknown
+  CaseInsensitivePathSet user_selected;  // App.user_selected, over the packages
+
+  bool UserSelected(absl::string_view path) const {
+    return !user_selected.empty() && user_selected.contains(path);
+  }
 };
 
 // The identity of a calling uid.

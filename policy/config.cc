@@ -45,6 +45,7 @@ class Validator {
     const Policy& policy = config->policy;
     CheckPermissions(policy);
     PermissionIndex permissions(policy);
+    CheckTargetSdkPermissions(policy, permissions);
     std::optional<StorageLayout> layout = CheckLayout(policy.layout());
     if (layout.has_value()) {
       CheckRules(policy, permissions, *layout, config);
@@ -199,6 +200,36 @@ class Validator {
     }
   }
 
+  void CheckTargetSdkPermissions(const Policy& policy, const PermissionIndex& permissions) {
+    absl::flat_hash_map<std::string, int> seen;
+    for (int i = 0; i < policy.target_sdk_permission_size(); ++i) {
+      const TargetSdkPermission& t = policy.target_sdk_permission(i);
+      auto declared = [&](const std::string& name, std::vector<FieldStep> steps) {
+        if (permissions.Find(name) >= 0) return;
+        PolicyProblem(steps, absl::StrCat("unknown permission \"", absl::CEscape(name),
+                                          "\" (not declared by the policy's permission list)"));
+      };
+      declared(t.permission(), {{"target_sdk_permission", i}, {"permission"}});
+      for (int f = 0; f < t.from_size(); ++f) {
+        declared(t.from(f), {{"target_sdk_permission", i}, {"from", f}});
+        if (t.from(f) == t.permission()) {
+          PolicyProblem({{"target_sdk_permission", i}, {"from", f}},
+                        absl::StrCat("\"", t.permission(), "\" is derived from itself"));
+        }
+      }
+      if (t.below_target_sdk() == 0) {
+        PolicyProblem({{"target_sdk_permission", i}},
+                      "target_sdk_permission needs below_target_sdk (an SDK level, e.g. 33)");
+      }
+      auto [it, inserted] = seen.emplace(t.permission(), i);
+      if (!inserted) {
+        PolicyProblem({{"target_sdk_permission", i}, {"permission"}},
+                      absl::StrCat("\"", t.permission(), "\" already depends on the target SDK at ",
+                                   policy_src_->Where({{"target_sdk_permission", it->second}})));
+      }
+    }
+  }
+
   void CheckApps(const scopedfs::AppRegistry& apps, const PermissionIndex& permissions) {
     // First entry for each package and for each app id (uids of all users share the app id).
     absl::flat_hash_map<std::string, int> by_package;
@@ -242,6 +273,20 @@ class Validator {
           AppsProblem({{"app", i}, {"permission", p}},
                       absl::StrCat("unknown permission \"", absl::CEscape(app.permission(p)),
                                    "\" (not declared by the policy)"));
+        }
+      }
+      for (int u = 0; u < app.user_selected_size(); ++u) {
+        const std::string& path = app.user_selected(u);
+        bool bad = path.empty() || path.front() == '/' || path.back() == '/' ||
+                   absl::StrContains(path, '\0') || absl::StrContains(path, "//");
+        for (absl::string_view segment : absl::StrSplit(path, '/')) {
+          if (segment == "." || segment == "..") bad = true;
+        }
+        if (bad) {
+          AppsProblem({{"app", i}, {"user_selected", u}},
+                      absl::StrCat("user_selected \"", absl::CEscape(path),
+                                   "\" is not a path below the storage root (want e.g. "
+                                   "DCIM/Camera/IMG_0001.jpg)"));
         }
       }
     }

@@ -2,6 +2,7 @@
 #include "policy/engine.h"
 
 #include <algorithm>
+#include <cerrno>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -43,6 +44,22 @@ constexpr EnumMask kAllLocationKinds = Bit(REDACTION_EXIF_GPS) | Bit(REDACTION_X
                                        Bit(REDACTION_ISOBMFF_LOCATION) | kPlaceNameKinds;
 
 }  // namespace
+
+int ErrnoOf(const Decision& d) {
+  if (d.outcome == OUTCOME_HIDE) return ENOENT;
+  switch (d.error) {
+    case ERRNO_EPERM:
+      return EPERM;
+    case ERRNO_EROFS:
+      return EROFS;
+    case ERRNO_ENOENT:
+      return ENOENT;
+    case ERRNO_EEXIST:
+      return EEXIST;
+    default:
+      return EACCES;
+  }
+}
 
 absl::string_view OutcomeName(Outcome outcome) {
   switch (outcome) {
@@ -179,6 +196,7 @@ void Engine::Prepare(const Request& request, Prepared* p) const {
   in.caller_owns = request.op != OP_CREATE && request.op != OP_MKDIR &&
                    request.owner_uid.has_value() && *request.owner_uid == request.uid;
   in.cross_user = p->caller.user_id != request.storage_user_id;
+  in.user_selected = p->caller.app != nullptr && p->caller.app->UserSelected(p->path.path);
 }
 
 Decision Engine::Evaluate(const MatchInput& in) const {

@@ -187,6 +187,9 @@ class Engine {
 };
 
 absl::string_view OutcomeName(Outcome outcome);  // "ALLOW", "ALLOW_REDACTED", "DENY", "HIDE"
+// The errno a refused request answers with: ENOENT for HIDE, the decision's error for DENY
+// (EACCES when it names none).
+int ErrnoOf(const Decision& d);
 
 }  // namespace scopedfs::policy
 

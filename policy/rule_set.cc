@@ -67,8 +67,8 @@ bool CompiledRule::DependsOnCaller() const {
   return !packages.empty() || !uids.empty() || !app_ids.empty() || !user_ids.empty() ||
          holds_all.any() || holds_any.any() || holds_none.any() || !selinux_domains.empty() ||
          owner != OWNERSHIP_UNSPECIFIED || cross_user != TRISTATE_UNSPECIFIED ||
-         registered != TRISTATE_UNSPECIFIED || area == AREA_RELATION_OWN ||
-         area == AREA_RELATION_OTHER;
+         registered != TRISTATE_UNSPECIFIED || user_selected != TRISTATE_UNSPECIFIED ||
+         area == AREA_RELATION_OWN || area == AREA_RELATION_OTHER;
 }
 
 bool CompiledRule::DependsOnPlace() const {
@@ -111,6 +111,7 @@ bool CompiledRule::MatchesCaller(const MatchInput& in) const {
   }
   if (!TristateHolds(cross_user, in.cross_user)) return false;
   if (!TristateHolds(registered, caller.app != nullptr)) return false;
+  if (!TristateHolds(user_selected, in.user_selected)) return false;
   // MatchesPlace checked that the path is in a listed area; whose it is depends on the caller.
   if (area == AREA_RELATION_OWN && !caller.HoldsPackage(in.path->area_package)) return false;
   if (area == AREA_RELATION_OTHER && caller.HoldsPackage(in.path->area_package)) return false;
@@ -161,8 +162,8 @@ CallerMatch CompiledRule::MatchesEveryCallerOfTheUser() const {
   bool depends = !packages.empty() || !uids.empty() || !app_ids.empty() || !user_ids.empty() ||
                  holds_all.any() || holds_any.any() || holds_none.any() ||
                  !selinux_domains.empty() || owner != OWNERSHIP_UNSPECIFIED ||
-                 registered != TRISTATE_UNSPECIFIED || area == AREA_RELATION_OWN ||
-                 area == AREA_RELATION_OTHER;
+                 registered != TRISTATE_UNSPECIFIED || user_selected != TRISTATE_UNSPECIFIED ||
+                 area == AREA_RELATION_OWN || area == AREA_RELATION_OTHER;
   return depends ? CallerMatch::kDepends : CallerMatch::kAlways;
 }
 
@@ -283,6 +284,7 @@ absl::StatusOr<CompiledRule> CompileRule(const Rule& rule, const PermissionIndex
   c.owner = app.owner();
   c.cross_user = app.cross_user();
   c.registered = app.registered();
+  c.user_selected = app.user_selected();
   // Text format accepts any number for a proto3 enum; only named values mean anything.
   auto check_enum = [&](bool valid, std::vector<FieldStep> steps, int value) {
     if (!valid) problem(std::move(steps), absl::StrCat("unknown enum value ", value));
@@ -290,6 +292,8 @@ absl::StatusOr<CompiledRule> CompileRule(const Rule& rule, const PermissionIndex
   check_enum(Ownership_IsValid(app.owner()), {{"app"}, {"owner"}}, app.owner());
   check_enum(Tristate_IsValid(app.cross_user()), {{"app"}, {"cross_user"}}, app.cross_user());
   check_enum(Tristate_IsValid(app.registered()), {{"app"}, {"registered"}}, app.registered());
+  check_enum(Tristate_IsValid(app.user_selected()), {{"app"}, {"user_selected"}},
+             app.user_selected());
 
   const PathMatch& path = rule.path();
   for (int i = 0; i < path.top_dir_size(); ++i) {
@@ -389,7 +393,7 @@ bool Covers(const CompiledRule& e, const CompiledRule& l) {
   if ((e.holds_none & ~l.holds_none).any()) return false;
   if (!ListCovers(e.selinux_domains, l.selinux_domains, same)) return false;
   if (!EnumCovers(e.owner, l.owner) || !EnumCovers(e.cross_user, l.cross_user) ||
-      !EnumCovers(e.registered, l.registered)) {
+      !EnumCovers(e.registered, l.registered) || !EnumCovers(e.user_selected, l.user_selected)) {
     return false;
   }
   if (!ListCovers(e.top_dirs, l.top_dirs, same_ci)) return false;

@@ -31,6 +31,7 @@ struct MatchInput {
   const media::ContentFacts* content = nullptr;  // never null
   bool caller_owns = false;
   bool cross_user = false;
+  bool user_selected = false;  // the user picked the path for the caller (App.user_selected)
 };
 
 // Bit set over proto enum values (all of ours are < 32).
@@ -70,6 +71,7 @@ struct CompiledRule {
   Ownership owner = OWNERSHIP_UNSPECIFIED;
   Tristate cross_user = TRISTATE_UNSPECIFIED;
   Tristate registered = TRISTATE_UNSPECIFIED;
+  Tristate user_selected = TRISTATE_UNSPECIFIED;
 
   // Path.
   std::vector<std::string> top_dirs;

@@ -279,21 +279,7 @@ class Oracle {
   std::unique_ptr<const Engine> engine_;
 };
 
-int ErrnoOf(const Decision& d) {
-  if (d.outcome == OUTCOME_HIDE) return ENOENT;
-  switch (d.error) {
-    case ERRNO_EPERM:
-      return EPERM;
-    case ERRNO_EROFS:
-      return EROFS;
-    case ERRNO_ENOENT:
-      return ENOENT;
-    case ERRNO_EEXIST:
-      return EEXIST;
-    default:
-      return EACCES;
-  }
-}
+using policy::ErrnoOf;
 
 // Errors no step may ever see.
 bool AlwaysWrong(int err) {

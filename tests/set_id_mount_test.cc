@@ -1,5 +1,5 @@
 // Set-id bits, case by case where one part of the daemon alone clears them: under ANDROID
-// semantics a system uid's modes (not an app's, whose execute bits go too and take the set-id
+// semantics a system uid's new files (not an app's, whose execute bits go too and take the set-id
 // bits with them) lose S_ISUID and S_ISGID while root's keep them; under POSIX semantics a write
 // open clears set-gid where group execute is set even for a caller in the file's group, and a
 // truncate by path clears them as natively (the kernel's FATTR_KILL_SUIDGID).
@@ -42,18 +42,22 @@ AppResult CreateThenChmod(const App& app, const std::string& created, const std:
 
 using AndroidSetIdTest = MountTest;
 
-// The system uid is no app (its execute bits stay) and no root: its set-id bits go, both at
-// create and at chmod. Root's stay, so the difference is the daemon's doing.
+// The system uid is no app and no root: its set-id bits go at create, root's stay, so the
+// difference is the daemon's doing. The other bits are Android's 0664 for both. A chmod succeeds
+// and changes nothing, for root as for the system uid (MediaProvider's pf_setattr).
 TEST_F(AndroidSetIdTest, SystemUidModesLoseSetIdBitsRootModesKeepThem) {
   SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/sys-chmod", "x", kSystem));
   SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/root-chmod", "x", kRoot));
+  mode_t sys_before = LowerMode(storage_, "Download/sys-chmod");
+  mode_t root_before = LowerMode(storage_, "Download/root-chmod");
   ASSERT_TRUE(Succeeds(
       CreateThenChmod(As(kSystem), "Download/sys-created", "Download/sys-chmod", kSetId | 0755)));
   ASSERT_TRUE(Succeeds(
       CreateThenChmod(As(kRoot), "Download/root-created", "Download/root-chmod", kSetId | 0755)));
-  EXPECT_EQ(LowerMode(storage_, "Download/sys-created") & kSetId, 0u);
-  EXPECT_EQ(LowerMode(storage_, "Download/sys-chmod"), 0755u);
-  EXPECT_EQ(LowerMode(storage_, "Download/root-chmod"), kSetId | 0755);
+  EXPECT_EQ(LowerMode(storage_, "Download/sys-created"), 0664u);
+  EXPECT_EQ(LowerMode(storage_, "Download/root-created"), kSetId | 0664);
+  EXPECT_EQ(LowerMode(storage_, "Download/sys-chmod"), sys_before);
+  EXPECT_EQ(LowerMode(storage_, "Download/root-chmod"), root_before);
 }
 
 class PosixSetIdTest : public MountTest {

@@ -207,7 +207,22 @@ absl::StatusOr<std::string> Audit2Why(const policy::LoadedConfig& config, const 
         << (caller.app == nullptr ? ", not in the app registry" : "") << ")\n";
   } else {
     out << "caller:   uid " << record.uid << ": " << absl::StrJoin(caller.app->packages, ", ")
+        << (caller.app->target_sdk == 0
+                ? std::string(" (target SDK unknown)")
+                : absl::StrCat(" (target SDK ", caller.app->target_sdk, ")"))
         << "\n";
+    // A grant that means nothing at this target SDK (Policy.target_sdk_permission): say so, as
+    // granting it again would not help.
+    for (const TargetSdkPermission& t : config.policy.target_sdk_permission()) {
+      uint32_t sdk = caller.app->target_sdk;
+      if (sdk == 0 || sdk < t.below_target_sdk()) continue;
+      for (const std::string& from : t.from()) {
+        int bit = engine.permissions().Find(from);
+        if (bit < 0 || !caller.app->granted.test(static_cast<size_t>(bit))) continue;
+        out << "sdk:      " << from << " does not count as " << t.permission()
+            << " for an app targeting SDK " << t.below_target_sdk() << " or later\n";
+      }
+    }
   }
 
   // Each permission of the policy's vocabulary, flipped for the caller's app id, one at a time.
@@ -215,7 +230,7 @@ absl::StatusOr<std::string> Audit2Why(const policy::LoadedConfig& config, const 
   uint32_t app_id = record.uid % policy::kPerUserRange;
   for (size_t bit = 0; bit < engine.permissions().size(); ++bit) {
     const std::string& name = engine.permissions().Name(bit);
-    bool held = caller.app != nullptr && caller.app->permissions.test(bit);
+    bool held = caller.app != nullptr && caller.app->granted.test(bit);
     policy::LoadedConfig changed = config;
     bool found = false;
     for (scopedfs::App& app : *changed.apps.mutable_app()) {

@@ -100,6 +100,66 @@ TEST(Audit2Why, ARedactedPhotoNamesTheLocationPermission) {
       << *why;
 }
 
+// An app targeting SDK 33 or later is asked for READ_MEDIA_IMAGES (PermissionUtils): granting it
+// READ_EXTERNAL_STORAGE would change nothing, so that is not suggested.
+TEST(Audit2Why, AModernAppIsToldReadMediaImagesNotReadExternalStorage) {
+  policy::LoadedConfig config = Android();
+  absl::StatusOr<AuditRecord> r =
+      ParseAuditLine(Line(false, 10065, "com.example.camera", "DCIM/b.jpg", MEDIA_CLASS_IMAGE,
+                          media::LocationPresence::kAbsent, 10062, "(default action)"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<std::string> why = Audit2Why(config, *r, 0);
+  ASSERT_TRUE(why.ok()) << why.status();
+  EXPECT_TRUE(absl::StrContains(*why, "decision: HIDE (ENOENT)")) << *why;
+  EXPECT_TRUE(absl::StrContains(*why, "(target SDK 34)")) << *why;
+  EXPECT_TRUE(absl::StrContains(*why, "change:   with android.permission.READ_MEDIA_IMAGES: ALLOW"))
+      << *why;
+  EXPECT_FALSE(absl::StrContains(*why, "with android.permission.READ_EXTERNAL_STORAGE")) << *why;
+}
+
+// Holding READ_EXTERNAL_STORAGE alone at SDK 33: the line says why it does not count.
+TEST(Audit2Why, SaysWhyReadExternalStorageDoesNotCountAtSdk33) {
+  policy::LoadedConfig config = Android();
+  scopedfs::App* app = config.apps.add_app();
+  app->set_package("com.test.sdk33");
+  app->set_uid(10101);
+  app->set_target_sdk(33);
+  app->add_permission("android.permission.READ_EXTERNAL_STORAGE");
+  absl::StatusOr<AuditRecord> r =
+      ParseAuditLine(Line(false, 10101, "com.test.sdk33", "DCIM/b.jpg", MEDIA_CLASS_IMAGE,
+                          media::LocationPresence::kAbsent, 10062, "(default action)"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<std::string> why = Audit2Why(config, *r, 0);
+  ASSERT_TRUE(why.ok()) << why.status();
+  EXPECT_TRUE(absl::StrContains(*why, "decision: HIDE (ENOENT)")) << *why;
+  EXPECT_TRUE(absl::StrContains(
+      *why,
+      "sdk:      android.permission.READ_EXTERNAL_STORAGE does not count as "
+      "android.permission.READ_MEDIA_IMAGES for an app targeting SDK 33 or later"))
+      << *why;
+  EXPECT_TRUE(absl::StrContains(*why, "change:   with android.permission.READ_MEDIA_IMAGES: ALLOW"))
+      << *why;
+}
+
+// An app targeting SDK 29 is asked for READ_EXTERNAL_STORAGE, and READ_MEDIA_IMAGES would not do.
+TEST(Audit2Why, AnOldAppIsToldReadExternalStorage) {
+  policy::LoadedConfig config = Android();
+  scopedfs::App* app = config.apps.add_app();
+  app->set_package("com.test.sdk29");
+  app->set_uid(10102);
+  app->set_target_sdk(29);
+  absl::StatusOr<AuditRecord> r =
+      ParseAuditLine(Line(false, 10102, "com.test.sdk29", "DCIM/b.jpg", MEDIA_CLASS_IMAGE,
+                          media::LocationPresence::kAbsent, 10062, "(default action)"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<std::string> why = Audit2Why(config, *r, 0);
+  ASSERT_TRUE(why.ok()) << why.status();
+  EXPECT_TRUE(
+      absl::StrContains(*why, "change:   with android.permission.READ_EXTERNAL_STORAGE: ALLOW"))
+      << *why;
+  EXPECT_FALSE(absl::StrContains(*why, "with android.permission.READ_MEDIA_IMAGES")) << *why;
+}
+
 TEST(Audit2Why, NotesARuleThatNoLongerDecides) {
   policy::LoadedConfig config = Android();
   absl::StatusOr<AuditRecord> r =

@@ -28,7 +28,7 @@ run() {  # run <args...>: sets OUT, ERR, RC
 # validate
 run validate --policy=$POLICY --apps=$APPS
 check "valid config exits 0" test "$RC" -eq 0
-check "valid config says OK" grep -q '^OK: policy "android", 29 rules, 9 apps, visibility LISTING$' "$TMP/out"
+check "valid config says OK" grep -q '^OK: policy "android", 32 rules, 9 apps, visibility LISTING$' "$TMP/out"
 
 run validate --policy=policy/testdata/config/many_problems/policy.textproto \
   --apps=policy/testdata/config/many_problems/apps.textproto

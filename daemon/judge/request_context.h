@@ -4,6 +4,13 @@
 // within it, and getpidcon runs once per request, not once per decision. A context also reports
 // its request's refusals and redacted opens to the audit log (Audited, AuditRedacted), so a
 // refusal is logged once per request, by the request that answered with it.
+//
+// Paths a context is asked about are node paths: relative to the mount's lower tree. Under the
+// device layout (FilesystemOptions::device_layout, --device_layout) the lower tree is Android's
+// /data/media and the mount root holds one directory per Android user, "<user>/...", as vold's
+// /mnt/user/<u>/emulated does: a context translates each node path to the storage and policy path
+// the engine judges (Place), here and nowhere else. Without it the whole tree is the storage of
+// --user_id and node paths are policy paths.
 #ifndef SCOPEDFS_DAEMON_JUDGE_REQUEST_CONTEXT_H_
 #define SCOPEDFS_DAEMON_JUDGE_REQUEST_CONTEXT_H_
 
@@ -21,6 +28,30 @@
 
 namespace scopedfs::daemon {
 
+// Where a node path lies in the mount (RequestContext::Place).
+struct Placement {
+  enum class Kind {
+    kStorage,    // in a user's storage ("<user>" itself is that storage's root)
+    kMountRoot,  // the device layout's mount root: the directory of the users' storages
+    kOutside,    // the device layout's names beside the users' storages (obb/, ...) and below
+  };
+  Kind kind = Kind::kStorage;
+  uint32_t user = 0;  // kStorage: whose storage
+  // kStorage: relative to that storage's root (the policy path); else the node path.
+  absl::string_view path;
+  // kStorage: the path names a user's storage root in the mount root ("<user>").
+  bool storage_root_in_mount_root = false;
+};
+
+// The largest Android user whose every uid (user * 100000 + app id) fits in a uid_t.
+inline constexpr uint32_t kMaxStorageUser = 42948;
+
+// A node path placed in the mount: without the device layout, all of it is `user_id`'s storage;
+// with it, "<user>" (a canonical decimal Android user id: no sign, no leading zero, at most
+// kMaxStorageUser) and below is that user's storage, "" the mount root, and any other name in
+// the mount root and below is outside every storage. Pure; views point into `node_path`.
+Placement PlaceNodePath(bool device_layout, uint32_t user_id, absl::string_view node_path);
+
 class RequestContext {
  public:
   // `contexts` null or disabled: callers are judged in their configured domains. Enabled: the
@@ -29,13 +60,19 @@ class RequestContext {
   // `audit` null: nothing is audited.
   RequestContext(uid_t uid, pid_t pid, std::shared_ptr<const policy::Engine> engine,
                  uint32_t storage_user_id, const policy::ProcessContextSource* contexts,
-                 AuditLog* audit = nullptr);
+                 AuditLog* audit = nullptr, bool device_layout = false);
 
   // Another app judged within this request (the readers a rename or link is checked for): the
   // same engine snapshot, in that app's configured domain, since it has no process to ask about.
   RequestContext ForReader(uid_t uid) const;
 
-  // The decision for `op` on `path` (relative to the storage root). `info` null: content unknown.
+  // The decision for `op` on the node path `path`. `info` null: content unknown. Under the device
+  // layout the path is placed (Place) and judged as its storage's policy path, for its storage's
+  // user (so a caller of another user is cross-user); besides, the mount root may be looked up
+  // and listed by every caller, and apps may change nothing there: they may not create, remove or
+  // rename a name in it (EACCES), and names outside every storage are hidden from them (HIDE).
+  // Callers other than apps are judged on the mount root as on their own user's storage root,
+  // and on names outside every storage by the node path, as their own user's.
   // With an audit log, the context remembers whether its latest decision refused (HIDE or DENY).
   policy::Decision Decide(scopedfs::Op op, absl::string_view path, bool directory,
                           const FileInfo* info) const;
@@ -72,7 +109,34 @@ class RequestContext {
 
   uid_t uid() const { return uid_; }
   pid_t pid() const { return pid_; }
+  // --user_id: the storage's user without the device layout; under it, only the default of
+  // explanations (the user of each path decides: StorageUserOf).
   uint32_t storage_user_id() const { return storage_user_id_; }
+  bool device_layout() const { return device_layout_; }
+  Placement Place(absl::string_view path) const {
+    return PlaceNodePath(device_layout_, storage_user_id_, path);
+  }
+  // The user whose storage `path` lies in; outside every storage, the caller's own.
+  uint32_t StorageUserOf(absl::string_view path) const;
+  // The path the engine judges `path` as (Place): the policy path in its storage, the node path
+  // elsewhere. For classifying (StorageLayout::Classify), as the engine classifies.
+  absl::string_view PolicyPath(absl::string_view path) const;
+  // Whether a rename or link from `from` to `to` stays in one storage: never under the device
+  // layout when the two lie in different users' storages, or either is a user's storage root,
+  // the mount root, or only one of them lies outside every storage. Always true without it.
+  bool SameStorage(absl::string_view from, absl::string_view to) const;
+  // Whether the caller is of another Android user than the storage `path` lies in; a name
+  // outside every storage counts as another user's, the mount root as no one's.
+  bool OfAnotherUser(absl::string_view path) const;
+  // The engine's proofs about every caller of a storage's user (Engine::VisibleToEveryCaller,
+  // FoundByEveryCaller, SubdirectoriesVisibleToEveryCaller), asked of a node path; false outside
+  // every storage and for the mount root, whose names are users' storages.
+  bool VisibleToEveryCaller(absl::string_view path) const;
+  bool FoundByEveryCaller(absl::string_view path) const;
+  bool SubdirectoriesVisibleToEveryCaller(absl::string_view path) const;
+  // Engine::caller_independent, and no device layout: the layout's own rules (names outside every
+  // storage hidden from apps, a mount root apps may not change) depend on the caller.
+  bool CallerIndependent() const;
   const policy::Engine* engine() const { return engine_.get(); }
   // An app or an unknown uid, rather than root, a system uid, shell or the media service: apps
   // get clamped modes and see directories without what is hidden from them.
@@ -85,6 +149,7 @@ class RequestContext {
   pid_t pid_ = 0;
   std::shared_ptr<const policy::Engine> engine_;
   uint32_t storage_user_id_ = 0;
+  bool device_layout_ = false;
   std::string domain_;          // empty: the app's configured domain
   bool domain_failed_ = false;  // SELinux on and the caller's context unreadable
   AuditLog* audit_ = nullptr;
@@ -101,10 +166,12 @@ class RequestContext {
     std::optional<uint32_t> owner;
     std::string rule;
   };
-  // Null when nothing may be decided (no engine, or an unreadable SELinux context): *refused is
-  // then the fail-closed decision.
+  // False when the engine is not asked: no engine, or an unreadable SELinux context (*decided is
+  // then the fail-closed decision), or the device layout decides itself (the mount root, names
+  // outside every storage for apps: *decided is its decision). `path` is a node path; the request
+  // gets the policy path and its storage's user (Place).
   bool BuildRequest(scopedfs::Op op, absl::string_view path, bool directory, const FileInfo* info,
-                    policy::Request* request, policy::Decision* refused) const;
+                    policy::Request* request, policy::Decision* decided) const;
   void NoteDecision(const policy::Decision& d, scopedfs::Op op, absl::string_view path,
                     bool directory, const FileInfo* info) const;
   policy::Decision DecideUnaudited(scopedfs::Op op, absl::string_view path, bool directory,

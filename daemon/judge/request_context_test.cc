@@ -159,5 +159,101 @@ TEST(RequestContextTest, AppsAreTheAppAndUnknownUids) {
   EXPECT_FALSE(RequestContext(1000, 1, engine, 0, nullptr).IsApp());
 }
 
+// --- The device layout ------------------------------------------------------------------------
+
+TEST(PlaceNodePathTest, UserDirectoriesAreStoragesAndOtherNamesAreOutside) {
+  using Kind = Placement::Kind;
+  Placement p = PlaceNodePath(true, 0, "10/DCIM/a.jpg");
+  EXPECT_EQ(p.kind, Kind::kStorage);
+  EXPECT_EQ(p.user, 10u);
+  EXPECT_EQ(p.path, "DCIM/a.jpg");
+  EXPECT_FALSE(p.storage_root_in_mount_root);
+  p = PlaceNodePath(true, 0, "0");
+  EXPECT_EQ(p.kind, Kind::kStorage);
+  EXPECT_EQ(p.user, 0u);
+  EXPECT_EQ(p.path, "");
+  EXPECT_TRUE(p.storage_root_in_mount_root);
+  EXPECT_EQ(PlaceNodePath(true, 0, "").kind, Kind::kMountRoot);
+  // Only canonical user ids, whose uids fit: no leading zero, sign, space or overflow.
+  for (const char* outside : {"obb", "obb/x", "00", "01/DCIM", "+1", "-1", " 1", "1a", "42949",
+                              "99999999999", "lost+found"}) {
+    EXPECT_EQ(PlaceNodePath(true, 0, outside).kind, Kind::kOutside) << outside;
+  }
+  EXPECT_EQ(PlaceNodePath(true, 0, "42948/x").user, kMaxStorageUser);
+  // Without the device layout every path is --user_id's storage, as it is.
+  p = PlaceNodePath(false, 10, "0/DCIM");
+  EXPECT_EQ(p.kind, Kind::kStorage);
+  EXPECT_EQ(p.user, 10u);
+  EXPECT_EQ(p.path, "0/DCIM");
+}
+
+constexpr char kUsers[] = R"pb(
+  name: "users"
+  semantics: SEMANTICS_ANDROID
+  layout { top_level_dir: "Download" }
+  rule {
+    name: "privileged"
+    app { app_id { first: 0 } }
+    action { outcome: OUTCOME_ALLOW }
+  }
+  rule {
+    name: "other-users-hidden"
+    app { cross_user: TRISTATE_TRUE }
+    action { outcome: OUTCOME_HIDE }
+  }
+  rule {
+    name: "everything-else"
+    action { outcome: OUTCOME_ALLOW }
+  }
+)pb";
+
+Outcome Decide(const RequestContext& ctx, Op op, absl::string_view path) {
+  return ctx.Decide(op, path, false, nullptr).outcome;
+}
+
+TEST(RequestContextTest, DeviceLayoutJudgesEachUsersPathsForThatUser) {
+  auto engine = MakeEngine(kUsers);
+  RequestContext user0(10101, 1, engine, 0, nullptr, nullptr, /*device_layout=*/true);
+  RequestContext user10(1010101, 1, engine, 0, nullptr, nullptr, /*device_layout=*/true);
+  RequestContext root(0, 1, engine, 0, nullptr, nullptr, /*device_layout=*/true);
+  EXPECT_EQ(Decide(user0, OP_CREATE, "0/Download/z.txt"), OUTCOME_ALLOW);
+  EXPECT_EQ(Decide(user0, OP_READ, "10/Download/z.txt"), OUTCOME_HIDE);  // cross-user
+  EXPECT_EQ(Decide(user0, OP_LOOKUP, "10"), OUTCOME_HIDE);
+  EXPECT_EQ(Decide(user10, OP_READ, "10/Download/z.txt"), OUTCOME_ALLOW);
+  EXPECT_EQ(Decide(user10, OP_LOOKUP, "0"), OUTCOME_HIDE);
+  // The mount root: listed by all, changed by no app; names beside the storages hidden.
+  EXPECT_EQ(Decide(user0, OP_LOOKUP, ""), OUTCOME_ALLOW);
+  EXPECT_EQ(Decide(user0, OP_READ, ""), OUTCOME_ALLOW);
+  EXPECT_EQ(Decide(user0, OP_SETATTR, ""), OUTCOME_DENY);
+  for (const char* name : {"0", "10", "11", "obb", "x.txt"}) {
+    EXPECT_EQ(Decide(user0, OP_MKDIR, name), OUTCOME_DENY) << name;
+    EXPECT_EQ(Decide(user0, OP_CREATE, name), OUTCOME_DENY) << name;
+  }
+  EXPECT_EQ(Decide(user0, OP_LOOKUP, "obb"), OUTCOME_HIDE);
+  // Answered before the lower tree is looked at: another user's storage, names outside any.
+  EXPECT_TRUE(user0.HiddenWhateverIsThere("10/Download/z.txt"));
+  EXPECT_TRUE(user0.HiddenWhateverIsThere("obb"));
+  EXPECT_FALSE(user0.HiddenWhateverIsThere("0/Download/z.txt"));
+  EXPECT_FALSE(root.HiddenWhateverIsThere("obb"));
+  EXPECT_EQ(Decide(user0, OP_READ, "obb/main.obb"), OUTCOME_HIDE);
+  EXPECT_EQ(Decide(root, OP_READ, "obb/main.obb"), OUTCOME_ALLOW);
+  EXPECT_EQ(Decide(root, OP_MKDIR, "11"), OUTCOME_ALLOW);
+  // Without the layout "0" is a top-level folder of --user_id's storage.
+  RequestContext plain(10101, 1, engine, 0, nullptr);
+  EXPECT_EQ(Decide(plain, OP_READ, "10/Download/z.txt"), OUTCOME_ALLOW);
+  // Moves stay in one storage.
+  EXPECT_TRUE(user0.SameStorage("0/Download/a", "0/Download/b"));
+  EXPECT_FALSE(user0.SameStorage("0/Download/a", "10/Download/a"));
+  EXPECT_FALSE(user0.SameStorage("0", "11"));
+  EXPECT_FALSE(user0.SameStorage("obb/a", "0/Download/a"));
+  EXPECT_TRUE(plain.SameStorage("0/Download/a", "10/Download/a"));
+  EXPECT_EQ(user0.StorageUserOf("10/Download"), 10u);
+  EXPECT_EQ(user10.StorageUserOf("obb"), 10u);
+  EXPECT_TRUE(user0.OfAnotherUser("10/Download"));
+  EXPECT_FALSE(user0.OfAnotherUser("0/Download"));
+  EXPECT_FALSE(user0.OfAnotherUser(""));
+  EXPECT_FALSE(user0.CallerIndependent());
+}
+
 }  // namespace
 }  // namespace scopedfs::daemon

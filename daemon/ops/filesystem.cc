@@ -167,7 +167,9 @@ std::shared_ptr<const policy::Engine> Filesystem::engine() const {
 
 bool Filesystem::PinListings() {
   absl::MutexLock lock(&engine_mu_);
-  if (engine_ == nullptr || !engine_->caller_independent()) return false;
+  // Under the device layout listings differ by caller whatever the policy (RequestContext::
+  // CallerIndependent).
+  if (engine_ == nullptr || !engine_->caller_independent() || options_.device_layout) return false;
   listings_pinned_ = true;
   return true;
 }
@@ -180,7 +182,7 @@ bool Filesystem::listings_pinned() const {
 RequestContext Filesystem::Context(fuse_req_t req) const {
   const fuse_ctx* c = fuse_req_ctx(req);
   return RequestContext(c->uid, c->pid, engine(), options_.user_id, options_.contexts,
-                        options_.audit);
+                        options_.audit, options_.device_layout);
 }
 
 int Filesystem::Label(int fd, const std::string& path, mode_t type) {

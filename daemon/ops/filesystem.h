@@ -59,7 +59,12 @@ bool ParseXattrMode(absl::string_view text, XattrMode* mode);
 
 struct FilesystemOptions {
   std::string source;    // lower directory
-  uint32_t user_id = 0;  // Android user whose storage this is
+  uint32_t user_id = 0;  // Android user whose storage this is (without device_layout)
+  // The device's layout (--device_layout): the lower tree is Android's /data/media and the mount
+  // root holds one directory per Android user, "<user>/...", each that user's storage, as vold's
+  // /mnt/user/<u>/emulated over /data/media (RequestContext::Place). user_id then judges nothing.
+  // More than one user's apps reach such a mount: mount_reached_by_one_user must be false.
+  bool device_layout = false;
   bool passthrough = true;
   // How long the kernel may keep a name the policy proves visible to every caller
   // (views.h): changes made to the lower tree behind the daemon are seen this late.

@@ -61,11 +61,12 @@ int CheckFreeName(Filesystem* fs, const RequestContext& ctx, const Resolved& par
 // every registered app of the mounted user, and one unregistered app uid.
 // The caller comes first, in its own domain; the others in their configured domains, under the
 // same engine snapshot.
-std::vector<RequestContext> ReadersToCheck(const RequestContext& ctx) {
+// `path`: where the object is (under the device layout, its storage's user is the one checked).
+std::vector<RequestContext> ReadersToCheck(const RequestContext& ctx, const std::string& path) {
   std::vector<RequestContext> readers = {ctx};
   const policy::Engine* engine = ctx.engine();
   if (engine == nullptr) return readers;
-  uid_t base = ctx.storage_user_id() * policy::kPerUserRange;
+  uid_t base = ctx.StorageUserOf(path) * policy::kPerUserRange;
   absl::flat_hash_set<uint32_t> registered;
   for (const policy::AppRecord& app : engine->apps().records()) {
     registered.insert(app.app_id);
@@ -175,8 +176,9 @@ int CheckTreeNoGain(Filesystem* fs, const RequestContext& ctx,
   const policy::Engine* engine = ctx.engine();
   bool by_class = engine != nullptr && !engine->matches_names();
   absl::flat_hash_map<std::string, int> verdicts;
-  auto class_of = [engine](const std::string& path) {
-    absl::StatusOr<policy::PathInfo> info = engine->layout().Classify(path, policy::kAnyPathBytes);
+  auto class_of = [engine, &ctx](const std::string& path) {
+    absl::StatusOr<policy::PathInfo> info =
+        engine->layout().Classify(ctx.PolicyPath(path), policy::kAnyPathBytes);
     if (!info.ok()) return std::string("!");  // judged as such below: refused
     return absl::StrCat(info->depth, "|", absl::AsciiStrToLower(info->top_dir), "|",
                         info->standard_top_dir, "|", info->area, "|", info->area_package);
@@ -233,8 +235,8 @@ void PrecheckTreeMove(Filesystem* fs, const RequestContext& ctx, fuse_ino_t pare
   if (!fd.valid()) return;
   verdict->from = ChildPath(p.path, name);
   verdict->to = ChildPath(np.path, newname);
-  verdict->err =
-      CheckTreeNoGain(fs, ctx, ReadersToCheck(ctx), fd.get(), verdict->from, verdict->to);
+  verdict->err = CheckTreeNoGain(fs, ctx, ReadersToCheck(ctx, verdict->from), fd.get(),
+                                 verdict->from, verdict->to);
   verdict->generation = generation;
   verdict->valid = true;
 }
@@ -248,7 +250,7 @@ int CheckNoGain(Filesystem* fs, const RequestContext& ctx, const std::string& fr
   // Where no decision depends on the place, every app may do the same there as here (and a tree
   // of any size moves, as natively).
   if (ctx.engine() != nullptr && ctx.engine()->place_independent()) return 0;
-  std::vector<RequestContext> apps = ReadersToCheck(ctx);
+  std::vector<RequestContext> apps = ReadersToCheck(ctx, from);
   bool dir = S_ISDIR(type);
   if (int err = CheckObjectNoGain(apps, from, info, to, to_name, dir)) return err;
   if (!dir) return 0;
@@ -262,15 +264,18 @@ int CheckNoGain(Filesystem* fs, const RequestContext& ctx, const std::string& fr
 }
 
 // The layout's move rules (policy.proto Layout), for app callers: privileged uids (below the
-// first app id) are not held to them, as MediaProvider lets them rename anything.
+// first app id) are not held to them, as MediaProvider lets them rename anything. Under the
+// device layout nobody moves an object from one user's storage to another's, nor a user's
+// storage itself (RequestContext::SameStorage): EXDEV, so a mover copies.
 int CheckLayoutMove(const RequestContext& ctx, const std::string& from, const std::string& to) {
   const policy::Engine* engine = ctx.engine();
   if (engine == nullptr) return EACCES;
+  if (!ctx.SameStorage(from, to)) return EXDEV;
   if (policy::AppIdOf(ctx.uid()) < policy::kFirstAppId) return 0;
   const policy::StorageLayout& layout = engine->layout();
   if (!layout.has_move_rules()) return 0;
-  absl::StatusOr<policy::PathInfo> f = layout.Classify(from, policy::kAnyPathBytes);
-  absl::StatusOr<policy::PathInfo> t = layout.Classify(to, policy::kAnyPathBytes);
+  absl::StatusOr<policy::PathInfo> f = layout.Classify(ctx.PolicyPath(from), policy::kAnyPathBytes);
+  absl::StatusOr<policy::PathInfo> t = layout.Classify(ctx.PolicyPath(to), policy::kAnyPathBytes);
   if (!f.ok() || !t.ok()) return EACCES;
   switch (layout.JudgeMove(*f, *t)) {
     case policy::LayoutMove::kAllowed:

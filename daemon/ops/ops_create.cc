@@ -108,7 +108,7 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, f
   }
   if (int err = Verdict(ctx.Decide(OP_CREATE, path, false, &info))) return err;
   int flags = (fi->flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC) & ~O_NOCTTY;
-  mode_t clamped = as != nullptr ? mode : ClampMode(ctx, mode, /*directory=*/false);
+  mode_t clamped = as != nullptr ? mode : AndroidNewMode(ctx, mode, /*directory=*/false);
   std::optional<uid_t> slot;
   if (int err = fs->TakeHandleSlot(ctx, &slot)) return err;
   base::UniqueFd fd;
@@ -193,7 +193,7 @@ int DoMkdir(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fu
   if (exists) return EEXIST;
   std::string path = ChildPath(p.path, name);
   if (int err = Verdict(ctx.Decide(OP_MKDIR, path, true, nullptr))) return err;
-  mode_t clamped = as != nullptr ? mode : ClampMode(ctx, mode, /*directory=*/true);
+  mode_t clamped = as != nullptr ? mode : AndroidNewMode(ctx, mode, /*directory=*/true);
   DirStamp before = StampOf(p.fd.get());
   if (int err = MakeAs(as, [&] { return mkdirat(p.fd.get(), name, clamped); })) return err;
   fs->NamespaceChanged();

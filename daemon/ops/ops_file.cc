@@ -148,22 +148,23 @@ int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct 
   bool dir = v.dir;
   // Under POSIX semantics the kernel has already applied POSIX's rules (default_permissions:
   // who may chown, chgrp, chmod or set times, and which set-id bits a change clears), on the
-  // attributes the lower tree reports; the daemon carries the change out. Under ANDROID only root
-  // changes owners, and modes are clamped.
+  // attributes the lower tree reports; the daemon carries the change out. Under ANDROID, as
+  // MediaProvider's pf_setattr: a chmod, chown or chgrp the policy allows succeeds and changes
+  // nothing, for every caller (shared storage has no modes or owners of its own to give); sizes
+  // and times change.
   bool posix = fs->posix();
-  if ((to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) && ctx.uid() != 0 && !posix) return EPERM;
   if (to_set & FUSE_SET_ATTR_SIZE) {
     if (int err = Verdict(ctx.Decide(OP_WRITE, r.path, dir, &info))) return err;
   }
   if (to_set & ~FUSE_SET_ATTR_SIZE) {
     if (int err = Verdict(ctx.Decide(OP_SETATTR, r.path, dir, &info))) return err;
   }
+  if (!posix) to_set &= ~(FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID);
   bool symlink = S_ISLNK(st.st_mode);
   std::string proc = ProcPath(r.fd.get());
   if (to_set & FUSE_SET_ATTR_MODE) {
     if (symlink) return EOPNOTSUPP;
-    mode_t mode = posix ? attr->st_mode & 07777 : ClampMode(ctx, attr->st_mode, dir);
-    if (chmod(proc.c_str(), mode) != 0) return errno;
+    if (chmod(proc.c_str(), attr->st_mode & 07777) != 0) return errno;
   }
   if (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
     uid_t uid = (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : static_cast<uid_t>(-1);

@@ -73,7 +73,7 @@ int DoGetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
   } else {
     // A caller of another user may reach a name cached for this user's callers (views.h):
     // it is judged here as at a LOOKUP.
-    if (ctx.IsApp() && OfAnotherUser(ctx)) {
+    if (ctx.IsApp() && OfAnotherUserAt(fs, ctx, ino)) {
       Visible v;
       if (int err = ResolveVisible(fs, ctx, ino, &v)) return err;
       *st = v.st;

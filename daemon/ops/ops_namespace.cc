@@ -13,6 +13,7 @@
 #include <functional>
 #include <optional>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "daemon/judge/caller_creds.h"
@@ -96,6 +97,16 @@ int LayoutRefused(const RequestContext& ctx, int err, scopedfs::Op op, const std
   if (err == 0) return 0;
   return ctx.RefusedByCheck(err, "(layout move rules)", op, to, directory, &info);
 }
+
+// The storage's top-level `Android` directory, in any case. Under Android semantics no caller
+// renames it (EACCES), as MediaProvider's do_rename answers before asking anything else: it holds
+// the bind mounts of Android/data and Android/obb.
+bool IsAndroidDirectory(const RequestContext& ctx, const std::string& path) {
+  if (ctx.engine() == nullptr) return false;
+  absl::StatusOr<policy::PathInfo> info =
+      ctx.engine()->layout().Classify(path, policy::kAnyPathBytes);
+  return info.ok() && info->depth == DEPTH_TOP && absl::EqualsIgnoreCase(info->top_dir, "Android");
+}
 int GainRefused(const RequestContext& ctx, int err, scopedfs::Op op, const std::string& to,
                 bool directory, const FileInfo& info) {
   if (err != EXDEV) return err;  // 0, kFactsNotCurrent (retried) or a failure to look
@@ -108,6 +119,9 @@ int DoRename(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
              fuse_ino_t newparent, const char* newname, unsigned int flags) {
   const RequestContext& ctx = op.ctx();
   if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) return EINVAL;
+  // Android semantics: MediaProvider's do_rename takes RENAME_NOREPLACE only (the kernel's VFS
+  // has checked the target is free); RENAME_EXCHANGE fails EINVAL for every caller.
+  if (!fs->posix() && (flags & RENAME_EXCHANGE)) return EINVAL;
   WarmRenameFacts(fs, parent, name);
   if (flags & RENAME_EXCHANGE) WarmRenameFacts(fs, newparent, newname);
   // A directory's tree is judged before the lock is taken; under it, that verdict stands if no
@@ -137,9 +151,12 @@ int DoRename(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
   // One name in two spellings: a rename of a name onto itself, which does nothing (the kernel
   // ends `mv a A` itself, since both names reach one inode; this is for a request that got here).
   if (parent == newparent && src_name == dst_name) return (flags & RENAME_NOREPLACE) ? EEXIST : 0;
+  std::string dst_path = ChildPath(np.path, dst_name);
+  if (!fs->posix() && IsAndroidDirectory(ctx, src.path)) {
+    return LayoutRefused(ctx, EACCES, OP_RENAME, dst_path, src_dir, src.info);
+  }
   // The layout's rules first: they look at the two paths only, so their answer tells nothing
   // about what either place holds.
-  std::string dst_path = ChildPath(np.path, dst_name);
   if (int err = LayoutRefused(ctx, CheckLayoutMove(ctx, src.path, dst_path), OP_RENAME, dst_path,
                               src_dir, src.info)) {
     return err;

@@ -133,13 +133,15 @@ double EntryTimeoutFor(Filesystem* fs, const RequestContext& ctx, const std::str
   // user starts at a name in the mount's root, so those names are never cached while such callers
   // may reach the mount: their walk asks LOOKUP there and is refused (or the names below stay out
   // of its reach), unless the operator says no other user reaches it or nobody is refused anything.
+  // Under the device layout those are the users' storage directories: a walk into another
+  // user's storage asks LOOKUP there; below them, the proofs are about every caller of that
+  // storage's user (RequestContext::Place).
   if (path.find('/') == std::string::npos && !fs->options().mount_reached_by_one_user &&
-      !engine->caller_independent()) {
+      !ctx.CallerIndependent()) {
     return 0.0;
   }
-  bool everyone = engine->caller_independent() ||
-                  (directory && engine->VisibleToEveryCaller(path)) ||
-                  (!redacted && engine->FoundByEveryCaller(path));
+  bool everyone = ctx.CallerIndependent() || (directory && ctx.VisibleToEveryCaller(path)) ||
+                  (!redacted && ctx.FoundByEveryCaller(path));
   return everyone ? fs->options().entry_cache_seconds : 0.0;
 }
 

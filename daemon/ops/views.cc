@@ -12,22 +12,6 @@
 
 namespace scopedfs::daemon {
 
-int ErrnoOf(const policy::Decision& d) {
-  if (d.outcome == OUTCOME_HIDE) return ENOENT;
-  switch (d.error) {
-    case ERRNO_EPERM:
-      return EPERM;
-    case ERRNO_EROFS:
-      return EROFS;
-    case ERRNO_ENOENT:
-      return ENOENT;
-    case ERRNO_EEXIST:
-      return EEXIST;
-    default:
-      return EACCES;
-  }
-}
-
 // 0 if the decision lets the operation go ahead on raw bytes. A redacted read is not a raw one:
 // the callers that can honour it (LOOKUP's view choice, OPEN) look at the outcome themselves.
 int Verdict(const policy::Decision& d) {
@@ -36,14 +20,16 @@ int Verdict(const policy::Decision& d) {
   return ErrnoOf(d);
 }
 
-// Modes from callers other than root never carry set-uid or set-gid: the daemon creates and
-// chmods as root, so such a bit would make a root set-uid program (or a set-gid root directory)
-// in the lower tree. Apps' files are never executable either, as Android mounts shared storage
-// noexec; their directories keep rwx (search is needed) but lose the sticky bit.
-mode_t ClampMode(const RequestContext& ctx, mode_t mode, bool directory) {
-  if (ctx.uid() == 0) return mode & 07777;
-  mode &= 07777 & ~(S_ISUID | S_ISGID);
-  if (ctx.IsApp()) mode &= directory ? 0777 : 0666;
+// Android semantics: the permission bits of a new file are 0664 and of a new directory 0775,
+// whatever the caller asked and whatever its umask, as MediaProvider's pf_create, pf_mknod and
+// pf_mkdir make them. Modes from callers other than root never carry set-uid or set-gid either:
+// the daemon creates as root, so such a bit would make a root set-uid program (or a set-gid root
+// directory) in the lower tree; apps' directories lose the sticky bit.
+mode_t AndroidNewMode(const RequestContext& ctx, mode_t mode, bool directory) {
+  mode = (mode & 07000) | (directory ? 0775 : 0664);
+  if (ctx.uid() == 0) return mode;
+  mode &= ~mode_t{S_ISUID | S_ISGID};
+  if (ctx.IsApp()) mode &= ~mode_t{S_ISVTX};
   return mode;
 }
 
@@ -66,7 +52,7 @@ void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, const std::strin
   st->st_blocks = 8;
   const policy::Engine* engine = ctx.engine();
   if (engine != nullptr && engine->visibility() == VISIBILITY_LISTING) {
-    if (path == nullptr || !engine->SubdirectoriesVisibleToEveryCaller(*path)) st->st_nlink = 1;
+    if (path == nullptr || !ctx.SubdirectoriesVisibleToEveryCaller(*path)) st->st_nlink = 1;
     return;
   }
   st->st_nlink = 1;
@@ -76,10 +62,15 @@ void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, const std::strin
 bool FindsName(const RequestContext& ctx, const std::string& path, bool directory,
                const FileInfo& info) {
   if (ctx.Decide(OP_LOOKUP, path, directory, &info).outcome != OUTCOME_HIDE) return true;
-  const policy::Engine* engine = ctx.engine();
-  if (engine == nullptr || OfAnotherUser(ctx) || !engine->FoundByEveryCaller(path)) return false;
+  if (ctx.OfAnotherUser(path) || !ctx.FoundByEveryCaller(path)) return false;
   ctx.RefusalSuperseded();
   return true;
+}
+
+bool OfAnotherUserAt(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino) {
+  if (!ctx.device_layout()) return OfAnotherUser(ctx);
+  std::string path;
+  return !fs->nodes().PathOf(ino, &path) || ctx.OfAnotherUser(path);
 }
 
 bool ViewJudged(const RequestContext& ctx, mode_t mode) {

@@ -27,10 +27,12 @@ inline constexpr double kAttrTimeout = 1.0;
 // Names the kernel hands us are single components; anything else is refused, never interpreted
 // (`invalid` is the errno for that). A name longer than the lower tree can hold is ENAMETOOLONG.
 int NameError(const char* name, int invalid);
-int ErrnoOf(const policy::Decision& d);
+using policy::ErrnoOf;
 // 0 if the decision lets the operation go ahead on raw bytes (a redacted read is not a raw one).
 int Verdict(const policy::Decision& d);
-mode_t ClampMode(const RequestContext& ctx, mode_t mode, bool directory);
+// Android semantics: the mode a new file (0664) or directory (0775) gets, set-id bits only from
+// root.
+mode_t AndroidNewMode(const RequestContext& ctx, mode_t mode, bool directory);
 
 // Under POSIX semantics, who makes a new object in the lower tree: the caller's fsuid, fsgid and
 // umask (caller_creds.h). nullopt under ANDROID semantics, where the
@@ -45,18 +47,21 @@ std::optional<PosixCaller> PosixCallerOf(Filesystem* fs, fuse_req_t req);
 // null: a directory without a name any more.
 void DirectoryAsSeen(Filesystem* fs, const RequestContext& ctx, const std::string* path,
                      struct stat* st);
+// Whether the caller may be of another Android user than the storage it acts on: under the
+// device layout, which holds every user's storage in one mount, any caller may be.
 inline bool OfAnotherUser(const RequestContext& ctx) {
-  return ctx.uid() / policy::kPerUserRange != ctx.storage_user_id();
+  return ctx.device_layout() || ctx.uid() / policy::kPerUserRange != ctx.storage_user_id();
 }
+// The same for the node `ino` (its current path, under the device layout): a node without a path
+// counts as another user's.
+bool OfAnotherUserAt(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino);
 // Whether a LOOKUP or stat by the caller finds the existing name `path` (policy.proto
 // Visibility): the rules' lookup decision is not HIDE, or the visibility is LISTING and every
 // caller of the storage's user finds it (Engine::FoundByEveryCaller). Listings still show only
 // what the rules' lookup decision permits.
 bool FindsName(const RequestContext& ctx, const std::string& path, bool directory,
                const FileInfo& info);
-inline bool CallerIndependent(const RequestContext& ctx) {
-  return ctx.engine() != nullptr && ctx.engine()->caller_independent();
-}
+inline bool CallerIndependent(const RequestContext& ctx) { return ctx.CallerIndependent(); }
 // Attributes are cached for a second; under a caller-independent policy, where they are the same
 // for every caller, as long as names are (`cached`: FilesystemOptions::entry_cache_seconds).
 // Under LISTING visibility never: names are cached for every caller of the storage's user there,

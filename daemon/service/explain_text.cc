@@ -24,13 +24,24 @@ std::string DescribeCaller(const Engine& engine, uint32_t uid, absl::string_view
   std::string text = absl::StrCat("uid ", uid, " (", policy::UidKindName(caller.kind), ", user ",
                                   caller.user_id, ", app id ", caller.app_id, ")");
   if (caller.app == nullptr) return absl::StrCat(text, ": not in the app registry");
-  std::vector<std::string> perms;
-  for (size_t i = 0; i < engine.permissions().size(); ++i) {
-    if (caller.app->permissions.test(i)) perms.push_back(engine.permissions().Name(i));
+  auto names = [&engine](const policy::PermissionSet& set) {
+    std::vector<std::string> perms;
+    for (size_t i = 0; i < engine.permissions().size(); ++i) {
+      if (set.test(i)) perms.push_back(engine.permissions().Name(i));
+    }
+    return perms.empty() ? std::string("none") : absl::StrJoin(perms, ", ");
+  };
+  std::string sdk = caller.app->target_sdk == 0
+                        ? std::string("target SDK unknown")
+                        : absl::StrCat("target SDK ", caller.app->target_sdk);
+  std::string text_perms = names(caller.app->permissions);
+  // Where the target SDK changes what the grants mean (Policy.target_sdk_permission).
+  if (caller.app->permissions != caller.app->granted) {
+    absl::StrAppend(&text_perms, " (granted: ", names(caller.app->granted), ")");
   }
   return absl::StrCat(text, ": ", absl::StrJoin(caller.app->packages, ", "), "\n          domain ",
-                      domain.empty() ? caller.app->selinux_domain : std::string(domain),
-                      "; permissions: ", perms.empty() ? "none" : absl::StrJoin(perms, ", "));
+                      domain.empty() ? caller.app->selinux_domain : std::string(domain), "; ", sdk,
+                      "; permissions: ", text_perms);
 }
 
 std::string DescribeRedactions(EnumMask mask) {

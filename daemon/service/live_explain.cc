@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "base/unique_fd.h"
 #include "daemon/judge/facts_cache.h"
+#include "daemon/judge/request_context.h"
 #include "daemon/service/explain_text.h"
 
 namespace scopedfs::daemon {
@@ -60,6 +61,14 @@ ControlResponse LiveExplain(const ExplainRequest& req, Filesystem* fs) {
   in.engine = engine.get();
   policy::Request& request = in.request;
   request.storage_user_id = fs->options().user_id;
+  // Under the device layout the path names a user's storage ("0/DCIM/a.jpg"): judged as the
+  // daemon judges it, as that storage's path for its user (RequestContext::Place).
+  Placement place = PlaceNodePath(fs->options().device_layout, request.storage_user_id, req.path());
+  if (place.kind != Placement::Kind::kStorage) {
+    return Error(absl::StrCat("path \"", req.path(),
+                              "\": not in a user's storage (--device_layout: <user>/PATH)"));
+  }
+  request.storage_user_id = place.user;
   if (!req.package().empty()) {
     const policy::AppRecord* app = engine->apps().FindPackage(req.package());
     if (app == nullptr)
@@ -71,9 +80,9 @@ ControlResponse LiveExplain(const ExplainRequest& req, Filesystem* fs) {
   std::optional<scopedfs::Op> op = ParseOpName(req.op());
   if (!op.has_value()) return Error(absl::StrCat("unknown op \"", req.op(), "\""));
   request.op = *op;
-  request.path = req.path();
+  request.path = place.path;
   request.selinux_domain = req.domain();
-  if (absl::StatusOr<policy::PathInfo> valid = engine->layout().Classify(req.path()); !valid.ok()) {
+  if (absl::StatusOr<policy::PathInfo> valid = engine->layout().Classify(place.path); !valid.ok()) {
     return Error(absl::StrCat("path \"", req.path(), "\": ", valid.status().message()));
   }
 

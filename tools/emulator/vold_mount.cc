@@ -96,8 +96,10 @@ int main(int argc, char** argv) {
     mkdir("/storage/emulated", 0755);
     DetachAll(storage);
     if (mkdir(storage.c_str(), 0700) != 0 && errno != EEXIST) Die("mkdir " + storage);
-    if (mount(fuse_path.c_str(), storage.c_str(), nullptr, MS_BIND, nullptr) != 0) {
-      Die("bind " + fuse_path + " at " + storage);
+    // The daemon serves vold's layout: the user's storage is its <user>/ directory.
+    const std::string user_dir = fuse_path + "/" + std::to_string(user);
+    if (mount(user_dir.c_str(), storage.c_str(), nullptr, MS_BIND, nullptr) != 0) {
+      Die("bind " + user_dir + " at " + storage);
     }
     return 0;
   }

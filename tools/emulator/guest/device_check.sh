@@ -61,8 +61,18 @@ for u in 0 10 11; do
   say "INFO user $u: $line"
   check "vold-mount-$u" "$fuse is vold's mount: fuse from /dev/fuse, nosuid,nodev,noexec,noatime, user_id=0,group_id=0,allow_other, no default_permissions" \
     bash -c 'l=$1; [[ $l == *" - fuse /dev/fuse "* && $l == *nosuid* && $l == *nodev* && $l == *noexec* && $l == *noatime* && $l == *user_id=0,group_id=0* && $l == *allow_other* && $l != *default_permissions* ]] || { echo "mountinfo: $l"; false; }' _ "$line"
-  check "storage-bind-$u" "/storage/emulated/$u is a bind of $fuse" \
-    bash -c '[[ "$(stat -c %d:%i /storage/emulated/'"$u"')" == "$(stat -c %d:%i '"$fuse"')" ]] && grep -q " /storage/emulated/'"$u"' " /proc/self/mountinfo'
+  check "storage-bind-$u" "/storage/emulated/$u is a bind of $fuse/$u (vold's layout: <user>/ at the FUSE root)" \
+    bash -c '[[ "$(stat -c %d:%i /storage/emulated/'"$u"')" == "$(stat -c %d:%i '"$fuse/$u"')" ]] && grep -q " /storage/emulated/'"$u"' " /proc/self/mountinfo'
+  # What an app of user u lists at the FUSE root (bound where an app can reach it, as an app's
+  # mount namespace shows it at /storage/emulated on a device): its own user directory only.
+  app=$((u * 100000 + 10061))
+  view=/run/fuse-root-$u
+  mkdir -p "$view" && mount --bind "$fuse" "$view"
+  check "fuse-root-$u" "an app of user $u lists only $u/ at the FUSE root" \
+    bash -c 'got=$(setpriv --reuid='"$app"' --regid='"$app"' --clear-groups ls '"$view"'); [[ "$got" == "'"$u"'" ]] || { echo "listed: $got"; false; }'
+  check "create-$u" "an app of user $u creates $u/Download/z.txt (judged as Download/z.txt of user $u)" \
+    bash -c 'setpriv --reuid='"$app"' --regid='"$app"' --clear-groups sh -c "echo z > '"$view"'/'"$u"'/Download/z-'"$app"'.txt" && [[ -f /data/media/'"$u"'/Download/z-'"$app"'.txt ]]'
+  umount "$view" 2>/dev/null || umount -l "$view"
   check "unit-$u" "scopedfsd@$u: Type=notify, active, main pid is scopedfsd" \
     bash -c '[[ "$(systemctl show -p Type --value scopedfsd@'"$u"')" == notify && "$(systemctl is-active scopedfsd@'"$u"')" == active ]] && pid=$(systemctl show -p MainPID --value scopedfsd@'"$u"') && [[ "$(cat /proc/$pid/comm)" == scopedfsd ]]'
   pid=$(unit_prop "$u" MainPID)
