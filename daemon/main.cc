@@ -63,8 +63,9 @@ ABSL_FLAG(bool, device_layout, false,
           "cross-user there; <user> itself is the storage's root). Apps may list the mount root, "
           "see there only the user directories the policy lets them reach, and create, remove or "
           "rename nothing in it (EACCES); names in it that are not user ids (obb, ...) are hidden "
-          "from apps. Renames and links between users fail EXDEV. Needs ANDROID semantics; "
-          "excludes --mount_reached_by_one_user.");
+          "from apps. Renames and links between users fail EXDEV. Needs ANDROID semantics. With "
+          "--mount_reached_by_one_user, --user_id names the user whose apps alone reach the "
+          "mount, as vold's /mnt/user/<user>/emulated.");
 ABSL_FLAG(std::string, control_socket, "", "Unix socket for scopedfsctl (root only).");
 ABSL_FLAG(bool, passthrough, true,
           "Give cleared opens kernel passthrough; false serves all I/O in userspace.");
@@ -86,8 +87,9 @@ ABSL_FLAG(double, entry_cache_seconds, 10.0,
 ABSL_FLAG(bool, mount_reached_by_one_user, false,
           "The operator asserts that only apps of --user_id (and root and the system uids) can "
           "reach this mount, as on a device: under LISTING visibility the kernel then caches the "
-          "attributes of names it caches for every app, for --entry_cache_seconds. An app of "
-          "another user that reached the mount could read those cached attributes unjudged.");
+          "attributes of names it caches for every app, for --entry_cache_seconds (under "
+          "--device_layout, those in <user_id>/ only). An app of another user that reached the "
+          "mount could read those cached attributes unjudged.");
 ABSL_FLAG(std::string, xattr, "",
           "POSIX semantics: how extended attributes are served: passthrough (as the lower tree "
           "has them; the default), noattr (none exist) or nosys (not supported: the kernel stops "
@@ -284,12 +286,6 @@ int Run() {
   options.entry_cache_seconds = absl::GetFlag(FLAGS_entry_cache_seconds);
   options.mount_reached_by_one_user = absl::GetFlag(FLAGS_mount_reached_by_one_user);
   options.device_layout = absl::GetFlag(FLAGS_device_layout);
-  // Every user's apps reach a mount of the device's layout, each in its own user's directory.
-  if (options.device_layout && options.mount_reached_by_one_user) {
-    return UsageError(
-        "--device_layout serves every user's storage in one mount: it excludes "
-        "--mount_reached_by_one_user");
-  }
   if (options.device_layout && (*engine)->semantics() == SEMANTICS_POSIX) {
     return ConfigError(absl::StrCat("policy \"", (*engine)->policy_name(),
                                     "\" has POSIX semantics; --device_layout serves Android's "

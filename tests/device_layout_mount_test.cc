@@ -336,17 +336,85 @@ TEST_P(DeviceLayoutMountTest, BelowEachUsersDirectoryAnswersAsAMountOfThatStorag
   }
 }
 
-TEST(DeviceLayoutFlagsTest, ExcludesMountReachedByOneUser) {
-  SCOPEDFS_SKIP_UNLESS_MOUNTABLE();
-  ScopedStorage s;
-  SCOPEDFS_ASSERT_OK(s.Prepare());
-  SCOPEDFS_ASSERT_OK(s.MkdirLower("0/Download"));
-  DaemonOptions options = DeviceLayoutOptions(kAndroidPolicy);
-  options.extra_flags.push_back("--mount_reached_by_one_user");
-  EXPECT_FALSE(s.StartDaemon(options).ok());
-  EXPECT_EQ(s.last_exit().code, 64) << s.last_exit().ToString();
-  EXPECT_NE(s.DaemonLog().find("excludes --mount_reached_by_one_user"), std::string::npos)
-      << s.DaemonLog();
+// A device mounts the layout once per user (vold's /mnt/user/<u>/emulated), reached by that
+// user's apps alone: with --mount_reached_by_one_user the kernel caches the attributes of names in
+// <user_id>/ that every app of the user finds, as on a mount of that user's storage alone, and
+// nothing in another user's directory: an app of the user walking there after root (who reaches
+// every user's storage) asks LOOKUP at <user>/ and is refused, also for a statx that takes
+// whatever the kernel holds (AT_STATX_DONT_SYNC). Without the assertion every stat asks.
+class DeviceLayoutOneUserTest : public testing::TestWithParam<bool> {
+ protected:
+  bool asserted() const { return GetParam(); }
+  void SetUp() override {
+    SCOPEDFS_SKIP_UNLESS_MOUNTABLE();
+    SCOPEDFS_ASSERT_OK(device_.Prepare());
+    for (uid_t user : {0u, 10u}) SCOPEDFS_ASSERT_OK(PopulateUser(device_, user));
+    DaemonOptions options = DeviceLayoutOptions(kAndroidPolicy);
+    options.control_socket = true;
+    options.extra_flags.push_back("--user_id=0");
+    options.extra_flags.push_back(
+        absl::StrCat("--mount_reached_by_one_user=", asserted() ? "true" : "false"));
+    SCOPEDFS_ASSERT_OK(device_.StartDaemon(options));
+  }
+  void TearDown() override {
+    if (HasFailure() && device_.daemon_started()) std::cerr << device_.DaemonLog();
+    if (device_.daemon_started()) {
+      DaemonExit e = device_.StopDaemon();
+      EXPECT_TRUE(e.clean()) << e.ToString();
+    }
+    device_.Teardown();
+  }
+  // LOOKUPs and GETATTRs the daemon served.
+  int64_t Asked() {
+    absl::StatusOr<int64_t> lookups = device_.OpCount("lookup");
+    absl::StatusOr<int64_t> getattrs = device_.OpCount("getattr");
+    EXPECT_TRUE(lookups.ok() && getattrs.ok());
+    return lookups.value_or(-1000000) + getattrs.value_or(-1000000);
+  }
+  // What three stats of `path` by `uid`, in one process, cost the daemon.
+  int64_t AskedForThreeStats(uid_t uid, const std::string& path) {
+    int64_t before = Asked();
+    AppResult r = device_.As(uid).StatRepeatedly(path, 3);
+    EXPECT_TRUE(Succeeds(r)) << r.err;
+    return Asked() - before;
+  }
+  // statx of `path` by `uid` taking whatever the kernel holds: its size, or -errno.
+  int64_t CachedSize(uid_t uid, const std::string& path) {
+    AppResult r = device_.As(uid).Run("statx DONT_SYNC", [&] {
+      AppResult out;
+      struct statx stx;
+      if (statx(AT_FDCWD, path.c_str(), AT_STATX_DONT_SYNC, STATX_SIZE, &stx) != 0) {
+        out.err = errno;
+      } else {
+        out.value = static_cast<int64_t>(stx.stx_size);
+      }
+      return out;
+    });
+    return r.err != 0 ? -r.err : r.value;
+  }
+  ScopedStorage device_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Assertion, DeviceLayoutOneUserTest, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& info) {
+                           return info.param ? "OneUser" : "Default";
+                         });
+
+TEST_P(DeviceLayoutOneUserTest, CachesAttributesInTheUsersOwnStorageOnly) {
+  const std::string report = U(0, "Download/report.pdf");
+  ASSERT_TRUE(Succeeds(device_.As(InUser(0, kNotes)).Stat(report)));
+  int64_t asked = AskedForThreeStats(InUser(0, kCamera), report);
+  if (asserted()) {
+    EXPECT_EQ(asked, 0) << "the attributes the notes app's stat left were not used";
+  } else {
+    EXPECT_GE(asked, 3) << "attributes are not cached without the assertion";
+  }
+  // Root walks into user 10's storage; user 0's apps still reach none of it.
+  const std::string others = U(10, "Download/report.pdf");
+  ASSERT_TRUE(Succeeds(device_.As(0).StatRepeatedly(others, 2)));
+  EXPECT_EQ(CachedSize(InUser(0, kFiles), others), -ENOENT);
+  EXPECT_TRUE(FailsWith(device_.As(InUser(0, kFiles)).Stat(others), ENOENT));
+  EXPECT_EQ(CachedSize(InUser(0, kFiles), report), static_cast<int64_t>(PdfBytes().size()));
 }
 
 }  // namespace

@@ -62,8 +62,8 @@ struct FilesystemOptions {
   uint32_t user_id = 0;  // Android user whose storage this is (without device_layout)
   // The device's layout (--device_layout): the lower tree is Android's /data/media and the mount
   // root holds one directory per Android user, "<user>/...", each that user's storage, as vold's
-  // /mnt/user/<u>/emulated over /data/media (RequestContext::Place). user_id then judges nothing.
-  // More than one user's apps reach such a mount: mount_reached_by_one_user must be false.
+  // /mnt/user/<u>/emulated over /data/media (RequestContext::Place). user_id then judges nothing;
+  // with mount_reached_by_one_user it names the user whose apps alone reach the mount.
   bool device_layout = false;
   bool passthrough = true;
   // How long the kernel may keep a name the policy proves visible to every caller

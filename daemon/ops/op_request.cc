@@ -174,7 +174,7 @@ void OpRequest::ReplyAttr(int err, struct stat st, fuse_ino_t ino) {
   if (Audited(err) != 0) return (void)fuse_reply_err(req_, err);
   st.st_ino = fs_->PresentedIno(st.st_dev, st.st_ino);
   double timeout = AttrTimeoutFor(ctx(), st, fs_->options().entry_cache_seconds);
-  if (ino != 0 && CachesAttrsWithName(fs_, ctx(), st.st_mode)) {
+  if (ino != 0 && CachesAttrsWithName(fs_, ctx(), nullptr, st.st_mode)) {
     std::shared_ptr<Node> node = fs_->nodes().Get(ino);
     if (node != nullptr && node->attrs_cached_with_name.load(std::memory_order_relaxed)) {
       timeout = fs_->options().entry_cache_seconds;

@@ -118,7 +118,8 @@ std::shared_ptr<Node> PublishEntry(Filesystem* fs, const RequestContext& ctx, fu
                                      /*redacted=*/view != kRawView);
   // A raw view's attributes too, for a file whose view may differ: a change made through its
   // other view's inode drops them from the kernel (OpRequest::Changed).
-  bool with_name = e->entry_timeout > 0 && CachesAttrsWithName(fs, ctx, child->st.st_mode);
+  bool with_name =
+      e->entry_timeout > 0 && CachesAttrsWithName(fs, ctx, &child->path, child->st.st_mode);
   node->attrs_cached_with_name.store(with_name, std::memory_order_relaxed);
   if (with_name) e->attr_timeout = e->entry_timeout;
   return node;
@@ -136,9 +137,13 @@ double EntryTimeoutFor(Filesystem* fs, const RequestContext& ctx, const std::str
   // Under the device layout those are the users' storage directories: a walk into another
   // user's storage asks LOOKUP there; below them, the proofs are about every caller of that
   // storage's user (RequestContext::Place).
-  if (path.find('/') == std::string::npos && !fs->options().mount_reached_by_one_user &&
-      !ctx.CallerIndependent()) {
-    return 0.0;
+  // Under the device layout with the operator's assertion (only apps of --user_id reach the
+  // mount), that user's storage directory is cached and no other: an app of the user walking
+  // into another user's storage asks LOOKUP there, even after root's walk went through it.
+  if (path.find('/') == std::string::npos && !ctx.CallerIndependent()) {
+    const FilesystemOptions& options = fs->options();
+    if (!options.mount_reached_by_one_user) return 0.0;
+    if (ctx.device_layout() && path != absl::StrCat(options.user_id)) return 0.0;
   }
   bool everyone = ctx.CallerIndependent() || (directory && ctx.VisibleToEveryCaller(path)) ||
                   (!redacted && ctx.FoundByEveryCaller(path));

@@ -67,6 +67,18 @@ bool FindsName(const RequestContext& ctx, const std::string& path, bool director
   return true;
 }
 
+bool CachesAttrsWithName(const Filesystem* fs, const RequestContext& ctx, const std::string* path,
+                         mode_t mode) {
+  const FilesystemOptions& options = fs->options();
+  if (!options.mount_reached_by_one_user || S_ISDIR(mode) || ctx.engine() == nullptr ||
+      ctx.engine()->visibility() != VISIBILITY_LISTING) {
+    return false;
+  }
+  if (!ctx.device_layout()) return !OfAnotherUser(ctx);
+  return policy::UserIdOf(ctx.uid()) == options.user_id &&
+         (path == nullptr || !ctx.OfAnotherUser(*path));
+}
+
 bool OfAnotherUserAt(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino) {
   if (!ctx.device_layout()) return OfAnotherUser(ctx);
   std::string path;

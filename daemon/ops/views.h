@@ -83,11 +83,14 @@ inline double AttrTimeoutFor(const RequestContext& ctx, const struct stat& st, d
 // file's other view (an app owed the redacted view writing, truncating or chmodding it) drops the
 // raw inode's before its reply (OpRequest::Changed); and a reload invalidates every inode
 // (Filesystem::SetEngine). Never for a caller of another user: its requests are still judged
-// wherever they reach the daemon.
-inline bool CachesAttrsWithName(const Filesystem* fs, const RequestContext& ctx, mode_t mode) {
-  return fs->options().mount_reached_by_one_user && !S_ISDIR(mode) && ctx.engine() != nullptr &&
-         ctx.engine()->visibility() == VISIBILITY_LISTING && !OfAnotherUser(ctx);
-}
+// wherever they reach the daemon. Under the device layout the assertion is about --user_id's
+// storage, `<user_id>/`: only a name there (`path`, the node's path) is cached so, and only for
+// a caller of that user; another user's storage is reached only through its name in the mount's
+// root, which is never cached for the asserted user's callers (EntryTimeoutFor). `path` null:
+// a node whose name was cached so at its LOOKUP (Node::attrs_cached_with_name; no rename takes a
+// node from one user's storage to another's).
+bool CachesAttrsWithName(const Filesystem* fs, const RequestContext& ctx, const std::string* path,
+                         mode_t mode);
 // `path` names a directory when `directory` is set; `redacted`: the node published is a file's
 // redacted view, whose name is never cached (the cache choices above say why the raw view's is).
 double EntryTimeoutFor(Filesystem* fs, const RequestContext& ctx, const std::string& path,
