@@ -117,14 +117,7 @@ class DegradedReadTest : public ::testing::Test {
     SCOPEDFS_ASSERT_OK(storage_.CreateDefaultLayout());
     image_ = storage_.work_dir() + "/ext4.img";
     lower_ = storage_.work_dir() + "/ext4";
-    std::string make =
-        absl::StrCat("mke2fs -q -F -t ext4 -I 128 ", image_, " 32M >/dev/null 2>&1 && ",
-                     "mkdir -p ", lower_, " && mount -o loop ", image_, " ", lower_);
-    if (system(make.c_str()) != 0) {
-      GTEST_SKIP() << "cannot make and loop-mount an ext4 image here (needs mke2fs and a loop "
-                      "device): "
-                   << make;
-    }
+    SCOPEDFS_ASSERT_OK(MakeExt4(image_, lower_, 32, {"-I", "128"}));
     mounted_ = true;
     std::string copy = absl::StrCat("cp -a ", storage_.lower(), "/. ", lower_, "/");
     ASSERT_EQ(system(copy.c_str()), 0) << copy;
@@ -171,8 +164,9 @@ TEST_F(DegradedReadTest, ZerosServedForAnUnsettledVersionDoNotStayInThePageCache
   int64_t ctime_s = absl::ToUnixSeconds(absl::Now()) + 6;
   std::string set =
       absl::StrCat("debugfs -w -R 'set_inode_field /DCIM/Camera/unsettled.jpg ctime @", ctime_s,
-                   "' ", image_, " >/dev/null 2>&1 && mount -o loop ", image_, " ", lower_);
+                   "' ", image_, " >/dev/null 2>&1");
   ASSERT_EQ(system(set.c_str()), 0) << set;
+  SCOPEDFS_ASSERT_OK(MountExt4(image_, lower_));
   mounted_ = true;
   struct stat st;
   ASSERT_EQ(stat((lower_ + "/DCIM/Camera/unsettled.jpg").c_str(), &st), 0);

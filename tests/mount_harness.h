@@ -129,6 +129,13 @@ class FrozenThreads {
 // Runs `argv` (argv[0] found on PATH) to completion as this process; *output gets what it wrote
 // to stdout and stderr. Returns its exit code, 128 + signal, or -1 if it could not be started.
 int RunCommand(const std::vector<std::string>& argv, std::string* output);
+// Makes `image` a sparse ext4 image of `size_mib` MiB (mke2fs with `mkfs_options` too, such as
+// {"-I", "128"}) and mounts it at `dir` (made if missing) with MountExt4.
+absl::Status MakeExt4(const std::string& image, const std::string& dir, int size_mib,
+                      const std::vector<std::string>& mkfs_options = {});
+// Mounts the ext4 image at `dir`, nosuid and nodev, through a loop device that frees itself at
+// the last unmount (mount(8) sets LO_FLAGS_AUTOCLEAR), so a killed test leaves none behind.
+absl::Status MountExt4(const std::string& image, const std::string& dir);
 // The bytes of the file at `path` (a runfiles path or any other); fails the test if it cannot be
 // read.
 std::string ReadFileOrDie(const std::string& path);

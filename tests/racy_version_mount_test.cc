@@ -68,14 +68,7 @@ class RacyVersionMountTest : public ::testing::TestWithParam<int> {
     SCOPEDFS_ASSERT_OK(storage_.CreateDefaultLayout());
     image_ = storage_.work_dir() + "/ext4.img";
     lower_ = storage_.work_dir() + "/ext4";
-    std::string make = absl::StrCat("mke2fs -q -F -t ext4 -I ", GetParam(), " ", image_,
-                                    " 32M >/dev/null 2>&1 && mkdir -p ", lower_,
-                                    " && mount -o loop ", image_, " ", lower_);
-    if (system(make.c_str()) != 0) {
-      GTEST_SKIP() << "cannot make and loop-mount an ext4 image here (needs mke2fs and a loop "
-                      "device): "
-                   << make;
-    }
+    SCOPEDFS_ASSERT_OK(MakeExt4(image_, lower_, 32, {"-I", std::to_string(GetParam())}));
     mounted_ = true;
     // The default layout, with its owners' attributes, copied onto the ext4 tree.
     std::string copy = absl::StrCat("cp -a ", storage_.lower(), "/. ", lower_, "/");

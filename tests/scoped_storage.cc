@@ -91,21 +91,8 @@ absl::Status ScopedStorage::Prepare(LowerKind lower) {
     lower_mounted_ = true;
     return absl::OkStatus();
   }
-  // ext4: a sparse image, mounted through a loop device that frees itself at the last unmount
-  // (mount(8) sets LO_FLAGS_AUTOCLEAR), so a killed test leaves no loop device behind either.
-  std::string image = work_dir_ + "/lower.ext4";
-  int img = open(image.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (img < 0) return ErrnoStatus(absl::StrCat("create ", image), errno);
-  int grown = ftruncate(img, 256 << 20) == 0 ? 0 : errno;
-  close(img);
-  if (grown != 0) return ErrnoStatus("ftruncate image", grown);
-  std::string out;
-  if (int rc = RunCommand({"mke2fs", "-q", "-F", "-t", "ext4", "-m", "0", image}, &out); rc != 0) {
-    return absl::InternalError(absl::StrCat("mke2fs exited ", rc, ": ", out));
-  }
-  if (int rc = RunCommand({"mount", "-t", "ext4", "-o", "loop,nosuid,nodev", image, lower_}, &out);
-      rc != 0) {
-    return absl::InternalError(absl::StrCat("mount -o loop ", image, " exited ", rc, ": ", out));
+  if (absl::Status made = MakeExt4(work_dir_ + "/lower.ext4", lower_, 256); !made.ok()) {
+    return made;
   }
   lower_mounted_ = true;
   // mke2fs's lost+found would be a name in the storage's root that no test expects.
@@ -113,6 +100,35 @@ absl::Status ScopedStorage::Prepare(LowerKind lower) {
     return ErrnoStatus("rmdir lost+found", errno);
   }
   if (chmod(lower_.c_str(), 0755) != 0) return ErrnoStatus("chmod lower", errno);
+  return absl::OkStatus();
+}
+
+absl::Status MakeExt4(const std::string& image, const std::string& dir, int size_mib,
+                      const std::vector<std::string>& mkfs_options) {
+  int img = open(image.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (img < 0) return ErrnoStatus(absl::StrCat("create ", image), errno);
+  int grown = ftruncate(img, static_cast<off_t>(size_mib) << 20) == 0 ? 0 : errno;
+  close(img);
+  if (grown != 0) return ErrnoStatus("ftruncate image", grown);
+  std::vector<std::string> argv = {"mke2fs", "-q", "-F", "-t", "ext4", "-m", "0"};
+  argv.insert(argv.end(), mkfs_options.begin(), mkfs_options.end());
+  argv.push_back(image);
+  std::string out;
+  if (int rc = RunCommand(argv, &out); rc != 0) {
+    return absl::InternalError(absl::StrCat("mke2fs exited ", rc, ": ", out));
+  }
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return ErrnoStatus(absl::StrCat("mkdir ", dir), errno);
+  }
+  return MountExt4(image, dir);
+}
+
+absl::Status MountExt4(const std::string& image, const std::string& dir) {
+  std::string out;
+  if (int rc = RunCommand({"mount", "-t", "ext4", "-o", "loop,nosuid,nodev", image, dir}, &out);
+      rc != 0) {
+    return absl::InternalError(absl::StrCat("mount -o loop ", image, " exited ", rc, ": ", out));
+  }
   return absl::OkStatus();
 }
 
