@@ -19,6 +19,7 @@ MEDIA_HDRS = [
 # arithmetic of the redacted views.
 LOCATION_SRCS = [
     "exif_gps.cc",
+    "image_blocks.cc",
     "image_location.cc",
     "iptc_place.cc",
     "isobmff_box.cc",
@@ -26,6 +27,7 @@ LOCATION_SRCS = [
     "isobmff_location.cc",
     "isobmff_movie.cc",
     "location.cc",
+    "png_location.cc",
     "scan_reader.cc",
     "signature_sweep.cc",
     "trailer.cc",
@@ -44,6 +46,7 @@ LOCATION_HDRS = [
 # Headers private to //media/location (the parts of the ISO-BMFF walk): in the library's srcs and
 # its fuzz_sources (fuzz.sh compiles only the .cc lists; its include path finds these).
 LOCATION_PRIVATE_HDRS = [
+    "image_blocks.h",
     "isobmff_box.h",
     "isobmff_items.h",
     "isobmff_movie.h",
