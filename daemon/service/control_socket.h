@@ -32,7 +32,8 @@ class ControlSocket {
  public:
   using Handler = std::function<ControlResponse(const ControlRequest&)>;
 
-  // Binds `path` (replacing a stale socket file, refusing any other kind of file) and serves
+  // Binds `path` (replacing a stale socket file; refusing a socket another process still
+  // listens on, FailedPrecondition, and any other kind of file) and serves
   // requests on a background thread until destroyed.
   static absl::StatusOr<std::unique_ptr<ControlSocket>> Start(const std::string& path,
                                                               Handler handler);

@@ -165,7 +165,7 @@ class ControlSocketTest : public testing::Test {
     dir_ = dir;
   }
   void TearDown() override {
-    for (const char* name : {"/regular_file", "/ctl", "/stale"}) unlink((dir_ + name).c_str());
+    for (const char* name : {"/regular_file", "/ctl", "/stale", "/taken"}) unlink((dir_ + name).c_str());
     rmdir(dir_.c_str());
   }
   std::string SocketPath(const std::string& name) const { return dir_ + "/" + name; }
@@ -256,6 +256,23 @@ TEST_F(ControlSocketTest, ReplacesAStaleSocketFile) {
   }
   absl::StatusOr<std::unique_ptr<ControlSocket>> server = ControlSocket::Start(path, Handled);
   EXPECT_TRUE(server.ok()) << server.status();
+}
+
+// A socket another server still listens on is its own: a second server is refused and the first
+// keeps answering on it.
+TEST_F(ControlSocketTest, RefusesASocketAnotherServerListensOn) {
+  std::string path = SocketPath("taken");
+  absl::StatusOr<std::unique_ptr<ControlSocket>> first = ControlSocket::Start(path, Handled);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(ControlSocket::Start(path, Handled).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  UniqueFd client(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_NO_FATAL_FAILURE(Connect(client.get(), path));
+  ControlRequest request;
+  request.mutable_stats();
+  ASSERT_TRUE(WriteFrame(client.get(), request).ok());
+  ControlResponse response;
+  EXPECT_TRUE(ReadFrame(client.get(), &response).ok()) << "the first still answers";
 }
 
 }  // namespace
