@@ -5,8 +5,8 @@
 // `scopedfsctl reload` and changes to the configuration files reload the policy. Exit codes
 // (base/cli.h): 64 a bad command line, 78 an invalid configuration, 71 nothing to mount or no
 // mount, 1 an error while serving; a service manager restarts only the last two.
-#include <signal.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>

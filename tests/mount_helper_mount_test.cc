@@ -403,8 +403,8 @@ TEST_F(MountHelperTest, TheUnitsDaemonIsReachedWithoutNamingItsSocket) {
     _exit(127);
   }
   absl::Time deadline = absl::Now() + absl::Seconds(30);
-  while (!absl::StrContains(ReadFileOrEmpty(daemon_log), "scopedfsd: serving ") &&
-         !Ended(pid) && absl::Now() < deadline) {
+  while (!absl::StrContains(ReadFileOrEmpty(daemon_log), "scopedfsd: serving ") && !Ended(pid) &&
+         absl::Now() < deadline) {
     absl::SleepFor(absl::Milliseconds(20));
   }
   std::string out;

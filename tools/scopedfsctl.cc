@@ -140,7 +140,8 @@ int main(int argc, char** argv) {
       "The operator's tool for scopedfs: validate a policy and app registry (every problem at "
       "once, as file:line:col), explain the decision for one request and the rule behind it, "
       "find location metadata in media files, read the counters of, reload, or ask a running "
-      "scopedfsd, and repair the dead mounts of killed daemons. Exit codes: 0 success, 1 the command failed (an invalid policy, a daemon that "
+      "scopedfsd, and repair the dead mounts of killed daemons. Exit codes: 0 success, 1 the "
+      "command failed (an invalid policy, a daemon that "
       "cannot be reached), 2 a usage error. See scopedfsctl(1).",
       "tools/scopedfsctl.cc"};
   if (std::optional<int> done = cli::HandleHelpOrVersion(argc, argv, program)) return *done;

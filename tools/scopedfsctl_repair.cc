@@ -73,7 +73,8 @@ int RepairCommand() {
     std::stringstream text;
     text << in.rdbuf();
     if (!in) {
-      std::cerr << "scopedfsctl: cannot read /proc/self/mountinfo: " << std::strerror(errno) << "\n";
+      std::cerr << "scopedfsctl: cannot read /proc/self/mountinfo: " << std::strerror(errno)
+                << "\n";
       return 1;
     }
     for (const daemon::MountInfoEntry& entry : daemon::ParseMountInfo(text.str())) {

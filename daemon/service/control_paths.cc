@@ -96,7 +96,8 @@ absl::StatusOr<ControlPaths> ResolveControlPaths(absl::string_view socket_flag,
 }
 
 absl::Status WritePidFile(const std::string& path) {
-  base::UniqueFd fd(open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
+  base::UniqueFd fd(
+      open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
   if (!fd.valid()) return absl::ErrnoToStatus(errno, absl::StrCat("pid file ", path));
   std::string text = absl::StrCat(getpid(), "\n");
   if (write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) {

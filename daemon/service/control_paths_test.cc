@@ -47,7 +47,8 @@ TEST(ResolveControlPathsTest, FlagsNameNoneOrAPath) {
   ASSERT_TRUE(none.ok()) << none.status();
   EXPECT_EQ(none->socket, "");
   EXPECT_EQ(none->pid_file, "");
-  absl::StatusOr<ControlPaths> named = ResolveControlPaths("/tmp/x.sock", "", "/storage/emulated/0");
+  absl::StatusOr<ControlPaths> named =
+      ResolveControlPaths("/tmp/x.sock", "", "/storage/emulated/0");
   ASSERT_TRUE(named.ok()) << named.status();
   EXPECT_EQ(named->socket, "/tmp/x.sock");
   EXPECT_EQ(named->pid_file, "") << "no pid file beside a socket the flag names";

@@ -98,7 +98,8 @@ absl::StatusOr<std::unique_ptr<ControlSocket>> ControlSocket::Start(const std::s
     // default name, or a second daemon told the same path): taking it over would leave that
     // daemon unreachable. A killed daemon's socket refuses connections and is replaced.
     base::UniqueFd probe(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (probe.valid() && connect(probe.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    if (probe.valid() &&
+        connect(probe.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
       return absl::FailedPreconditionError(
           absl::StrCat("control socket ", path, " is in use: another process answers on it"));
     }

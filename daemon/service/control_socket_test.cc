@@ -165,7 +165,8 @@ class ControlSocketTest : public testing::Test {
     dir_ = dir;
   }
   void TearDown() override {
-    for (const char* name : {"/regular_file", "/ctl", "/stale", "/taken"}) unlink((dir_ + name).c_str());
+    for (const char* name : {"/regular_file", "/ctl", "/stale", "/taken"})
+      unlink((dir_ + name).c_str());
     rmdir(dir_.c_str());
   }
   std::string SocketPath(const std::string& name) const { return dir_ + "/" + name; }
