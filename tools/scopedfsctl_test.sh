@@ -206,6 +206,12 @@ check "stats --mount looks where the daemon binds" \
   grep -qF "cannot reach scopedfsd at /run/scopedfs/nonexistent-storage-emulated-9.sock" "$TMP/err"
 run --mount=/x --socket=/y stats
 check "stats with --mount and --socket is a usage error" test "$RC" -eq 2
+# repair of a mount point that is not a dead mount changes nothing and says so (a dead one is
+# tests/mount_helper_mount_test's, which needs root and /dev/fuse).
+run repair --mount=/nonexistent/storage/emulated/9
+check "repair of a live or missing mount point exits 0" test "$RC" -eq 0
+check "repair says there was nothing to repair" \
+  grep -qF "no dead scopedfs mount at /nonexistent/storage/emulated/9" "$TMP/out"
 
 # help, version and usage errors a new user meets first
 for h in help --help -h; do
