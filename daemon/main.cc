@@ -367,6 +367,11 @@ int Run() {
         });
     if (!started.ok()) return MountError(std::string(started.status().message()));
     control = std::move(*started);
+    if (control->took_over()) {
+      LogLine(absl::StrCat("control socket ", control_paths->socket,
+                           ": another process still answered on it (a daemon of this mount point "
+                           "still stopping?); it is this daemon's now"));
+    }
   }
 
   FuseSession::Options session_options;
@@ -423,7 +428,7 @@ int Run() {
   watch->reset();
   fuse_remove_signal_handlers((*session)->session());
   control.reset();
-  if (!control_paths->pid_file.empty()) unlink(control_paths->pid_file.c_str());
+  if (!control_paths->pid_file.empty()) RemovePidFile(control_paths->pid_file);
   session->reset();  // unmounts our own mount; an adopted fd is only closed
   // The loop returns the signal number when stopped by SIGTERM/SIGINT: a clean end.
   if (rc == SIGTERM || rc == SIGINT || rc == 0) {

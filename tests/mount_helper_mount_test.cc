@@ -369,6 +369,34 @@ TEST_F(MountHelperTest, RepairMakesAnFstabLineWholeAfterTheDaemonIsKilled) {
   EXPECT_EQ(RunDirNames(), std::vector<std::string>{}) << "socket and pid file go at the stop";
 }
 
+// `umount DIR && mount DIR` while the old daemon is still stopping: the new one takes the
+// control socket over and says so, and the old one, when it ends, removes neither the socket nor
+// the pid file of its successor. The old daemon is held stopped (SIGSTOP) across the remount so
+// that it finishes last.
+TEST_F(MountHelperTest, RemountWhileTheOldDaemonStopsKeepsTheNewOnesSocket) {
+  std::string fstab = storage_.work_dir() + "/fstab";
+  std::ofstream(fstab) << storage_.lower() << " " << storage_.mountpoint() << " fuse.scopedfs "
+                       << options_ << " 0 0\n";
+  std::string out;
+  ASSERT_EQ(RunCommand({"mount", "-T", fstab, storage_.mountpoint()}, &out), 0) << out;
+  pid_t old = DaemonServing(storage_.mountpoint());
+  ASSERT_GT(old, 0);
+  ASSERT_EQ(kill(old, SIGSTOP), 0);
+  // Lazily: a stopped daemon would hold a plain umount up.
+  bool stopped_old = RunCommand({"umount", "-l", storage_.mountpoint()}, &out) == 0;
+  EXPECT_TRUE(stopped_old) << out;
+  EXPECT_EQ(RunCommand({"mount", "-T", fstab, storage_.mountpoint()}, &out), 0) << out;
+  pid_t fresh = DaemonServing(storage_.mountpoint());
+  EXPECT_EQ(kill(old, SIGCONT), 0);
+  ASSERT_GT(fresh, 0);
+  ASSERT_NE(fresh, old);
+  ASSERT_TRUE(AwaitEnd(old, absl::Seconds(10))) << "the old daemon after its mount was detached";
+  EXPECT_THAT(Log(), HasSubstr("another process still answered on it"));
+  EXPECT_EQ(PidFromPidFile(), fresh) << "the old daemon removed its successor's pid file";
+  EXPECT_EQ(RunCommand({kCtl, "stats", "--mount=" + storage_.mountpoint()}, &out), 0) << out;
+  ExpectServedThenUmount();
+}
+
 // The systemd unit's ExecStart= as written (its paths pointed at this test's lower tree, mount
 // point and configs) names no socket, and scopedfsctl reaches the daemon it starts by --mount and
 // as the one daemon running; a clean stop takes the socket and pid file with it.

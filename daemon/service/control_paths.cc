@@ -106,6 +106,14 @@ absl::Status WritePidFile(const std::string& path) {
   return absl::OkStatus();
 }
 
+void RemovePidFile(const std::string& path) {
+  base::UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd.valid()) return;
+  char text[32] = {};
+  ssize_t n = read(fd.get(), text, sizeof(text) - 1);
+  if (n > 0 && std::string(text, n) == absl::StrCat(getpid(), "\n")) unlink(path.c_str());
+}
+
 std::vector<std::string> LiveControlSockets(const std::string& dir, size_t limit) {
   std::vector<std::string> names;
   if (DIR* d = opendir(dir.c_str()); d != nullptr) {

@@ -41,6 +41,9 @@ absl::StatusOr<ControlPaths> ResolveControlPaths(absl::string_view socket_flag,
 
 // Writes "<pid>\n" to `path` (mode 0644, replacing a stale file of a killed run).
 absl::Status WritePidFile(const std::string& path);
+// Removes `path` if it still holds this process's pid: a daemon stopping after an unmount must not
+// remove the file its successor on the same mount point wrote.
+void RemovePidFile(const std::string& path);
 
 // The sockets in `dir` (kRunDir) that a process accepts connections on: a daemon that is gone
 // leaves its socket file, which refuses them. Sorted; at most `limit` are tried.

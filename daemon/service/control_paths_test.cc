@@ -69,6 +69,16 @@ TEST(WritePidFileTest, WritesThisProcessAndReplacesAStaleFile) {
   EXPECT_EQ(text, absl::StrCat(getpid(), "\n"));
 }
 
+TEST(RemovePidFileTest, RemovesOnlyThisProcesssFile) {
+  std::string path = absl::StrCat(::testing::TempDir(), "/r.pid");
+  std::ofstream(path) << getpid() + 1 << "\n";  // a successor's
+  RemovePidFile(path);
+  EXPECT_EQ(access(path.c_str(), F_OK), 0) << "another process's pid file was removed";
+  ASSERT_TRUE(WritePidFile(path).ok());
+  RemovePidFile(path);
+  EXPECT_NE(access(path.c_str(), F_OK), 0) << "this process's pid file was left";
+}
+
 TEST(LiveControlSocketsTest, OnlySocketsSomeoneListensOn) {
   // Bazel's TEST_TMPDIR is too long for a socket address: a short directory in /tmp.
   char made[] = "/tmp/scopedfs-paths-XXXXXX";

@@ -259,21 +259,29 @@ TEST_F(ControlSocketTest, ReplacesAStaleSocketFile) {
   EXPECT_TRUE(server.ok()) << server.status();
 }
 
-// A socket another server still listens on is its own: a second server is refused and the first
-// keeps answering on it.
-TEST_F(ControlSocketTest, RefusesASocketAnotherServerListensOn) {
+// A socket another server still answers on (a daemon of the same mount point still stopping
+// after an unmount) is taken over, and says so; when that server goes, it leaves the file of the
+// one that took over, which keeps answering.
+TEST_F(ControlSocketTest, TakesOverASocketAndTheOldServerLeavesItAlone) {
   std::string path = SocketPath("taken");
   absl::StatusOr<std::unique_ptr<ControlSocket>> first = ControlSocket::Start(path, Handled);
   ASSERT_TRUE(first.ok()) << first.status();
-  EXPECT_EQ(ControlSocket::Start(path, Handled).status().code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_FALSE((*first)->took_over());
+  absl::StatusOr<std::unique_ptr<ControlSocket>> second = ControlSocket::Start(path, Handled);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_TRUE((*second)->took_over());
+  first->reset();
+  struct stat st;
+  ASSERT_EQ(lstat(path.c_str(), &st), 0) << "the first removed the second's socket";
   UniqueFd client(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   ASSERT_NO_FATAL_FAILURE(Connect(client.get(), path));
   ControlRequest request;
   request.mutable_stats();
   ASSERT_TRUE(WriteFrame(client.get(), request).ok());
   ControlResponse response;
-  EXPECT_TRUE(ReadFrame(client.get(), &response).ok()) << "the first still answers";
+  EXPECT_TRUE(ReadFrame(client.get(), &response).ok()) << "the second answers";
+  second->reset();
+  EXPECT_NE(lstat(path.c_str(), &st), 0) << "the second removes its own";
 }
 
 }  // namespace
