@@ -5,7 +5,8 @@
 // PATH (mount(8) clears PATH), so the test installs the helper and the daemon on a tmpfs mounted
 // over /usr/local/sbin in its private mount namespace: nothing is installed on the machine.
 // After a SIGKILL of the daemon, `mount -a` leaves the dead mount and `scopedfsctl repair` makes
-// the fstab line serve again with nothing acknowledged lost; scopedfsctl reaches the daemons the
+// the fstab line serve again with nothing acknowledged lost; a remount while the old daemon is
+// still stopping leaves the new one's socket and pid file; scopedfsctl reaches the daemons the
 // helper and the systemd unit's command line start without being told their socket (a tmpfs over
 // /run/scopedfs in the test's namespace holds only this test's sockets).
 // Needs root, /dev/fuse, mount(8) and mount.fuse3; skips, saying which is missing, without them.
