@@ -5,10 +5,12 @@
 // `scopedfsctl reload` and changes to the configuration files reload the policy. Exit codes
 // (base/cli.h): 64 a bad command line, 78 an invalid configuration, 71 nothing to mount or no
 // mount, 1 an error while serving; a service manager restarts only the last two.
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -33,6 +35,7 @@
 #include "daemon/service/config_reloader.h"
 #include "daemon/service/config_watch.h"
 #include "daemon/service/control_handlers.h"
+#include "daemon/service/control_paths.h"
 #include "daemon/service/control_socket.h"
 #include "daemon/service/service_notify.h"
 #include "daemon/service/stop_signals.h"
@@ -66,7 +69,15 @@ ABSL_FLAG(bool, device_layout, false,
           "from apps. Renames and links between users fail EXDEV. Needs ANDROID semantics. With "
           "--mount_reached_by_one_user, --user_id names the user whose apps alone reach the "
           "mount, as vold's /mnt/user/<user>/emulated.");
-ABSL_FLAG(std::string, control_socket, "", "Unix socket for scopedfsctl (root only).");
+ABSL_FLAG(std::string, control_socket, "",
+          "Unix socket for scopedfsctl (root only). Default: /run/scopedfs/<stem>.sock, the stem "
+          "being the mount point without its leading '/' and with '-' for every other byte but "
+          "letters, digits, '.' and '_' (/storage/emulated/0: storage-emulated-0.sock), where "
+          "`scopedfsctl --mount=DIR` looks; none for no socket.");
+ABSL_FLAG(std::string, pid_file, "",
+          "Where to write the daemon's pid (removed at a clean stop). Default: beside the default "
+          "control socket (/run/scopedfs/<stem>.pid), none beside a socket --control_socket "
+          "names; none for no file.");
 ABSL_FLAG(bool, passthrough, true,
           "Give cleared opens kernel passthrough; false serves all I/O in userspace.");
 ABSL_FLAG(int, threads, 8, "Maximum FUSE worker threads.");
@@ -335,14 +346,28 @@ int Run() {
       [&reloader](const std::string& why) { (void)ReloadNotified(&reloader, {}, why); },
       [](const std::string& line) { LogLine(line); });
   if (!watch.ok()) return ConfigError(absl::StrCat("--watch_config: ", watch.status().message()));
+  // Named after the mount point as the kernel resolves it (mount(8) hands the helper a canonical
+  // path, scopedfsctl resolves --mount the same way); an adopted fd's mount is never touched.
+  std::string named_after = mountpoint;
+  if (char real[PATH_MAX]; !adopted && realpath(mountpoint.c_str(), real) != nullptr) {
+    named_after = real;
+  }
+  absl::StatusOr<ControlPaths> control_paths = ResolveControlPaths(
+      absl::GetFlag(FLAGS_control_socket), absl::GetFlag(FLAGS_pid_file), named_after);
+  if (!control_paths.ok()) return MountError(std::string(control_paths.status().message()));
   std::unique_ptr<ControlSocket> control;
-  if (std::string socket_path = absl::GetFlag(FLAGS_control_socket); !socket_path.empty()) {
-    absl::StatusOr<std::unique_ptr<ControlSocket>> started =
-        ControlSocket::Start(socket_path, [filesystem, &reloader](const ControlRequest& request) {
+  if (!control_paths->socket.empty()) {
+    absl::StatusOr<std::unique_ptr<ControlSocket>> started = ControlSocket::Start(
+        control_paths->socket, [filesystem, &reloader](const ControlRequest& request) {
           return HandleControl(request, filesystem, &reloader);
         });
     if (!started.ok()) return MountError(std::string(started.status().message()));
     control = std::move(*started);
+    if (control->took_over()) {
+      LogLine(absl::StrCat("control socket ", control_paths->socket,
+                           ": another process still answered on it (a daemon of this mount point "
+                           "still stopping?); it is this daemon's now"));
+    }
   }
 
   FuseSession::Options session_options;
@@ -376,6 +401,12 @@ int Run() {
   const AppBudget::Limits& budget = (*fs)->budget().limits();
   fprintf(stderr, "scopedfsd: fd limit %llu: apps share %zu fd units, at most %zu each\n",
           static_cast<unsigned long long>(FdLimit()), budget.fds.total, budget.fds.per_app);
+  // Written once it serves, so the file names a daemon that mounted (or one killed since).
+  if (!control_paths->pid_file.empty()) {
+    if (absl::Status written = WritePidFile(control_paths->pid_file); !written.ok()) {
+      return MountError(std::string(written.message()));
+    }
+  }
   NotifyReady(absl::StrCat(ServingStatus(**fs), " at ", where));
   fprintf(stderr, "scopedfsd: serving %s at %s (policy \"%s\", passthrough %s, SELinux %s)\n",
           source.c_str(), where.c_str(), config->policy.name().c_str(),
@@ -393,6 +424,7 @@ int Run() {
   watch->reset();
   fuse_remove_signal_handlers((*session)->session());
   control.reset();
+  if (!control_paths->pid_file.empty()) RemovePidFile(control_paths->pid_file);
   session->reset();  // unmounts our own mount; an adopted fd is only closed
   // The loop returns the signal number when stopped by SIGTERM/SIGINT: a clean end.
   if (rc == SIGTERM || rc == SIGINT || rc == 0) {

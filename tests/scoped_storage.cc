@@ -180,6 +180,9 @@ absl::Status ScopedStorage::StartDaemon(const DaemonOptions& options) {
       socket_dir_ = dir;
     }
     argv.push_back(absl::StrCat("--control_socket=", control_socket()));
+  } else {
+    // Not the default in /run/scopedfs, which the machine shares with every other run.
+    argv.push_back("--control_socket=none");
   }
   // The transport every test's daemon uses: `bazel test --test_env=SCOPEDFS_TEST_TRANSPORT=uring`
   // runs the suite over io_uring (tools/test.sh's second pass). A test that names one keeps it.

@@ -122,6 +122,6 @@ if [[ -z "$destdir" ]]; then
     systemctl daemon-reload || true
     echo "install: start with: systemctl enable --now scopedfsd@0   (man scopedfsd)"
   else
-    echo "install: no systemd runs here; start with: mount -t fuse.scopedfs /data/media/0 /storage/emulated/0 -o policy=$sysconfdir/scopedfs/android.textproto,apps=$sysconfdir/scopedfs/apps.textproto   (man mount.scopedfs), or an /etc/fstab line (man mount.scopedfs)"
+    echo "install: no systemd runs here; start with: mount -t fuse.scopedfs /data/media/0 /storage/emulated/0 -o policy=$sysconfdir/scopedfs/android.textproto,apps=$sysconfdir/scopedfs/apps.textproto   (man mount.scopedfs), or an /etc/fstab line (man mount.scopedfs); nothing restarts a daemon that dies: scopedfsctl repair mounts its fstab line again"
   fi
 fi

@@ -4,11 +4,12 @@
 //   scan      find the location metadata of media files, optionally writing redacted copies
 //   stats     live counters of a running scopedfsd (--socket)
 //   reload    make a running scopedfsd load its policy again, or another one
+//   repair    detach the dead mounts of killed daemons and mount them again from fstab
 //   audit2why explain audit lines: the rule, its reason, the permission that would change it
 // explain with --socket asks the running daemon (live policy, the file's real content facts).
 // This file holds the flags, the usage text and the dispatch; each family of commands has its own
 // file: scopedfsctl_policy (validate, explain, audit2why), scopedfsctl_daemon (stats, reload,
-// explain --socket) and scopedfsctl_scan (scan).
+// explain --socket), scopedfsctl_repair (repair) and scopedfsctl_scan (scan).
 #include <cstdint>
 #include <iostream>
 #include <optional>
@@ -28,6 +29,7 @@
 #include "tools/scopedfsctl_daemon.h"
 #include "tools/scopedfsctl_flags.h"
 #include "tools/scopedfsctl_policy.h"
+#include "tools/scopedfsctl_repair.h"
 #include "tools/scopedfsctl_scan.h"
 
 ABSL_FLAG(std::string, policy, "", "Policy file (text scopedfs.Policy).");
@@ -47,7 +49,14 @@ ABSL_FLAG(std::string, owner_uid, "",
 ABSL_FLAG(std::string, node, "", "explain: file|dir (default: dir for mkdir/rmdir and the root).");
 ABSL_FLAG(uint32_t, user_id, 0, "explain: Android user whose storage is mounted.");
 ABSL_FLAG(std::string, domain, "", "explain: the caller's SELinux domain (default: configured).");
-ABSL_FLAG(std::string, socket, "", "stats/reload/explain: the daemon's --control_socket.");
+ABSL_FLAG(std::string, socket, "",
+          "stats/reload/explain: the daemon's --control_socket (default: the socket of the "
+          "daemon serving --mount, or the one daemon that answers in /run/scopedfs).");
+ABSL_FLAG(std::string, mount, "",
+          "stats/reload/explain: the daemon serving this mount point (its default control socket "
+          "in /run/scopedfs); repair: only this mount point.");
+ABSL_FLAG(std::string, fstab, "", "repair: mount again from this fstab file (mount -T FILE).");
+ABSL_FLAG(bool, detach_only, false, "repair: detach dead mounts, do not mount them again.");
 ABSL_FLAG(bool, json, false, "stats: print one JSON object.");
 ABSL_FLAG(std::string, redacted_out, "",
           "scan: write DIR/<basename of FILE>, the file with its location ranges filled.");
@@ -63,13 +72,17 @@ constexpr char kUsage[] =
     "  validate --policy=F --apps=F [--packages_list=F]\n"
     "  explain  --policy=F --apps=F (--uid=U | --package=P) --op=OP --path=P\n"
     "           [--content=FILE] [--owner_uid=U] [--node=file|dir] [--user_id=N] [--domain=D]\n"
-    "  explain  --socket=PATH (--uid=U | --package=P) --op=OP --path=P [--domain=D]\n"
+    "  explain  (--socket=PATH | --mount=DIR) (--uid=U | --package=P) --op=OP --path=P\n"
+    "           [--domain=D]\n"
     "           (asks the running daemon: live policy, the lower file's real facts)\n"
     "  audit2why --policy=F --apps=F [--packages_list=F] [--user_id=N] [LINE...]\n"
     "           (no LINE: every audit line on stdin)\n"
     "  scan     FILE... [--redacted_out=DIR] [--kinds=exif_gps,xmp_gps,isobmff_location]\n"
-    "  stats    --socket=PATH [--json]\n"
-    "  reload   --socket=PATH [--policy=F] [--apps=F] [--packages_list=F]";
+    "  stats    [--socket=PATH | --mount=DIR] [--json]\n"
+    "  reload   [--socket=PATH | --mount=DIR] [--policy=F] [--apps=F] [--packages_list=F]\n"
+    "           (neither: the one daemon that answers in /run/scopedfs)\n"
+    "  repair   [--mount=DIR] [--fstab=FILE] [--detach_only]\n"
+    "           (dead mounts of killed daemons detached and mounted again from fstab)";
 
 }  // namespace
 
@@ -126,8 +139,9 @@ int main(int argc, char** argv) {
       "scopedfsctl", ctl::kUsage,
       "The operator's tool for scopedfs: validate a policy and app registry (every problem at "
       "once, as file:line:col), explain the decision for one request and the rule behind it, "
-      "find location metadata in media files, and read the counters of, reload, or ask a running "
-      "scopedfsd. Exit codes: 0 success, 1 the command failed (an invalid policy, a daemon that "
+      "find location metadata in media files, read the counters of, reload, or ask a running "
+      "scopedfsd, and repair the dead mounts of killed daemons. Exit codes: 0 success, 1 the "
+      "command failed (an invalid policy, a daemon that "
       "cannot be reached), 2 a usage error. See scopedfsctl(1).",
       "tools/scopedfsctl.cc"};
   if (std::optional<int> done = cli::HandleHelpOrVersion(argc, argv, program)) return *done;
@@ -151,5 +165,6 @@ int main(int argc, char** argv) {
   if (command == "explain") return ctl::Explain();
   if (command == "stats") return ctl::StatsCommand();
   if (command == "reload") return ctl::ReloadCommand();
+  if (command == "repair") return ctl::RepairCommand();
   return ctl::Usage(absl::StrCat("unknown command \"", command, "\""));
 }

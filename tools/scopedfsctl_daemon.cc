@@ -1,5 +1,5 @@
-// scopedfsctl stats, reload and explain --socket: one request to the daemon's control socket and
-// its answer printed; the daemon does the work.
+// scopedfsctl stats, reload and explain --socket/--mount: one request to the daemon's control
+// socket and its answer printed; the daemon does the work.
 #include "tools/scopedfsctl_daemon.h"
 
 #include <sys/socket.h>
@@ -10,6 +10,7 @@
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
@@ -17,16 +18,40 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "base/unique_fd.h"
+#include "daemon/service/control_paths.h"
 #include "daemon/service/control_socket.h"
 #include "google/protobuf/util/json_util.h"
 #include "tools/scopedfsctl_flags.h"
+#include "tools/scopedfsctl_repair.h"
 
 namespace scopedfs::policy::ctl {
 namespace {
 
-absl::StatusOr<ControlResponse> Call(const ControlRequest& request) {
-  std::string path = absl::GetFlag(FLAGS_socket);
+// The daemon's socket: --socket; the default socket of the daemon serving --mount; else the one
+// socket in /run/scopedfs a daemon answers on. InvalidArgument (a usage error) for both flags or
+// for several daemons, NotFound for none.
+absl::StatusOr<std::string> SocketPath() {
+  std::string socket = absl::GetFlag(FLAGS_socket);
+  std::string mount = absl::GetFlag(FLAGS_mount);
+  if (!socket.empty() && !mount.empty()) {
+    return absl::InvalidArgumentError("give --socket or --mount, not both");
+  }
+  if (!socket.empty()) return socket;
+  if (!mount.empty()) return daemon::DefaultControlSocket(ResolvedMountFlag(mount));
+  std::vector<std::string> live = daemon::LiveControlSockets(daemon::kRunDir);
+  if (live.size() == 1) return live[0];
+  if (live.empty()) {
+    return absl::NotFoundError(absl::StrCat("no scopedfsd answers in ", daemon::kRunDir,
+                                            " (give --mount=DIR or --socket=PATH)"));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(live.size(), " daemons answer in ",
+                                                 daemon::kRunDir, " (", absl::StrJoin(live, ", "),
+                                                 "): say which with --mount=DIR or --socket=PATH"));
+}
+
+absl::StatusOr<ControlResponse> Call(const std::string& path, const ControlRequest& request) {
   sockaddr_un addr = {};
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof(addr.sun_path)) return absl::InvalidArgumentError("--socket too long");
@@ -85,6 +110,13 @@ void PrintStatsText(const scopedfs::Stats& s) {
   }
 }
 
+// A usage error for a choice the operator must make, else the failure (exit 1).
+int Unreachable(const absl::Status& status) {
+  if (status.code() == absl::StatusCode::kInvalidArgument) return Usage(status.message());
+  std::cerr << "scopedfsctl: " << status.message() << "\n";
+  return 1;
+}
+
 }  // namespace
 
 int LiveExplain() {
@@ -110,7 +142,9 @@ int LiveExplain() {
       !absl::GetFlag(FLAGS_node).empty()) {
     return Usage("--content, --owner_uid and --node are offline flags: the daemon uses the file");
   }
-  absl::StatusOr<ControlResponse> response = Call(request);
+  absl::StatusOr<std::string> socket_path = SocketPath();
+  if (!socket_path.ok()) return Unreachable(socket_path.status());
+  absl::StatusOr<ControlResponse> response = Call(*socket_path, request);
   if (!response.ok()) {
     std::cerr << "scopedfsctl: " << response.status().message() << "\n";
     return 1;
@@ -120,10 +154,11 @@ int LiveExplain() {
 }
 
 int StatsCommand() {
-  if (absl::GetFlag(FLAGS_socket).empty()) return Usage("--socket is required");
   ControlRequest request;
   request.mutable_stats();
-  absl::StatusOr<ControlResponse> response = Call(request);
+  absl::StatusOr<std::string> socket_path = SocketPath();
+  if (!socket_path.ok()) return Unreachable(socket_path.status());
+  absl::StatusOr<ControlResponse> response = Call(*socket_path, request);
   if (!response.ok()) {
     std::cerr << "scopedfsctl: " << response.status().message() << "\n";
     return 1;
@@ -148,13 +183,14 @@ int StatsCommand() {
 }
 
 int ReloadCommand() {
-  if (absl::GetFlag(FLAGS_socket).empty()) return Usage("--socket is required");
   ControlRequest request;
   ReloadRequest* reload = request.mutable_reload();
   reload->set_policy(absl::GetFlag(FLAGS_policy));
   reload->set_apps(absl::GetFlag(FLAGS_apps));
   reload->set_packages_list(absl::GetFlag(FLAGS_packages_list));
-  absl::StatusOr<ControlResponse> response = Call(request);
+  absl::StatusOr<std::string> socket_path = SocketPath();
+  if (!socket_path.ok()) return Unreachable(socket_path.status());
+  absl::StatusOr<ControlResponse> response = Call(*socket_path, request);
   if (!response.ok()) {
     std::cerr << "scopedfsctl: " << response.status().message() << "\n";
     return 1;

@@ -102,7 +102,9 @@ int Audit2WhyCommand(absl::Span<char* const> lines) {
 }
 
 int Explain() {
-  if (!absl::GetFlag(FLAGS_socket).empty()) return LiveExplain();
+  if (!absl::GetFlag(FLAGS_socket).empty() || !absl::GetFlag(FLAGS_mount).empty()) {
+    return LiveExplain();
+  }
   if (!ConfigFlagsGiven()) return Usage("--policy and --apps are required");
   absl::StatusOr<LoadedConfig> config = LoadFromFlags();
   if (!config.ok()) {

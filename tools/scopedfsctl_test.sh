@@ -198,8 +198,20 @@ fi
 run --socket=/nonexistent/scopedfsd.sock stats
 check "stats without a daemon exits 1" test "$RC" -eq 1
 check "stats without a daemon says so once" test "$(grep -o 'No such file or directory' "$TMP/err" | wc -l)" -eq 1
-run stats
-check "stats without --socket is a usage error" test "$RC" -eq 2
+# --mount names the daemon by its mount point: the default socket in /run/scopedfs it would bind
+# (a real daemon reached this way is tests/mount_helper_recovery_mount_test's).
+run --mount=/nonexistent/storage/emulated/9 stats
+check "stats --mount without a daemon exits 1" test "$RC" -eq 1
+check "stats --mount looks where the daemon binds" \
+  grep -qF "cannot reach scopedfsd at /run/scopedfs/nonexistent-storage-emulated-9.sock" "$TMP/err"
+run --mount=/x --socket=/y stats
+check "stats with --mount and --socket is a usage error" test "$RC" -eq 2
+# repair of a mount point that is not a dead mount changes nothing and says so (a dead one is
+# tests/mount_helper_mount_test's, which needs root and /dev/fuse).
+run repair --mount=/nonexistent/storage/emulated/9
+check "repair of a live or missing mount point exits 0" test "$RC" -eq 0
+check "repair says there was nothing to repair" \
+  grep -qF "no dead scopedfs mount at /nonexistent/storage/emulated/9" "$TMP/out"
 
 # help, version and usage errors a new user meets first
 for h in help --help -h; do

@@ -88,13 +88,21 @@ absl::StatusOr<std::unique_ptr<ControlSocket>> ControlSocket::Start(const std::s
     return absl::InvalidArgumentError(absl::StrCat("control socket path too long: ", path));
   }
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  bool took_over = false;
   struct stat st;
   if (lstat(path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode)) {
       return absl::FailedPreconditionError(
           absl::StrCat("control socket path ", path, " exists and is not a socket"));
     }
-    unlink(path.c_str());  // stale socket of a previous run
+    // A socket someone still answers on is usually a daemon of the same mount point that is
+    // still stopping after an unmount (`umount DIR && mount DIR`): this daemon serves the mount
+    // now, so it takes the name over, and the caller logs that it did. That daemon, when it goes,
+    // leaves the file alone (the destructor removes only its own).
+    base::UniqueFd probe(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    took_over = probe.valid() &&
+                connect(probe.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    unlink(path.c_str());  // a killed daemon's, or one stopping
   }
   base::UniqueFd listener(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!listener.valid()) return ErrnoStatus("socket");
@@ -116,6 +124,9 @@ absl::StatusOr<std::unique_ptr<ControlSocket>> ControlSocket::Start(const std::s
   std::unique_ptr<ControlSocket> socket(
       new ControlSocket(path, std::move(listener), base::UniqueFd(stop[0]), base::UniqueFd(stop[1]),
                         std::move(handler)));
+  socket->took_over_ = took_over;
+  // The file this server made: the destructor removes it only while the name still refers to it.
+  if (lstat(path.c_str(), &st) == 0) socket->bound_ = {st.st_dev, st.st_ino};
   base::NoTerminationSignals no_signals;  // base/signals.h
   socket->thread_ = std::thread([s = socket.get()] { s->Serve(); });
   return socket;
@@ -125,7 +136,11 @@ ControlSocket::~ControlSocket() {
   char byte = 0;
   (void)!write(stop_write_.get(), &byte, 1);
   if (thread_.joinable()) thread_.join();
-  unlink(path_.c_str());
+  struct stat st;
+  if (lstat(path_.c_str(), &st) == 0 && bound_.has_value() &&
+      std::make_pair(st.st_dev, st.st_ino) == *bound_) {
+    unlink(path_.c_str());
+  }
 }
 
 void ControlSocket::Serve() {

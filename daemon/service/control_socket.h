@@ -3,10 +3,14 @@
 #ifndef SCOPEDFS_DAEMON_SERVICE_CONTROL_SOCKET_H_
 #define SCOPEDFS_DAEMON_SERVICE_CONTROL_SOCKET_H_
 
+#include <sys/types.h>
+
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -32,11 +36,17 @@ class ControlSocket {
  public:
   using Handler = std::function<ControlResponse(const ControlRequest&)>;
 
-  // Binds `path` (replacing a stale socket file, refusing any other kind of file) and serves
+  // Binds `path` (replacing a socket file, a killed daemon's or one another process still
+  // answers on, see took_over(); refusing any other kind of file) and serves
   // requests on a background thread until destroyed.
   static absl::StatusOr<std::unique_ptr<ControlSocket>> Start(const std::string& path,
                                                               Handler handler);
+  // Removes the socket file, unless the name now refers to another server's.
   ~ControlSocket();
+
+  // Whether a process still answered on `path` when this server replaced it: a daemon of the
+  // same mount point still stopping, or (rarely) another mount point's of the same name.
+  bool took_over() const { return took_over_; }
 
  private:
   ControlSocket(std::string path, base::UniqueFd listener, base::UniqueFd stop_read,
@@ -56,6 +66,8 @@ class ControlSocket {
   base::UniqueFd stop_write_;
   Handler handler_;
   std::thread thread_;
+  bool took_over_ = false;
+  std::optional<std::pair<dev_t, ino_t>> bound_;  // the socket file's device and inode
 };
 
 }  // namespace scopedfs::daemon

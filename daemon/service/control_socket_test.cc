@@ -165,7 +165,8 @@ class ControlSocketTest : public testing::Test {
     dir_ = dir;
   }
   void TearDown() override {
-    for (const char* name : {"/regular_file", "/ctl", "/stale"}) unlink((dir_ + name).c_str());
+    for (const char* name : {"/regular_file", "/ctl", "/stale", "/taken"})
+      unlink((dir_ + name).c_str());
     rmdir(dir_.c_str());
   }
   std::string SocketPath(const std::string& name) const { return dir_ + "/" + name; }
@@ -256,6 +257,31 @@ TEST_F(ControlSocketTest, ReplacesAStaleSocketFile) {
   }
   absl::StatusOr<std::unique_ptr<ControlSocket>> server = ControlSocket::Start(path, Handled);
   EXPECT_TRUE(server.ok()) << server.status();
+}
+
+// A socket another server still answers on (a daemon of the same mount point still stopping
+// after an unmount) is taken over, and says so; when that server goes, it leaves the file of the
+// one that took over, which keeps answering.
+TEST_F(ControlSocketTest, TakesOverASocketAndTheOldServerLeavesItAlone) {
+  std::string path = SocketPath("taken");
+  absl::StatusOr<std::unique_ptr<ControlSocket>> first = ControlSocket::Start(path, Handled);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_FALSE((*first)->took_over());
+  absl::StatusOr<std::unique_ptr<ControlSocket>> second = ControlSocket::Start(path, Handled);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_TRUE((*second)->took_over());
+  first->reset();
+  struct stat st;
+  ASSERT_EQ(lstat(path.c_str(), &st), 0) << "the first removed the second's socket";
+  UniqueFd client(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_NO_FATAL_FAILURE(Connect(client.get(), path));
+  ControlRequest request;
+  request.mutable_stats();
+  ASSERT_TRUE(WriteFrame(client.get(), request).ok());
+  ControlResponse response;
+  EXPECT_TRUE(ReadFrame(client.get(), &response).ok()) << "the second answers";
+  second->reset();
+  EXPECT_NE(lstat(path.c_str(), &st), 0) << "the second removes its own";
 }
 
 }  // namespace

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Checks what can be checked of tools/service/sepolicy without Android's policy: scopedfsd.te,
 # expanded with m4 as AOSP expands its policy, compiles with checkpolicy (MLS, as Android's) against
-# a minimal base that declares the AOSP classes and types it names (sepolicy/testdata); secilc
-# compiles the same policy again from the CIL checkpolicy writes back; the rules the daemon needs
-# are in it (FUSE over io_uring's too, and no more of io_uring) and none targets a whole
+# a minimal base that declares the AOSP classes and types it names (sepolicy/testdata) and restates
+# the neverallow rules of Android 14 and 15 that bind a platform daemon (testdata/tail.conf), which
+# checkpolicy enforces; without the one platform change the module needs, exactly its two
+# capabilities are refused, and a module that breaks any other of those rules is refused too.
+# secilc compiles the same policy again from the CIL checkpolicy writes back; the rules the daemon
+# needs are in it (FUSE over io_uring's too, and no more of io_uring) and none targets a whole
 # attribute of files or domains; every type file_contexts names is declared, and selabel_lookup
-# labels the binary and the socket with them; the .rc's seclabel is the module's domain. Android's own neverallow rules are not run here (see
-# docs/android.md).
+# labels the binary and the socket with them; the .rc's seclabel is the module's domain. AOSP's own
+# full policy is compiled with the module by aosp_check.sh, by hand (see docs/android.md).
 set -uo pipefail
 
 DIR=tools/service/sepolicy
@@ -27,11 +30,12 @@ equals() {  # equals <description> <actual> <expected>
   fi
 }
 # compile <module.te> <out>: base + module (+ extra rules on stdin) to a binary policy and CIL
+# TAIL: the neverallow rules and the rest after the module (default testdata/tail.conf).
 compile() {
   local extra=$TMP/extra.te
   cat >"$extra"
   m4 -s "$DIR/testdata/macros.m4" "$DIR/testdata/base.conf" "$1" "$extra" \
-    "$DIR/testdata/tail.conf" >"$2.conf" &&
+    "${TAIL:-$DIR/testdata/tail.conf}" >"$2.conf" &&
     checkpolicy -M -c 30 -o "$2.bin" "$2.conf" >"$2.log" 2>&1 &&
     checkpolicy -b -M -C -o "$2.cil" "$2.bin" >>"$2.log" 2>&1
 }
@@ -58,7 +62,9 @@ check "creates and removes lower directories" has_rule scopedfsd media_rw_data_f
   remove_name create rmdir reparent
 check "walks /data/media to reach it" has_rule scopedfsd media_userdir_file dir search
 check "reads packages.list" has_rule scopedfsd packages_list_file file open read
-check "reads callers' domains" has_rule scopedfsd appdomain file open read
+for caller in appdomain shell adbd system_server dumpstate; do
+  check "reads the domain of callers in $caller" has_rule scopedfsd $caller file open read
+done
 check "it is a platform (core) domain" grep -qE "^\(typeattributeset coredomain \(.*\bscopedfsd\b" \
   "$TMP/policy.cil"
 check "init starts it in its domain" grep -qF "(typetransition init scopedfsd_exec process scopedfsd)" \
@@ -106,6 +112,44 @@ refuses_rule() { ! has_rule "$@"; }
 check "a misspelt type is refused" refuses "$TMP/typo.te" "$TMP/typo" </dev/null
 check "a permission the class lacks is refused" refuses "$DIR/scopedfsd.te" "$TMP/perm" \
   <<<'allow scopedfsd fuse_device:chr_file mount;'
+
+# Android's neverallow rules (restated in tail.conf) hold the module: as AOSP ships them, without
+# scopedfsd in the list of domains that may bypass file permissions, exactly the two capabilities
+# the daemon needs are refused and nothing else.
+sed -E '/dac_(override|read_search);$/ s/ -scopedfsd//' "$DIR/testdata/tail.conf" >"$TMP/tail_aosp.conf"
+TAIL=$TMP/tail_aosp.conf compile "$DIR/scopedfsd.te" "$TMP/as_shipped" </dev/null
+equals "without the platform change: refused by two neverallow rules" \
+  "$(grep -c 'neverallow .* violated by' "$TMP/as_shipped.log")" 2
+check "... dac_override's" grep -qF 'violated by allow scopedfsd scopedfsd:capability { dac_override }' \
+  "$TMP/as_shipped.log"
+check "... dac_read_search's" grep -qF 'violated by allow scopedfsd scopedfsd:capability { dac_read_search }' \
+  "$TMP/as_shipped.log"
+# Each rule below breaks one of the restated neverallow rules, and is refused.
+refused_by_neverallow() {  # refused_by_neverallow <name> <rule>
+  compile "$DIR/scopedfsd.te" "$TMP/nv_$1" <<<"$2" && return 1
+  grep -q 'neverallow .* violated by' "$TMP/nv_$1.log"
+}
+sed 's/^type scopedfsd_socket, file_type, coredomain_socket;/type scopedfsd_socket, file_type;/' \
+  "$DIR/scopedfsd.te" >"$TMP/vendor_socket.te"
+check "(the socket mutant differs from the module)" bash -c "! cmp -s '$DIR/scopedfsd.te' '$TMP/vendor_socket.te'"
+refused_module() {  # refused_module <module.te> <out>: refused by a neverallow rule
+  compile "$1" "$2" </dev/null && return 1
+  grep -q 'neverallow .* violated by' "$2.log"
+}
+check "a control socket of no platform socket type is refused" \
+  refused_module "$TMP/vendor_socket.te" "$TMP/vendor_socket"
+check "mounting a file system other than FUSE is refused" refused_by_neverallow mount \
+  'allow scopedfsd proc:filesystem mount;'
+check "mounting over /system is refused" refused_by_neverallow mounton_system \
+  'allow scopedfsd system_file:dir mounton;'
+check "tracing other uids' processes is refused" refused_by_neverallow ptrace \
+  'allow scopedfsd self:capability sys_ptrace;'
+check "an executable stack is refused" refused_by_neverallow execstack \
+  'allow scopedfsd self:process execstack;'
+check "another domain using its io_uring rings is refused" refused_by_neverallow rings \
+  'allow untrusted_app scopedfsd_io_uring:anon_inode read;'
+check "writing /system is refused" refused_by_neverallow system_write \
+  'allow scopedfsd system_file:file write;'
 
 # ... and a module without the io_uring rules fails the io_uring checks.
 grep -vE 'io_uring' "$DIR/scopedfsd.te" >"$TMP/no_uring.te"
