@@ -181,5 +181,15 @@ TEST_F(StrictTimingChannelTest, AHiddenFilesSizeDoesNotShow) {
   ExpectIndistinguishable(As(kMusic), small, large, 1);
 }
 
+// Under strict visibility another app's file is hidden, and once its facts are cached (its owner
+// has looked at it; the attacker's own first stat caches them too) its ENOENT must cost what a
+// missing name's does in the same directory, under the name's own spelling and under another.
+TEST_F(StrictTimingChannelTest, HiddenAndMissingNamesCostTheSame) {
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/notes-2024.bin", Pattern(64 << 10, 3), kCamera));
+  ASSERT_TRUE(Succeeds(As(kCamera).Stat("Download/notes-2024.bin")));
+  ExpectIndistinguishable(As(kMusic), "Download/notes-2024.bin", "Download/notes-2025.bin");
+  ExpectIndistinguishable(As(kMusic), "Download/Notes-2024.BIN", "Download/Notes-2025.BIN");
+}
+
 }  // namespace
 }  // namespace scopedfs::tests
