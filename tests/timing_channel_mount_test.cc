@@ -142,9 +142,16 @@ TEST_P(TimingChannelTest, InstalledAndAbsentPackagesCostTheSame) {
       storage_.WriteLower("Android/data/com.example.notes/files/n.txt", "note", kNotes));
   ExpectIndistinguishable(As(kMusic), "Android/data/com.example.notes",
                           "Android/data/com.example.absent");
+  // In another case, which the daemon resolves to the lower spelling before it can judge.
+  ExpectIndistinguishable(As(kMusic), "Android/data/COM.example.NOTES",
+                          "Android/data/COM.example.ABSENT");
   // Inside the area too: a 3 MB file, a 2-byte file and a missing name.
   SCOPEDFS_ASSERT_OK(storage_.WriteLower("Android/data/com.example.notes/files/big.bin",
                                          Pattern(3 << 20, 7), kNotes));
+  ExpectIndistinguishable(As(kMusic), "Android/data/com.example.notes/files/big.bin",
+                          "Android/data/com.example.notes/files/none.bin");
+  // And once its owner has looked at it (its facts are cached).
+  ASSERT_TRUE(Succeeds(As(kNotes).Stat("Android/data/com.example.notes/files/big.bin")));
   ExpectIndistinguishable(As(kMusic), "Android/data/com.example.notes/files/big.bin",
                           "Android/data/com.example.notes/files/none.bin");
 }

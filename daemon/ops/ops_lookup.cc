@@ -16,6 +16,23 @@
 
 namespace scopedfs::daemon {
 
+namespace {
+
+// A name that is not there takes the steps a hidden one does once it is opened (a stat, the facts
+// cache, the engine's decision), with its directory in the object's place, so that its ENOENT
+// costs what a hidden name's does (docs/security.md, timing). The answer is ENOENT whatever they
+// find.
+void JudgeAbsentName(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
+                     FactNeeds needs) {
+  struct stat st;
+  if (StatFd(p.fd.get(), &st) != 0) return;
+  FileInfo info = fs->facts().Lookup(p.fd.get(), st, name, needs);
+  (void)ctx.DecideLookup(ChildPath(p.path, name), /*directory=*/false, &info, nullptr);
+  ctx.RefusalSuperseded();  // nothing was refused: the name is not there
+}
+
+}  // namespace
+
 // One engine call (Engine::DecideLookup) answers whether the caller sees the name and, for a
 // regular file, which view it reads (ViewFor, as JudgeRead). The time of a refusal does not depend
 // on what is there (docs/security.md, timing): a name the rules hide
@@ -33,7 +50,10 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   needs.location = ctx.engine() == nullptr || ctx.engine()->lookup_reads_location();
   std::string real;
   Child child;
-  if (int err = OpenLowerChild(fs, p, name, &child, &real, needs)) return err;
+  if (int err = OpenLowerChild(fs, p, name, &child, &real, needs)) {
+    if (err == ENOENT) JudgeAbsentName(fs, ctx, p, name, needs);
+    return err;
+  }
   bool judge_view = ViewJudged(ctx, child.st.st_mode);
   policy::LookupDecisions d;
   for (bool scanned = needs.location;; scanned = true) {

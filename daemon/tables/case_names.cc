@@ -103,17 +103,25 @@ int FindCaseMatch(int dir_fd, absl::string_view name, std::string* match, int ma
   return found ? 0 : ENOENT;
 }
 
-DirStamp StampOf(int dir_fd) {
+namespace {
+
+DirStamp StampOf(int dir_fd, const uint64_t* generation) {
   DirStamp s;
   struct stat st;
   if (fstatat(dir_fd, "", &st, AT_EMPTY_PATH) != 0) return s;
   s.dev = st.st_dev;
   s.ino = st.st_ino;
-  s.generation = ObjectIdOf(dir_fd, st).generation;
+  s.generation = generation != nullptr ? *generation : ObjectIdOf(dir_fd, st).generation;
   s.mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
   s.ctime_ns = st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
   return s;
 }
+
+}  // namespace
+
+DirStamp StampOf(int dir_fd) { return StampOf(dir_fd, nullptr); }
+
+DirStamp StampOf(int dir_fd, uint64_t generation) { return StampOf(dir_fd, &generation); }
 
 namespace {
 
@@ -196,7 +204,7 @@ bool CaseIndex::Insert(Dir* dir, uint64_t hash, absl::string_view name) {
   return true;
 }
 
-CaseIndex::Answer CaseIndex::Lookup(const Dir& dir, absl::string_view name,
+CaseIndex::Answer CaseIndex::Lookup(const Dir& dir, absl::string_view name, bool exact_matches,
                                     std::string* match) const {
   auto it = dir.by_folded.find(FoldedHash(name));
   if (it == dir.by_folded.end()) return Answer::kNone;
@@ -206,7 +214,7 @@ CaseIndex::Answer CaseIndex::Lookup(const Dir& dir, absl::string_view name,
   if (!ApplyMask(name, dir.masks.data() + s.mask_at, s.mask_words, &spelled)) {
     return Answer::kUnsure;  // a hash collision
   }
-  if (spelled == name) return Answer::kNone;  // the exact name is no match
+  if (spelled == name && !exact_matches) return Answer::kNone;
   *match = std::move(spelled);                // confirmed by Find, without the lock
   return Answer::kFound;
 }
@@ -230,7 +238,7 @@ int CaseIndex::Find(int dir_fd, absl::string_view name, std::string* match) {
     auto it = dirs_.find(key);
     if (it != dirs_.end() && it->second->stamp == stamp) {
       it->second->last_use = ++clock_;
-      switch (Lookup(*it->second, name, match)) {
+      switch (Lookup(*it->second, name, /*exact_matches=*/false, match)) {
         case Answer::kNone:
           return ENOENT;
         case Answer::kFound:
@@ -250,6 +258,47 @@ int CaseIndex::Find(int dir_fd, absl::string_view name, std::string* match) {
   }
   // Twins or a collision: a read answers, and the index stays for every other name.
   if (ambiguous) return Search(dir_fd, name, match);
+  bool indexed = false;
+  return ReadAndIndex(dir_fd, stamp, name, match, &indexed);
+}
+
+int CaseIndex::LowerSpelling(int dir_fd, uint64_t generation, absl::string_view name,
+                             std::string* lower) {
+  lower->clear();
+  DirStamp stamp = StampOf(dir_fd, generation);
+  if (stamp.mtime_ns < 0) return EAGAIN;
+  Key key{stamp.dev, stamp.ino};
+  for (int pass = 0; pass < 2; ++pass) {
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = dirs_.find(key);
+      if (it != dirs_.end() && it->second->stamp == stamp) {
+        it->second->last_use = ++clock_;
+        switch (Lookup(*it->second, name, /*exact_matches=*/true, lower)) {
+          case Answer::kNone:
+            return ENOENT;
+          case Answer::kFound:
+            return 0;
+          case Answer::kUnsure:
+            lower->clear();
+            return EAGAIN;
+        }
+      }
+    }
+    if (pass == 1) break;
+    // No index of this state yet: the read that makes one (its own answer is for other
+    // spellings only, so the index is asked again).
+    std::string match;
+    bool indexed = false;
+    if (ReadAndIndex(dir_fd, stamp, name, &match, &indexed) == EMFILE || !indexed) break;
+  }
+  return EAGAIN;
+}
+
+int CaseIndex::ReadAndIndex(int dir_fd, const DirStamp& stamp, absl::string_view name,
+                            std::string* match, bool* indexed) {
+  *indexed = false;
+  Key key{stamp.dev, stamp.ino};
   // One read answers and indexes. A directory whose index would not fit in all the indexes may
   // hold is searched only.
   directory_reads_.fetch_add(1);
@@ -257,7 +306,7 @@ int CaseIndex::Find(int dir_fd, absl::string_view name, std::string* match) {
   auto dir = std::make_unique<Dir>();
   dir->stamp = stamp;
   bool indexing = true;
-  found = false;
+  bool found = false;
   int err = ForEachName(dir_fd, kMaxCaseSearchEntries, nullptr, [&](absl::string_view n) {
     if (n != name && SameFoldedName(n, name) && (!found || n < absl::string_view(*match))) {
       match->assign(n.data(), n.size());
@@ -275,7 +324,8 @@ int CaseIndex::Find(int dir_fd, absl::string_view name, std::string* match) {
     return err;
   }
   int answer = found ? 0 : ENOENT;
-  if (!indexing || dir->names < static_cast<size_t>(kMinIndexedEntries)) return answer;
+  if (!indexing) return answer;
+  *indexed = true;
   absl::MutexLock lock(&mu_);
   dir->last_use = ++clock_;
   dir->bytes = dir->Bytes();
