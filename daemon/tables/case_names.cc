@@ -215,7 +215,7 @@ CaseIndex::Answer CaseIndex::Lookup(const Dir& dir, absl::string_view name, bool
     return Answer::kUnsure;  // a hash collision
   }
   if (spelled == name && !exact_matches) return Answer::kNone;
-  *match = std::move(spelled);                // confirmed by Find, without the lock
+  *match = std::move(spelled);  // confirmed by Find, without the lock
   return Answer::kFound;
 }
 
