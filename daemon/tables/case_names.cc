@@ -206,6 +206,7 @@ bool CaseIndex::Insert(Dir* dir, uint64_t hash, absl::string_view name) {
 
 CaseIndex::Answer CaseIndex::Lookup(const Dir& dir, absl::string_view name, bool exact_matches,
                                     std::string* match) const {
+  if (dir.unindexable) return Answer::kUnsure;
   auto it = dir.by_folded.find(FoldedHash(name));
   if (it == dir.by_folded.end()) return Answer::kNone;
   const Spelling& s = it->second;
@@ -319,6 +320,13 @@ int CaseIndex::ReadAndIndex(int dir_fd, const DirStamp& stamp, absl::string_view
       dir = std::make_unique<Dir>();
     }
   });
+  if (err == EMFILE || !indexing) {
+    dir = std::make_unique<Dir>();
+    dir->stamp = stamp;
+    dir->unindexable = true;
+    absl::MutexLock lock(&mu_);
+    File(key, std::move(dir));
+  }
   if (err != 0) {
     match->clear();
     return err;
@@ -327,6 +335,11 @@ int CaseIndex::ReadAndIndex(int dir_fd, const DirStamp& stamp, absl::string_view
   if (!indexing) return answer;
   *indexed = true;
   absl::MutexLock lock(&mu_);
+  File(key, std::move(dir));
+  return answer;
+}
+
+void CaseIndex::File(const Key& key, std::unique_ptr<Dir> dir) {
   dir->last_use = ++clock_;
   dir->bytes = dir->Bytes();
   if (auto it = dirs_.find(key); it != dirs_.end()) {
@@ -337,7 +350,6 @@ int CaseIndex::ReadAndIndex(int dir_fd, const DirStamp& stamp, absl::string_view
   total_bytes_ += dir->bytes;
   dirs_[key] = std::move(dir);
   EvictLocked();
-  return answer;
 }
 
 void CaseIndex::Added(int dir_fd, const DirStamp& before, absl::string_view name) {
@@ -361,6 +373,12 @@ void CaseIndex::Changed(int dir_fd, const DirStamp& before, absl::string_view na
     dirs_.erase(it);
   };
   if (!(dir.stamp == before) || after.mtime_ns < 0) return drop();
+  if (dir.unindexable) {
+    // Still too large after a name more; one less may make it fit, so it is read again.
+    if (!added) return drop();
+    dir.stamp = after;
+    return;
+  }
   auto entry = dir.by_folded.find(hash);
   if (added) {
     // The daemon never makes a second spelling of a name: one there means another state.
@@ -403,14 +421,19 @@ void CaseIndex::Recount(Dir* dir) {
 }
 
 void CaseIndex::EvictLocked() {
-  while (total_bytes_ > kMaxIndexBytes && !dirs_.empty()) {
-    auto oldest = dirs_.begin();
-    for (auto it = dirs_.begin(); it != dirs_.end(); ++it) {
-      if (it->second->last_use < oldest->second->last_use) oldest = it;
-    }
-    total_names_ -= oldest->second->names;
-    total_bytes_ -= oldest->second->bytes;
-    dirs_.erase(oldest);
+  if (total_bytes_ <= kMaxIndexBytes) return;
+  // Down to seven eighths of the bound in one pass: a tree of many small directories, each with
+  // an index, then pays one sort of them per many builds rather than one scan per build.
+  std::vector<std::pair<uint64_t, Key>> by_use;
+  by_use.reserve(dirs_.size());
+  for (const auto& [key, dir] : dirs_) by_use.emplace_back(dir->last_use, key);
+  std::sort(by_use.begin(), by_use.end());
+  for (const auto& [last_use, key] : by_use) {
+    if (total_bytes_ <= kMaxIndexBytes / 8 * 7) break;
+    auto it = dirs_.find(key);
+    total_names_ -= it->second->names;
+    total_bytes_ -= it->second->bytes;
+    dirs_.erase(it);
   }
 }
 

@@ -125,6 +125,9 @@ class CaseIndex {
     size_t names = 0;
     size_t bytes = 0;  // Bytes() when last counted in total_bytes_
     uint64_t last_use = 0;
+    // Too large to index (past kMaxCaseSearchEntries, or past kMaxIndexBytes): kept, with no
+    // names, only so that LowerSpelling does not read it at every lookup; Find reads it.
+    bool unindexable = false;
     size_t Bytes() const;
   };
   using Key = std::pair<dev_t, ino_t>;
@@ -140,13 +143,14 @@ class CaseIndex {
   // A full read (FindCaseMatch), counted.
   int Search(int dir_fd, absl::string_view name, std::string* match);
   // One read of the directory of state `stamp`, which answers as FindCaseMatch and files the
-  // directory's index if it fits; *indexed says whether it did.
+  // directory's index if it fits (else a Dir::unindexable one); *indexed says whether it did.
   int ReadAndIndex(int dir_fd, const DirStamp& stamp, absl::string_view name, std::string* match,
                    bool* indexed) ABSL_LOCKS_EXCLUDED(mu_);
   // Applies one change the daemon made (`added` or removed) to an index of the state `before`.
   void Changed(int dir_fd, const DirStamp& before, absl::string_view name, bool added)
       ABSL_LOCKS_EXCLUDED(mu_);
   void Recount(Dir* dir) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void File(const Key& key, std::unique_ptr<Dir> dir) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Stats* const stats_;
