@@ -40,7 +40,7 @@ void JudgeAbsentName(Filesystem* fs, const RequestContext& ctx, const Resolved& 
 // touched; and a file's location scan, whose time grows with the file, waits until the name is
 // found (unless the lookup rules read location).
 int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
-             fuse_entry_param* e, int64_t* fresh_until_before) {
+             fuse_entry_param* e, int64_t* fresh_until_before, base::UniqueFd* refused) {
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
   if (NameError(name, ENOENT) == 0 && ctx.HiddenWhateverIsThere(ChildPath(p.path, name))) {
@@ -62,7 +62,10 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
     bool could_carry = judge_view && CouldCarryLocation(child.info);
     d = ctx.DecideLookup(child.path, S_ISDIR(child.st.st_mode), &child.info,
                          could_carry ? &located : nullptr);
-    if (!d.found) return ErrnoOf(d.lookup);
+    if (!d.found) {
+      if (refused != nullptr) *refused = std::move(child.fd);
+      return ErrnoOf(d.lookup);
+    }
     // Found: the view depends on the file's location, so its scan is taken now.
     if (scanned || !judge_view || child.info.content_read || !needs.content) break;
     needs.location = true;
@@ -117,7 +120,8 @@ int DoGetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
 void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   OpRequest op(req, FUSE_LOOKUP);
   fuse_entry_param e;
-  op.ReplyEntry(DoLookup(op.fs(), op.ctx(), parent, name, &e), e);
+  base::UniqueFd refused;  // closed once the answer is sent
+  op.ReplyEntry(DoLookup(op.fs(), op.ctx(), parent, name, &e, nullptr, &refused), e);
 }
 
 // The kernel evicted the inode, which it does only once no open of it is left. A file's node that
