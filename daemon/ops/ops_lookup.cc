@@ -19,14 +19,15 @@ namespace scopedfs::daemon {
 namespace {
 
 // A name that is not there takes the steps a hidden one does once it is opened (a stat, the facts
-// cache, the engine's decision), with its directory in the object's place, so that its ENOENT
-// costs what a hidden name's does (docs/security.md, timing). The answer is ENOENT whatever they
-// find.
+// cache's probe, the engine's decision), with its directory in the object's place, so that its
+// ENOENT costs what a hidden name's does (docs/security.md, timing). The answer is ENOENT whatever
+// they find; the probe reads and caches nothing (a directory's every change is a version of its
+// own, which would fill the cache).
 void JudgeAbsentName(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
                      FactNeeds needs) {
   struct stat st;
   if (StatFd(p.fd.get(), &st) != 0) return;
-  FileInfo info = fs->facts().Lookup(p.fd.get(), st, name, needs);
+  FileInfo info = fs->facts().Cached(p.fd.get(), st, name, needs);
   (void)ctx.DecideLookup(ChildPath(p.path, name), /*directory=*/false, &info, nullptr);
   ctx.RefusalSuperseded();  // nothing was refused: the name is not there
 }
