@@ -211,6 +211,29 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
   return info;
 }
 
+FileInfo FactsCache::Cached(int fd, const struct stat& st, absl::string_view name,
+                            FactNeeds needs) {
+  FileInfo info;
+  info.facts = media::FactsFromFormat(name, media::MediaFormat::kUnknown);
+  if (needs.owner && needs.owner_is_uid) {
+    info.owner = st.st_uid;
+    needs.owner = false;
+  }
+  if (!needs.owner && !needs.content) return info;
+  Key key = ObjectIdOf(fd, st);
+  FileVersion version = VersionOf(st);
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(key);
+  if (it == entries_.end() || !(it->second.version == version)) return info;
+  const Entry& entry = it->second;
+  if (needs.owner && entry.owner_read) info.owner = entry.owner;
+  if (needs.content && entry.format_read) {
+    info.facts = media::FactsFromFormat(name, entry.format);
+    info.facts.location = media::LocationPresence::kUnknown;
+  }
+  return info;
+}
+
 std::shared_ptr<const media::LocationScan> FactsCache::Scan(int fd, uint64_t size,
                                                             media::MediaFormat format) {
   media::FdSource source(fd, size);

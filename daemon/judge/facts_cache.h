@@ -94,6 +94,11 @@ class FactsCache {
   // creator), per version.
   FileInfo Lookup(int fd, const struct stat& st, absl::string_view name, FactNeeds needs = {})
       ABSL_LOCKS_EXCLUDED(mu_);
+  // What the cache holds of the object of `fd` at this version, by the same probe as Lookup's,
+  // reading nothing and caching nothing: what it does not hold is left unknown (content_read
+  // false, the name's facts, no owner).
+  FileInfo Cached(int fd, const struct stat& st, absl::string_view name, FactNeeds needs = {})
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Forgets a file (after a write or truncate through the mount, so a timestamp that did not move
   // cannot hide the change).
   void Invalidate(const ObjectId& object) ABSL_LOCKS_EXCLUDED(mu_);

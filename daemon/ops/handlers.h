@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "base/unique_fd.h"
 #include "daemon/judge/request_context.h"
 #include "daemon/kernel/fuse_session.h"
 #include "daemon/ops/filesystem.h"
@@ -21,8 +22,11 @@ namespace scopedfs::daemon {
 
 // LOOKUP, and READDIRPLUS's entries: the entry leaves the kernel with the name and current
 // attributes, fresh for the entry's timeouts. *fresh_until_before: as for PublishEntry.
+// *refused (if given) gets the lower fd of a name the caller does not find, for the caller to
+// close after its reply (a name not there has none: the answer waits for no close either way).
 int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
-             fuse_entry_param* e, int64_t* fresh_until_before = nullptr);
+             fuse_entry_param* e, int64_t* fresh_until_before = nullptr,
+             base::UniqueFd* refused = nullptr);
 int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi,
            int* backing_id);
 

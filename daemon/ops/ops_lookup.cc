@@ -16,6 +16,24 @@
 
 namespace scopedfs::daemon {
 
+namespace {
+
+// A name that is not there takes the steps a hidden one does once it is opened (a stat, the facts
+// cache's probe, the engine's decision), with its directory in the object's place, so that its
+// ENOENT costs what a hidden name's does (docs/security.md, timing). The answer is ENOENT whatever
+// they find; the probe reads and caches nothing (a directory's every change is a version of its
+// own, which would fill the cache).
+void JudgeAbsentName(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
+                     FactNeeds needs) {
+  struct stat st;
+  if (StatFd(p.fd.get(), &st) != 0) return;
+  FileInfo info = fs->facts().Cached(p.fd.get(), st, name, needs);
+  (void)ctx.DecideLookup(ChildPath(p.path, name), /*directory=*/false, &info, nullptr);
+  ctx.RefusalSuperseded();  // nothing was refused: the name is not there
+}
+
+}  // namespace
+
 // One engine call (Engine::DecideLookup) answers whether the caller sees the name and, for a
 // regular file, which view it reads (ViewFor, as JudgeRead). The time of a refusal does not depend
 // on what is there (docs/security.md, timing): a name the rules hide
@@ -23,7 +41,7 @@ namespace scopedfs::daemon {
 // touched; and a file's location scan, whose time grows with the file, waits until the name is
 // found (unless the lookup rules read location).
 int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
-             fuse_entry_param* e, int64_t* fresh_until_before) {
+             fuse_entry_param* e, int64_t* fresh_until_before, base::UniqueFd* refused) {
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
   if (NameError(name, ENOENT) == 0 && ctx.HiddenWhateverIsThere(ChildPath(p.path, name))) {
@@ -33,7 +51,10 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
   needs.location = ctx.engine() == nullptr || ctx.engine()->lookup_reads_location();
   std::string real;
   Child child;
-  if (int err = OpenLowerChild(fs, p, name, &child, &real, needs)) return err;
+  if (int err = OpenLowerChild(fs, p, name, &child, &real, needs)) {
+    if (err == ENOENT) JudgeAbsentName(fs, ctx, p, name, needs);
+    return err;
+  }
   bool judge_view = ViewJudged(ctx, child.st.st_mode);
   policy::LookupDecisions d;
   for (bool scanned = needs.location;; scanned = true) {
@@ -42,7 +63,10 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
     bool could_carry = judge_view && CouldCarryLocation(child.info);
     d = ctx.DecideLookup(child.path, S_ISDIR(child.st.st_mode), &child.info,
                          could_carry ? &located : nullptr);
-    if (!d.found) return ErrnoOf(d.lookup);
+    if (!d.found) {
+      if (refused != nullptr) *refused = std::move(child.fd);
+      return ErrnoOf(d.lookup);
+    }
     // Found: the view depends on the file's location, so its scan is taken now.
     if (scanned || !judge_view || child.info.content_read || !needs.content) break;
     needs.location = true;
@@ -97,7 +121,8 @@ int DoGetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
 void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   OpRequest op(req, FUSE_LOOKUP);
   fuse_entry_param e;
-  op.ReplyEntry(DoLookup(op.fs(), op.ctx(), parent, name, &e), e);
+  base::UniqueFd refused;  // closed once the answer is sent
+  op.ReplyEntry(DoLookup(op.fs(), op.ctx(), parent, name, &e, nullptr, &refused), e);
 }
 
 // The kernel evicted the inode, which it does only once no open of it is left. A file's node that

@@ -89,6 +89,26 @@ int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* c
 int OpenLowerChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child,
                    std::string* real, FactNeeds needs) {
   real->assign(name);
+  // Under ANDROID semantics the directory's case index names the one lower spelling to open,
+  // whichever it is: a name found as spelled, one found in another case and one not there at all
+  // take the same steps (an index probe, one open), so that none of them costs a time of its own
+  // (docs/security.md, timing). The index may lag a change made behind the daemon's back: a name
+  // it does not know is opened as spelled, and one it names wrongly is searched for as before.
+  if (!fs->posix() && NameError(name, ENOENT) == 0) {
+    std::string lower;
+    int spelled =
+        fs->case_index().LowerSpelling(parent.fd.get(), parent.node->generation, name, &lower);
+    if (spelled == ENOENT) return OpenChild(fs, parent, name, child, needs);
+    if (spelled == 0) {
+      int err = OpenChild(fs, parent, lower.c_str(), child, needs);
+      if (err != ENOENT) {
+        if (err == 0) *real = std::move(lower);
+        return err;
+      }
+    }
+  }
+  // No index to ask (too large, twins, unstampable) or a stale one: the name as spelled, then a
+  // search.
   int err = OpenChild(fs, parent, name, child, needs);
   if (err != ENOENT || fs->posix() || NameError(name, ENOENT) != 0) return err;
   // A directory too large to search answers for exact names only.

@@ -103,17 +103,25 @@ int FindCaseMatch(int dir_fd, absl::string_view name, std::string* match, int ma
   return found ? 0 : ENOENT;
 }
 
-DirStamp StampOf(int dir_fd) {
+namespace {
+
+DirStamp StampOf(int dir_fd, const uint64_t* generation) {
   DirStamp s;
   struct stat st;
   if (fstatat(dir_fd, "", &st, AT_EMPTY_PATH) != 0) return s;
   s.dev = st.st_dev;
   s.ino = st.st_ino;
-  s.generation = ObjectIdOf(dir_fd, st).generation;
+  s.generation = generation != nullptr ? *generation : ObjectIdOf(dir_fd, st).generation;
   s.mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
   s.ctime_ns = st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
   return s;
 }
+
+}  // namespace
+
+DirStamp StampOf(int dir_fd) { return StampOf(dir_fd, nullptr); }
+
+DirStamp StampOf(int dir_fd, uint64_t generation) { return StampOf(dir_fd, &generation); }
 
 namespace {
 
@@ -196,8 +204,9 @@ bool CaseIndex::Insert(Dir* dir, uint64_t hash, absl::string_view name) {
   return true;
 }
 
-CaseIndex::Answer CaseIndex::Lookup(const Dir& dir, absl::string_view name,
+CaseIndex::Answer CaseIndex::Lookup(const Dir& dir, absl::string_view name, bool exact_matches,
                                     std::string* match) const {
+  if (dir.unindexable) return Answer::kUnsure;
   auto it = dir.by_folded.find(FoldedHash(name));
   if (it == dir.by_folded.end()) return Answer::kNone;
   const Spelling& s = it->second;
@@ -206,8 +215,8 @@ CaseIndex::Answer CaseIndex::Lookup(const Dir& dir, absl::string_view name,
   if (!ApplyMask(name, dir.masks.data() + s.mask_at, s.mask_words, &spelled)) {
     return Answer::kUnsure;  // a hash collision
   }
-  if (spelled == name) return Answer::kNone;  // the exact name is no match
-  *match = std::move(spelled);                // confirmed by Find, without the lock
+  if (spelled == name && !exact_matches) return Answer::kNone;
+  *match = std::move(spelled);  // confirmed by Find, without the lock
   return Answer::kFound;
 }
 
@@ -230,7 +239,7 @@ int CaseIndex::Find(int dir_fd, absl::string_view name, std::string* match) {
     auto it = dirs_.find(key);
     if (it != dirs_.end() && it->second->stamp == stamp) {
       it->second->last_use = ++clock_;
-      switch (Lookup(*it->second, name, match)) {
+      switch (Lookup(*it->second, name, /*exact_matches=*/false, match)) {
         case Answer::kNone:
           return ENOENT;
         case Answer::kFound:
@@ -250,6 +259,47 @@ int CaseIndex::Find(int dir_fd, absl::string_view name, std::string* match) {
   }
   // Twins or a collision: a read answers, and the index stays for every other name.
   if (ambiguous) return Search(dir_fd, name, match);
+  bool indexed = false;
+  return ReadAndIndex(dir_fd, stamp, name, match, &indexed);
+}
+
+int CaseIndex::LowerSpelling(int dir_fd, uint64_t generation, absl::string_view name,
+                             std::string* lower) {
+  lower->clear();
+  DirStamp stamp = StampOf(dir_fd, generation);
+  if (stamp.mtime_ns < 0) return EAGAIN;
+  Key key{stamp.dev, stamp.ino};
+  for (int pass = 0; pass < 2; ++pass) {
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = dirs_.find(key);
+      if (it != dirs_.end() && it->second->stamp == stamp) {
+        it->second->last_use = ++clock_;
+        switch (Lookup(*it->second, name, /*exact_matches=*/true, lower)) {
+          case Answer::kNone:
+            return ENOENT;
+          case Answer::kFound:
+            return 0;
+          case Answer::kUnsure:
+            lower->clear();
+            return EAGAIN;
+        }
+      }
+    }
+    if (pass == 1) break;
+    // No index of this state yet: the read that makes one (its own answer is for other
+    // spellings only, so the index is asked again).
+    std::string match;
+    bool indexed = false;
+    if (ReadAndIndex(dir_fd, stamp, name, &match, &indexed) == EMFILE || !indexed) break;
+  }
+  return EAGAIN;
+}
+
+int CaseIndex::ReadAndIndex(int dir_fd, const DirStamp& stamp, absl::string_view name,
+                            std::string* match, bool* indexed) {
+  *indexed = false;
+  Key key{stamp.dev, stamp.ino};
   // One read answers and indexes. A directory whose index would not fit in all the indexes may
   // hold is searched only.
   directory_reads_.fetch_add(1);
@@ -257,7 +307,7 @@ int CaseIndex::Find(int dir_fd, absl::string_view name, std::string* match) {
   auto dir = std::make_unique<Dir>();
   dir->stamp = stamp;
   bool indexing = true;
-  found = false;
+  bool found = false;
   int err = ForEachName(dir_fd, kMaxCaseSearchEntries, nullptr, [&](absl::string_view n) {
     if (n != name && SameFoldedName(n, name) && (!found || n < absl::string_view(*match))) {
       match->assign(n.data(), n.size());
@@ -270,13 +320,26 @@ int CaseIndex::Find(int dir_fd, absl::string_view name, std::string* match) {
       dir = std::make_unique<Dir>();
     }
   });
+  if (err == EMFILE || !indexing) {
+    dir = std::make_unique<Dir>();
+    dir->stamp = stamp;
+    dir->unindexable = true;
+    absl::MutexLock lock(&mu_);
+    File(key, std::move(dir));
+  }
   if (err != 0) {
     match->clear();
     return err;
   }
   int answer = found ? 0 : ENOENT;
-  if (!indexing || dir->names < static_cast<size_t>(kMinIndexedEntries)) return answer;
+  if (!indexing) return answer;
+  *indexed = true;
   absl::MutexLock lock(&mu_);
+  File(key, std::move(dir));
+  return answer;
+}
+
+void CaseIndex::File(const Key& key, std::unique_ptr<Dir> dir) {
   dir->last_use = ++clock_;
   dir->bytes = dir->Bytes();
   if (auto it = dirs_.find(key); it != dirs_.end()) {
@@ -287,7 +350,6 @@ int CaseIndex::Find(int dir_fd, absl::string_view name, std::string* match) {
   total_bytes_ += dir->bytes;
   dirs_[key] = std::move(dir);
   EvictLocked();
-  return answer;
 }
 
 void CaseIndex::Added(int dir_fd, const DirStamp& before, absl::string_view name) {
@@ -311,6 +373,12 @@ void CaseIndex::Changed(int dir_fd, const DirStamp& before, absl::string_view na
     dirs_.erase(it);
   };
   if (!(dir.stamp == before) || after.mtime_ns < 0) return drop();
+  if (dir.unindexable) {
+    // Still too large after a name more; one less may make it fit, so it is read again.
+    if (!added) return drop();
+    dir.stamp = after;
+    return;
+  }
   auto entry = dir.by_folded.find(hash);
   if (added) {
     // The daemon never makes a second spelling of a name: one there means another state.
@@ -353,14 +421,19 @@ void CaseIndex::Recount(Dir* dir) {
 }
 
 void CaseIndex::EvictLocked() {
-  while (total_bytes_ > kMaxIndexBytes && !dirs_.empty()) {
-    auto oldest = dirs_.begin();
-    for (auto it = dirs_.begin(); it != dirs_.end(); ++it) {
-      if (it->second->last_use < oldest->second->last_use) oldest = it;
-    }
-    total_names_ -= oldest->second->names;
-    total_bytes_ -= oldest->second->bytes;
-    dirs_.erase(oldest);
+  if (total_bytes_ <= kMaxIndexBytes) return;
+  // Down to seven eighths of the bound in one pass: a tree of many small directories, each with
+  // an index, then pays one sort of them per many builds rather than one scan per build.
+  std::vector<std::pair<uint64_t, Key>> by_use;
+  by_use.reserve(dirs_.size());
+  for (const auto& [key, dir] : dirs_) by_use.emplace_back(dir->last_use, key);
+  std::sort(by_use.begin(), by_use.end());
+  for (const auto& [last_use, key] : by_use) {
+    if (total_bytes_ <= kMaxIndexBytes / 8 * 7) break;
+    auto it = dirs_.find(key);
+    total_names_ -= it->second->names;
+    total_bytes_ -= it->second->bytes;
+    dirs_.erase(it);
   }
 }
 

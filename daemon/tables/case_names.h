@@ -60,12 +60,15 @@ struct DirStamp {
 };
 // The stamp of the directory `dir_fd`; mtime_ns -1 if it cannot be had.
 DirStamp StampOf(int dir_fd);
+// The same for a directory whose generation is known (its node's), without asking for its handle.
+DirStamp StampOf(int dir_fd, uint64_t generation);
 
-// FindCaseMatch for large directories without reading them at every miss: each directory of at
-// least kMinIndexedEntries entries gets an index, built by one read, kept while its stamp is
-// unchanged, and updated for the names the daemon itself adds and removes (Added, Removed). Once
-// built, a lookup costs one hash probe (and one fstatat when the name exists in another case),
-// whatever the directory's size: a name that exists in no case is answered without any read.
+// FindCaseMatch without reading the directory at every miss: each directory gets an index, built
+// by one read, kept while its stamp is unchanged, and updated for the names the daemon itself adds
+// and removes (Added, Removed). Once built, a lookup costs one hash probe (and one fstatat when
+// the name exists in another case), whatever the directory's size: a name that exists in no case
+// is answered without any read. Small directories are indexed too, so that a name's answer costs
+// the same steps whether it exists or not (LowerSpelling; docs/security.md, timing).
 //
 // The index keeps no names. Per name it keeps a keyed hash of the folded name and which of its
 // ASCII letters are upper case (a bit each, none for an all-lower-case name): the lower spelling
@@ -78,7 +81,6 @@ DirStamp StampOf(int dir_fd);
 // search reads it again.
 class CaseIndex {
  public:
-  static constexpr int kMinIndexedEntries = 256;
   static constexpr size_t kMaxIndexBytes = size_t{96} << 20;
 
   // `stats` (may be null) counts the directory reads (case_directory_reads).
@@ -88,6 +90,15 @@ class CaseIndex {
 
   // As FindCaseMatch(dir_fd, name, match).
   int Find(int dir_fd, absl::string_view name, std::string* match) ABSL_LOCKS_EXCLUDED(mu_);
+  // The spelling the directory's index holds of `name`, whichever it is, `name` itself included:
+  // 0 with *lower set (still to be confirmed by opening it), ENOENT when the index holds no
+  // spelling of it, or EAGAIN when the index cannot tell (no index fits, twins or a collision,
+  // the directory cannot be stamped; the caller then opens `name` and calls Find). Builds the
+  // directory's index if it has none for its current state. A name is thus resolved by the same
+  // steps whether it exists, in its own spelling or another, or not at all.
+  // `generation` is the directory's ObjectId::generation (its node's).
+  int LowerSpelling(int dir_fd, uint64_t generation, absl::string_view name, std::string* lower)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // `name` was just added to the directory by the daemon, which had the stamp `before` just
   // before: an index of that state learns the name; any other index of the directory goes.
   void Added(int dir_fd, const DirStamp& before, absl::string_view name) ABSL_LOCKS_EXCLUDED(mu_);
@@ -114,6 +125,9 @@ class CaseIndex {
     size_t names = 0;
     size_t bytes = 0;  // Bytes() when last counted in total_bytes_
     uint64_t last_use = 0;
+    // Too large to index (past kMaxCaseSearchEntries, or past kMaxIndexBytes): kept, with no
+    // names, only so that LowerSpelling does not read it at every lookup; Find reads it.
+    bool unindexable = false;
     size_t Bytes() const;
   };
   using Key = std::pair<dev_t, ino_t>;
@@ -123,13 +137,20 @@ class CaseIndex {
   // Adds `name` to `dir`; false if a spelling of its folded name was there (it is then ambiguous).
   static bool Insert(Dir* dir, uint64_t hash, absl::string_view name);
   // The answer of `dir` for `name`, *match set when found (still to be confirmed by an fstatat).
-  Answer Lookup(const Dir& dir, absl::string_view name, std::string* match) const;
+  // `name` itself is a match only if `exact_matches`.
+  Answer Lookup(const Dir& dir, absl::string_view name, bool exact_matches,
+                std::string* match) const;
   // A full read (FindCaseMatch), counted.
   int Search(int dir_fd, absl::string_view name, std::string* match);
+  // One read of the directory of state `stamp`, which answers as FindCaseMatch and files the
+  // directory's index if it fits (else a Dir::unindexable one); *indexed says whether it did.
+  int ReadAndIndex(int dir_fd, const DirStamp& stamp, absl::string_view name, std::string* match,
+                   bool* indexed) ABSL_LOCKS_EXCLUDED(mu_);
   // Applies one change the daemon made (`added` or removed) to an index of the state `before`.
   void Changed(int dir_fd, const DirStamp& before, absl::string_view name, bool added)
       ABSL_LOCKS_EXCLUDED(mu_);
   void Recount(Dir* dir) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void File(const Key& key, std::unique_ptr<Dir> dir) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Stats* const stats_;

@@ -90,10 +90,13 @@ TEST_F(FindCaseMatchTest, BoundedSearchRefusesToAnswer) {
 
 class CaseIndexTest : public FindCaseMatchTest {
  protected:
+  static constexpr size_t kFiles = 16;
   void SetUp() override {
     FindCaseMatchTest::SetUp();
-    for (int i = 0; i < CaseIndex::kMinIndexedEntries; ++i) Touch(absl::StrCat("file", i));
+    for (size_t i = 0; i < kFiles; ++i) Touch(absl::StrCat("file", i));
   }
+  // The directory's generation as its node would have it.
+  uint64_t Generation() const { return StampOf(fd_.get()).generation; }
   CaseIndex index_;
 };
 
@@ -101,7 +104,7 @@ TEST_F(CaseIndexTest, AnswersAsTheSearchAndIndexesLargeDirectories) {
   std::string match;
   EXPECT_EQ(index_.Find(fd_.get(), "FILE7", &match), 0);
   EXPECT_EQ(match, "file7");
-  EXPECT_EQ(index_.indexed_names(), CaseIndex::kMinIndexedEntries + 2u);
+  EXPECT_EQ(index_.indexed_names(), kFiles + 2u);
   EXPECT_EQ(index_.Find(fd_.get(), "file7", &match), ENOENT);  // the exact name is no match
   EXPECT_EQ(index_.Find(fd_.get(), "nosuch", &match), ENOENT);
 }
@@ -122,13 +125,13 @@ TEST_F(CaseIndexTest, LearnsTheDaemonsOwnChanges) {
   DirStamp before = StampOf(fd_.get());
   Touch("new");
   index_.Added(fd_.get(), before, "new");
-  EXPECT_EQ(index_.indexed_names(), CaseIndex::kMinIndexedEntries + 3u);  // kept, one more
+  EXPECT_EQ(index_.indexed_names(), kFiles + 3u);  // kept, one more
   EXPECT_EQ(index_.Find(fd_.get(), "NEW", &match), 0);
   EXPECT_EQ(match, "new");
   before = StampOf(fd_.get());
   ASSERT_EQ(unlinkat(fd_.get(), "new", 0), 0);
   index_.Removed(fd_.get(), before, "new");
-  EXPECT_EQ(index_.indexed_names(), CaseIndex::kMinIndexedEntries + 2u);
+  EXPECT_EQ(index_.indexed_names(), kFiles + 2u);
   EXPECT_EQ(index_.Find(fd_.get(), "NEW", &match), ENOENT);
   // A change it was not told of, made before the daemon's own, drops the index.
   Touch("other");
@@ -143,6 +146,44 @@ TEST_F(CaseIndexTest, LearnsTheDaemonsOwnChanges) {
 // lookup of a name that exists in no case reads it at most once, however many such lookups
 // follow; so do lookups of names that exist in another case; and the daemon's own creates there
 // keep the index.
+// LowerSpelling names the one spelling to open, the asked one included, from the index alone:
+// one read builds it, and every later name, there or not, is answered by a probe.
+TEST_F(CaseIndexTest, LowerSpellingAnswersEveryNameFromTheIndex) {
+  Touch("Notes.TXT");
+  std::string lower;
+  EXPECT_EQ(index_.LowerSpelling(fd_.get(), Generation(), "file3", &lower), 0);
+  EXPECT_EQ(lower, "file3");  // the name as spelled is its own spelling here
+  EXPECT_EQ(index_.LowerSpelling(fd_.get(), Generation(), "NOTES.txt", &lower), 0);
+  EXPECT_EQ(lower, "Notes.TXT");
+  EXPECT_EQ(index_.LowerSpelling(fd_.get(), Generation(), "Notes.TXT", &lower), 0);
+  EXPECT_EQ(lower, "Notes.TXT");
+  EXPECT_EQ(index_.LowerSpelling(fd_.get(), Generation(), "nosuch", &lower), ENOENT);
+  EXPECT_EQ(lower, "");
+  EXPECT_EQ(index_.directory_reads(), 1u);
+  // A change behind its back makes another state: read once more.
+  Touch("late");
+  EXPECT_EQ(index_.LowerSpelling(fd_.get(), Generation(), "LATE", &lower), 0);
+  EXPECT_EQ(lower, "late");
+  EXPECT_EQ(index_.directory_reads(), 2u);
+  // Find shares the index (the stamps agree), and still never names the exact name.
+  std::string match;
+  EXPECT_EQ(index_.Find(fd_.get(), "late", &match), ENOENT);
+  EXPECT_EQ(index_.Find(fd_.get(), "Late", &match), 0);
+  EXPECT_EQ(match, "late");
+  EXPECT_EQ(index_.directory_reads(), 2u);
+}
+
+// Twins cannot be told apart by the index: the caller opens the name and searches.
+TEST_F(CaseIndexTest, LowerSpellingOfTwinsIsLeftToTheSearch) {
+  Touch("twin");
+  Touch("TWIN");
+  std::string lower;
+  EXPECT_EQ(index_.LowerSpelling(fd_.get(), Generation(), "Twin", &lower), EAGAIN);
+  EXPECT_EQ(lower, "");
+  EXPECT_EQ(index_.LowerSpelling(fd_.get(), Generation(), "file1", &lower), 0);
+  EXPECT_EQ(lower, "file1");
+}
+
 TEST_F(CaseIndexTest, TwinsAreAnsweredByAReadInByteOrder) {
   Touch("twin");
   Touch("TWIN");
