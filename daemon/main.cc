@@ -325,6 +325,14 @@ int Run() {
   } else if (locks != "lower") {
     return UsageError(absl::StrCat("--posix_locks=", locks, ": must be lower or kernel"));
   }
+  options.kernel_posix_locks = kernel_posix_locks;
+  if (kernel_posix_locks && MayShowTwoViews(**engine)) {
+    return ConfigError(absl::StrCat("--posix_locks=kernel: policy \"", (*engine)->policy_name(),
+                                    "\" may give a caller a redacted view of a file, a kernel "
+                                    "inode of its own, whose locks the kernel would keep apart "
+                                    "from the raw view's; only --posix_locks=lower (the "
+                                    "daemon's locks, on the lower file) meets across views"));
+  }
   absl::StatusOr<std::unique_ptr<Filesystem>> fs =
       Filesystem::Create(options, std::shared_ptr<const policy::Engine>(std::move(*engine)));
   if (!fs.ok()) return MountError(std::string(fs.status().message()));

@@ -1,8 +1,10 @@
-// --posix_locks=kernel (docs/requests.md, "FLUSH"): the kernel keeps POSIX record locks for the
-// mount, so the daemon answers FLUSH ENOSYS and the kernel sends no FLUSH after the first; a
-// closing process's locks are still released at its close of any fd of the file, as POSIX says,
-// under the permissive and the Android policy. As app processes, with real syscalls; the FLUSH
-// requests are the daemon's own counts (scopedfsctl stats: requests_flush).
+// Who keeps POSIX locks (--posix_locks, docs/requests.md, "FLUSH"): with `kernel` the kernel keeps
+// them for the mount, so the daemon answers FLUSH ENOSYS and the kernel sends no FLUSH after the
+// first; with `lower` (the default) every close sends one. Either way a closing process's locks go
+// at its close of any fd of the file, as POSIX says: under the permissive policy with both, and
+// under the Android policy, which refuses `kernel` (a redacted view is a kernel inode of its own,
+// whose locks the kernel would keep apart from the raw view's). As app processes, with real
+// syscalls; the FLUSH requests are the daemon's own counts (scopedfsctl stats: requests_flush).
 // Needs root and /dev/fuse (tags in tests/BUILD).
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/mount_harness.h"
 
@@ -44,15 +46,22 @@ int OtherTries() {
   return WEXITSTATUS(status);
 }
 
-class KernelLocksMountTest : public MountTest, public ::testing::WithParamInterface<const char*> {
+struct Param {
+  const char* name;
+  const char* policy;
+  const char* locks;
+};
+
+class KernelLocksMountTest : public MountTest, public ::testing::WithParamInterface<Param> {
  protected:
   DaemonOptions Options() const override {
     DaemonOptions o;
-    o.policy = GetParam();
+    o.policy = GetParam().policy;
     o.control_socket = true;
-    o.extra_flags = {"--posix_locks=kernel"};
+    o.extra_flags = {absl::StrCat("--posix_locks=", GetParam().locks)};
     return o;
   }
+  bool kernel_locks() const { return std::string(GetParam().locks) == "kernel"; }
   void SetUp() override {
     MountTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
@@ -69,8 +78,9 @@ class KernelLocksMountTest : public MountTest, public ::testing::WithParamInterf
   }
 };
 
-// The first close's FLUSH is answered ENOSYS; no close after it sends one.
-TEST_P(KernelLocksMountTest, NoFlushAfterTheFirstClose) {
+// With kernel locks the first close's FLUSH is answered ENOSYS and no close after it sends one;
+// with the daemon's, each of the six closes sends one.
+TEST_P(KernelLocksMountTest, FlushOnlyWhereTheDaemonKeepsLocks) {
   ASSERT_TRUE(As(kNotes).Read(kFile).ok());
   int64_t before = Flushes();
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(As(kNotes).Read(kFile).ok());
@@ -85,7 +95,11 @@ TEST_P(KernelLocksMountTest, NoFlushAfterTheFirstClose) {
       },
       storage_.mountpoint());
   EXPECT_EQ(WaitChild(writer), 0);
-  EXPECT_EQ(Flushes() - before, 0);
+  if (kernel_locks()) {
+    EXPECT_EQ(Flushes() - before, 0);
+  } else {
+    EXPECT_GE(Flushes() - before, 6);
+  }
 }
 
 // A lock is held against another process until its holder closes an fd of the file: the one it
@@ -114,14 +128,49 @@ TEST_P(KernelLocksMountTest, LocksGoAtTheHoldersCloseOfAnyFd) {
                                      "held after closing the fd it was taken through";
 }
 
-INSTANTIATE_TEST_SUITE_P(Policies, KernelLocksMountTest,
-                         ::testing::Values("policy/configs/permissive.textproto",
-                                           "policy/configs/android.textproto"),
-                         [](const ::testing::TestParamInfo<const char*>& info) {
-                           return std::string(absl::StrContains(info.param, "permissive")
-                                                  ? "Permissive"
-                                                  : "Android");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Locks, KernelLocksMountTest,
+    ::testing::Values(Param{"PermissiveKernel", "policy/configs/permissive.textproto", "kernel"},
+                      Param{"PermissiveLower", "policy/configs/permissive.textproto", "lower"},
+                      Param{"AndroidLower", "policy/configs/android.textproto", "lower"}),
+    [](const ::testing::TestParamInfo<Param>& info) { return std::string(info.param.name); });
+
+// The daemon's exit code for `flags` (64: a usage error; 78: the configuration cannot be served as
+// asked), started on a mount point of its own.
+int DaemonExitFor(const std::string& lower, const std::vector<std::string>& flags) {
+  std::string mnt = absl::StrCat(::testing::TempDir(), "/posix_locks_flag_mnt");
+  mkdir(mnt.c_str(), 0755);
+  std::vector<std::string> args = {"daemon/scopedfsd", "--source=" + lower, "--mountpoint=" + mnt,
+                                   "--apps=policy/configs/apps.textproto"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, STDERR_FILENO);
+    alarm(10);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+// A policy that may redact (Android's) is refused `kernel` before anything is mounted; an unknown
+// value is a usage error.
+class PosixLocksFlagTest : public MountTest {};
+
+TEST_F(PosixLocksFlagTest, KernelIsRefusedWherePoliciesRedact) {
+  EXPECT_EQ(DaemonExitFor(storage_.Lower(""),
+                          {"--policy=policy/configs/android.textproto", "--posix_locks=kernel"}),
+            78);
+  EXPECT_EQ(DaemonExitFor(storage_.Lower(""), {"--policy=policy/configs/permissive.textproto",
+                                               "--posix_locks=sometimes"}),
+            64);
+}
 
 }  // namespace
 }  // namespace scopedfs::tests
