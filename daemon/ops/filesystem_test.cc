@@ -41,7 +41,7 @@ constexpr char kPerCallerPolicy[] = R"pb(
 // A policy that may give a caller a redacted view of a file (a second kernel inode).
 constexpr char kRedactingPolicy[] = R"pb(
   name: "redacting"
-  default_action { outcome: OUTCOME_ALLOW_REDACTED }
+  default_action { outcome: OUTCOME_ALLOW_REDACTED redact: REDACTION_EXIF_GPS }
 )pb";
 
 std::shared_ptr<const policy::Engine> MakeEngine(const char* policy = kPolicy) {
