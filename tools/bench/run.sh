@@ -12,9 +12,11 @@
 #   --only=semantics  only the cost of POSIX semantics (issue 11): native and the four A/B
 #              contenders below, 5 runs by default (with --quick's tree and fio sizes when
 #              --quick is given too, else the full run's)
-#   --only=targets  only what the metadata targets table needs: native, the ceiling, scopedfs
+#   --only=targets  only what the metadata targets table needs: native, the ceilings, scopedfs
 #              permissive (root) and android (owner app) over /dev/fuse and io_uring, the
-#              one-user io_uring mount, bindfs and mergerfs; the tree steps, open+close and fio
+#              one-user io_uring mount, permissive with --xattr=nosys (beside the ceiling), the
+#              gallery apps (the gallery workload only), bindfs and mergerfs; the tree steps,
+#              open+close, the gallery workload and fio
 #              4 KiB read/write/randread/randwrite; 3 runs of the full tree by default (< 25 min
 #              with --uring, profiles included). Then one extra, untimed pass of every target
 #              row that missed its goal, under a system-wide profile (perf record -a), summarised
@@ -281,7 +283,9 @@ GALLERY_CONTENDERS=(gallery_location gallery_redacted gallery_location_uring gal
 if [[ "$ONLY" == semantics ]]; then
   CONTENDERS=(native permissive permissive_android permissive_app permissive_android_app)
 elif [[ "$ONLY" == targets ]]; then
-  CONTENDERS=(native ceiling ceiling_uring "${TARGET_CONTENDERS[@]}" "${GALLERY_CONTENDERS[@]}" bindfs mergerfs)
+  # permissive_nosys: the permissive mount answering xattrs as the ceiling does (ENOSYS), beside it
+  # in the ceiling table (not a target row).
+  CONTENDERS=(native ceiling ceiling_uring "${TARGET_CONTENDERS[@]}" permissive_nosys "${GALLERY_CONTENDERS[@]}" bindfs mergerfs)
 elif [[ "$ONLY" == gallery ]]; then
   CONTENDERS=(native ceiling ceiling_uring "${GALLERY_CONTENDERS[@]}")
 else
