@@ -105,6 +105,10 @@ ABSL_FLAG(std::string, xattr, "",
           "POSIX semantics: how extended attributes are served: passthrough (as the lower tree "
           "has them; the default), noattr (none exist) or nosys (not supported: the kernel stops "
           "asking). ANDROID semantics serve none (nosys) and accept only that.");
+ABSL_FLAG(std::string, posix_locks, "lower",
+          "Who keeps POSIX record and OFD locks: lower (the daemon, on the lower file, so they "
+          "meet locks taken on the lower tree directly; every close then costs a FLUSH) or kernel "
+          "(the kernel, for this mount only: FLUSH is answered ENOSYS and never sent again).");
 ABSL_FLAG(std::string, file_contexts, "",
           "Label new files and directories from this file_contexts (selabel_lookup).");
 ABSL_FLAG(std::string, label_root, "",
@@ -322,6 +326,20 @@ int Run() {
                                       "attributes (nosys)"));
     }
   }
+  bool kernel_posix_locks = false;
+  if (std::string locks = absl::GetFlag(FLAGS_posix_locks); locks == "kernel") {
+    kernel_posix_locks = true;
+  } else if (locks != "lower") {
+    return UsageError(absl::StrCat("--posix_locks=", locks, ": must be lower or kernel"));
+  }
+  options.kernel_posix_locks = kernel_posix_locks;
+  if (kernel_posix_locks && MayShowTwoViews(**engine)) {
+    return ConfigError(absl::StrCat("--posix_locks=kernel: policy \"", (*engine)->policy_name(),
+                                    "\" may give a caller a redacted view of a file, a kernel "
+                                    "inode of its own, whose locks the kernel would keep apart "
+                                    "from the raw view's; only --posix_locks=lower (the "
+                                    "daemon's locks, on the lower file) meets across views"));
+  }
   absl::StatusOr<std::unique_ptr<Filesystem>> fs =
       Filesystem::Create(options, std::shared_ptr<const policy::Engine>(std::move(*engine)));
   if (!fs.ok()) return MountError(std::string(fs.status().message()));
@@ -377,6 +395,7 @@ int Run() {
   session_options.subtype = absl::GetFlag(FLAGS_subtype);
   session_options.want_passthrough = options.passthrough;
   session_options.posix = (*fs)->posix();
+  session_options.kernel_posix_locks = kernel_posix_locks;
   session_options.stats = &(*fs)->stats();
   session_options.transport = *transport;
   session_options.threads_per_queue = options.fuse_threads;

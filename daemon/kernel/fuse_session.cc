@@ -161,6 +161,7 @@ ssize_t FuseSession::Writev(int fd, struct iovec* iov, int count, void* userdata
                 "CONFIG_FUSE_PASSTHROUGH and CAP_SYS_ADMIN); serving reads and writes in "
                 "userspace\n");
       }
+      if (self->options_.kernel_posix_locks) out->flags &= ~abi::kPosixLocks;
       self->serves_posix_locks_ = (out->flags & abi::kPosixLocks) != 0;
       // FUSE over io_uring: asked for only when the ring can be set up (ServeInit), as the kernel
       // then holds every request back until the ring's queues are registered.

@@ -51,6 +51,11 @@ class FuseSession : public BackingIdSource {
     // POSIX semantics: the kernel checks mode bits and POSIX ACLs itself (default_permissions,
     // FUSE_POSIX_ACL), and caches ACLs per inode, so `ls -l` asks the daemon no ACL questions.
     bool posix = false;
+    // The kernel keeps POSIX record and OFD locks for the mount (INIT does not claim
+    // FUSE_POSIX_LOCKS): it releases a closing owner's locks itself, so FLUSH carries nothing
+    // the daemon needs (answered ENOSYS: the kernel stops sending it), at the price of locks
+    // that do not meet those taken on the lower file directly (--posix_locks=kernel).
+    bool kernel_posix_locks = false;
     // Where every request read from the kernel is counted by opcode (Stats::CountRequest); null:
     // not counted.
     Stats* stats = nullptr;

@@ -110,6 +110,13 @@ absl::Status Filesystem::SetEngine(std::shared_ptr<const policy::Engine> engine)
         " semantics (the kernel's permission checking is fixed at mount time); remount to "
         "change them"));
   }
+  if (engine != nullptr && options_.kernel_posix_locks && MayShowTwoViews(*engine)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "policy \"", engine->policy_name(),
+        "\" may give a caller a redacted view of a file (a kernel inode of its own) but this "
+        "mount leaves POSIX locks to the kernel (--posix_locks=kernel), which would keep the "
+        "two views' locks apart; remount with --posix_locks=lower to change it"));
+  }
   {
     absl::MutexLock lock(&engine_mu_);
     // Names answered under LISTING may sit in the kernel's cache for every caller, and a LOOKUP

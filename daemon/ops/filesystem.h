@@ -88,7 +88,18 @@ struct FilesystemOptions {
   int fuse_threads = 8;
   // Under POSIX semantics only; ANDROID semantics always answer kNosys.
   XattrMode xattr = XattrMode::kPassthrough;
+  // --posix_locks=kernel: the kernel keeps POSIX record and OFD locks per kernel inode (the
+  // session leaves FUSE_POSIX_LOCKS out of INIT). Exact only while every object has one kernel
+  // inode, so no policy that may give a caller a redacted view (an inode of its own, whose locks
+  // the kernel would keep apart from the raw view's) is accepted, at start or by a reload.
+  bool kernel_posix_locks = false;
 };
+
+// Whether `engine` may give some caller a redacted view of a file: a second kernel inode of the
+// same object (a location guard, or a rule that can decide ALLOW_REDACTED).
+inline bool MayShowTwoViews(const policy::Engine& engine) {
+  return engine.may_redact() || engine.location_guard();
+}
 
 // Lock order, outermost first (a lock may be taken while holding only locks listed before it):
 //  1. ConfigReloader::reload_mu_ (a reload installs its engine under it: SetEngine below);

@@ -38,6 +38,12 @@ constexpr char kPerCallerPolicy[] = R"pb(
   }
 )pb";
 
+// A policy that may give a caller a redacted view of a file (a second kernel inode).
+constexpr char kRedactingPolicy[] = R"pb(
+  name: "redacting"
+  default_action { outcome: OUTCOME_ALLOW_REDACTED redact: REDACTION_EXIF_GPS }
+)pb";
+
 std::shared_ptr<const policy::Engine> MakeEngine(const char* policy = kPolicy) {
   absl::StatusOr<policy::LoadedConfig> config = policy::ParseConfig(policy, "p", kApps, "a");
   EXPECT_TRUE(config.ok()) << config.status();
@@ -120,6 +126,29 @@ TEST(FilesystemTest, PinnedListingsRefuseAPerCallerPolicy) {
   EXPECT_TRUE(f.engine()->caller_independent());
   EXPECT_TRUE(f.SetEngine(MakeEngine()).ok());  // another caller-independent policy is fine
   fs->reset();
+  rmdir(source.c_str());
+}
+
+// --posix_locks=kernel leaves locks to the kernel, per kernel inode: a reload to a policy that may
+// give a caller a redacted view (a second inode of the same file) is refused, and the policy in
+// force stays; without the option it is accepted.
+TEST(FilesystemTest, KernelLocksRefuseAPolicyWithTwoViews) {
+  std::string source = ::testing::TempDir() + "/filesystem_test.XXXXXX";
+  ASSERT_NE(mkdtemp(source.data()), nullptr);
+  std::shared_ptr<const policy::Engine> everyone = MakeEngine();
+  std::shared_ptr<const policy::Engine> redacting = MakeEngine(kRedactingPolicy);
+  ASSERT_FALSE(MayShowTwoViews(*everyone));
+  ASSERT_TRUE(MayShowTwoViews(*redacting));
+  for (bool kernel_locks : {true, false}) {
+    FilesystemOptions options;
+    options.source = source;
+    options.kernel_posix_locks = kernel_locks;
+    absl::StatusOr<std::unique_ptr<Filesystem>> fs = Filesystem::Create(options, everyone);
+    ASSERT_TRUE(fs.ok()) << fs.status();
+    absl::Status set = (*fs)->SetEngine(redacting);
+    EXPECT_EQ(set.ok(), !kernel_locks) << set;
+    EXPECT_EQ((*fs)->engine(), kernel_locks ? everyone : redacting);
+  }
   rmdir(source.c_str());
 }
 

@@ -9,6 +9,7 @@ BENCH_PERMISSIVE=policy/configs/permissive.textproto
 BENCH_OWNER_UID=10067     # com.example.notes: owns the files it makes in Download/
 BENCH_CAMERA_UID=10065    # com.example.camera: owns the GPS-tagged photo
 BENCH_REDACTED_UID=10062  # com.example.social: images without ACCESS_MEDIA_LOCATION
+BENCH_GALLERY_UID=10061   # com.example.gallery: images with ACCESS_MEDIA_LOCATION
 
 # Every daemon we start (pid) and every mount we make, undone by bench_cleanup.
 BENCH_PIDS=()
@@ -68,6 +69,8 @@ bench_start_scopedfsd() {
   [[ -z "$transport" ]] && bench_has_transport_flag "$1" && transport=dev
   [[ -n "$transport" ]] && extra+=("--transport=$transport")
   [[ -n "${BENCH_XATTR:-}" ]] && extra+=("--xattr=$BENCH_XATTR")
+  # BENCH_POSIX_LOCKS, when set, is passed on as --posix_locks=.
+  [[ -n "${BENCH_POSIX_LOCKS:-}" ]] && extra+=("--posix_locks=$BENCH_POSIX_LOCKS")
   # BENCH_ONE_USER=1 passes --mount_reached_by_one_user (a mount only one user's apps reach).
   [[ -n "${BENCH_ONE_USER:-}" ]] && extra+=("--mount_reached_by_one_user")
   ${BENCH_WRAP[@]+"${BENCH_WRAP[@]}"} "$1" --source="$2" --mountpoint="$3" --policy="$4" --apps="$BENCH_APPS" \
@@ -106,6 +109,44 @@ bench_start_ceiling() {
   BENCH_LAST_PID=$!
   BENCH_PIDS+=("$BENCH_LAST_PID")
   bench_wait_mount "$3" "$BENCH_LAST_PID" "$4"
+}
+
+# --- The strongest ceiling: libfuse master's passthrough_hp (a checkout given to run.sh) ---------
+# bench_build_ceiling_hp <checkout> <dir> <log>: builds the checkout's libfuse and its
+# passthrough_hp example out of tree into <dir> (meson and ninja, Debian packages, installed when
+# missing; the checkout is only read), and tools/bench/ceiling_shim.c against its headers. Sets
+# BENCH_CEILING_HP (the example) and BENCH_CEILING_SHIM (the preloaded shim).
+bench_build_ceiling_hp() {
+  local src=$1 dir=$2 log=$3 pkg
+  [[ -f "$src/example/passthrough_hp.cc" && -f "$src/meson.build" ]] ||
+    { echo "$src is not a libfuse checkout (no example/passthrough_hp.cc)" >"$log"; return 1; }
+  for pkg in meson ninja-build liburing-dev; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
+      apt-get install -y -qq --no-install-recommends "$pkg" >>"$log" 2>&1 ||
+      { echo "cannot install $pkg" >>"$log"; return 1; }
+  done
+  meson setup "$dir" "$src" -Dexamples=true -Dtests=false -Dutils=false -Duseroot=false \
+    -Dinitscriptdir= >"$log" 2>&1 || return 1
+  ninja -C "$dir" example/passthrough_hp >>"$log" 2>&1 || return 1
+  gcc -O2 -shared -fPIC -I"$src/include" -I"$dir" -o "$dir/ceiling_shim.so" \
+    tools/bench/ceiling_shim.c -ldl >>"$log" 2>&1 || return 1
+  BENCH_CEILING_HP=$dir/example/passthrough_hp BENCH_CEILING_SHIM=$dir/ceiling_shim.so
+}
+# bench_start_ceiling_hp <lower> <mnt> <log> <uring 0|1>: passthrough_hp at its most cached, as
+# the example is (no --nocache: names and attributes cached for a day, FOPEN_KEEP_CACHE and
+# FOPEN_CACHE_DIR on every open, kernel passthrough for file data), with the shim's changes
+# (FLUSH and the xattr requests answered ENOSYS, READDIRPLUS for every chunk), 8 threads as
+# scopedfsd, and over io_uring (libfuse's io_uring option) when asked. OPENDIR stays: the
+# example's readdir reads through the handle its opendir makes.
+bench_start_ceiling_hp() {
+  local opts=allow_other
+  [[ "$4" == 1 ]] && opts+=,io_uring
+  mkdir -p "$2"
+  BENCH_MOUNTS+=("$2")
+  LD_PRELOAD=$BENCH_CEILING_SHIM "$BENCH_CEILING_HP" --foreground --num-threads=8 -o "$opts" "$1" "$2" 2>>"$3" &
+  BENCH_LAST_PID=$!
+  BENCH_PIDS+=("$BENCH_LAST_PID")
+  bench_wait_mount "$2" "$BENCH_LAST_PID" "$3"
 }
 
 # --- FUSE over io_uring --------------------------------------------------------------------------

@@ -6,6 +6,10 @@
 // operations per second, and "calls N" on stderr). createclose creates and closes new files
 // (N at most); read4k reads file "m0" 4 KiB at a time with O_DIRECT, so every read is a request
 // (tools/bench/transport.sh, which compares the daemon's transports).
+// metaops gallery DIR KIB: what a gallery app does to a camera folder: lists DIR, stats every
+// name, and reads the first KIB KiB of every regular file (open, read, close); prints the
+// seconds it took, and "calls N" (the files read) and "bytes N" on stderr.
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,6 +29,39 @@ int Fail(const char* what, const std::string& name) {
   return 1;
 }
 
+// The gallery walk (see the header): one pass, timed from the opendir to the last close.
+int Gallery(const char* dir, long kib) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<char> buf(static_cast<size_t>(kib) * 1024);
+  const Clock::time_point start = Clock::now();
+  DIR* d = opendir(dir);
+  if (d == nullptr) return Fail("opendir", dir);
+  long files = 0, bytes = 0;
+  while (dirent* e = readdir(d)) {
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    struct stat st;
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) return Fail("stat", e->d_name);
+    if (!S_ISREG(st.st_mode)) continue;
+    int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Fail("open", e->d_name);
+    size_t got = 0;
+    while (got < buf.size()) {
+      ssize_t n = read(fd, buf.data() + got, buf.size() - got);
+      if (n < 0) return Fail("read", e->d_name);
+      if (n == 0) break;
+      got += static_cast<size_t>(n);
+    }
+    close(fd);
+    ++files;
+    bytes += static_cast<long>(got);
+  }
+  closedir(d);
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  std::printf("%.6f\n", elapsed);
+  std::fprintf(stderr, "calls %ld\nbytes %ld\n", files, bytes);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -33,6 +70,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string mode = argv[1];
+  if (mode == "gallery") {
+    const long kib = std::strtol(argv[3], nullptr, 10);
+    if (kib <= 0) return Fail("gallery KiB", argv[3]);
+    return Gallery(argv[2], kib);
+  }
   const long count = std::strtol(argv[3], nullptr, 10);
   if (count <= 0 || chdir(argv[2]) != 0) return Fail("chdir", argv[2]);
   std::vector<std::string> names;

@@ -238,6 +238,7 @@ def parse_args():
     p.add_argument("--only", default="")
     p.add_argument("--kernel-requests", default="")
     p.add_argument("--profiles", default="")
+    p.add_argument("--gallery_files", default="0")
     return p.parse_args()
 
 
@@ -361,7 +362,7 @@ def request_summary(reqs, c, step, files):
 
 # The request-count table's columns: the ceiling first, then scopedfs under each policy and
 # transport (a column whose contender did not run shows n/a with the reason below the table).
-CEILING_COLUMNS = ("ceiling", "permissive", "permissive_noattr", "permissive_nosys", "android_owner",
+CEILING_COLUMNS = ("ceiling", "ceiling_uring", "permissive", "permissive_noattr", "permissive_nosys", "android_owner",
                    "android_strict", "permissive_uring", "android_owner_uring", "android_device_uring",
                    "bindfs", "mergerfs")
 
@@ -372,10 +373,9 @@ def ceiling_section(cells, kreqs, labels, files):
     L = ["## Against the FUSE ceiling", ""]
     L.append("Time as a multiple of native (rates: native over the contender, so higher is "
              "slower everywhere), and beside it the FUSE requests per file the kernel sent "
-             "(`fuse_request_send` tracepoint, first run, %s files). The ceiling is libfuse's "
-             "passthrough_ll example with `cache=always,timeout=86400,writeback` (no xattr: "
-             "ENOSYS), "
-             "built at run time: what a FUSE filesystem can reach on this machine." %
+             "(`fuse_request_send` tracepoint, first run, %s files). The ceiling is a libfuse "
+             "passthrough example at its most cached, built at run time (which one, and how it "
+             "runs: see the contenders): what a FUSE filesystem can reach on this machine." %
              "{:,}".format(files))
     L.append("")
     cols = [c for c in CEILING_COLUMNS if any(k[0] == c for k in cells)]
@@ -437,7 +437,7 @@ METADATA_GOALS = (("ls -lR warm", 1.5, 2.0), ("find -size", 1.3, 2.0), ("du -s",
 # beside them without a goal.
 TARGET_GROUPS = (("permissive", "permissive_uring"),
                  ("android_owner", "android_owner_uring", "android_device_uring"))
-TARGET_PEERS = ("ceiling", "bindfs", "mergerfs")
+TARGET_PEERS = ("ceiling", "ceiling_uring", "bindfs", "mergerfs")
 
 
 def higher_is_better(w):
@@ -486,7 +486,7 @@ def metadata_targets(cells, kreqs, labels, files, profiles=None, details=""):
     L = ["## Targets for metadata", ""]
     L.append("Time as a multiple of native's (open+close and fio: the rate as a fraction of "
              "native's, higher is better), with the FUSE requests per file the kernel sent, from "
-             "this run. The ceiling is libfuse's passthrough_ll at its most cached (see the "
+             "this run. The ceiling is a libfuse passthrough example at its most cached (see the "
              "contenders); bindfs and mergerfs are peers. Goals, not test assertions. A missed "
              "figure links to its row's system-wide profile when the run made one "
              "(`run.sh --only=targets`).")
@@ -497,7 +497,7 @@ def metadata_targets(cells, kreqs, labels, files, profiles=None, details=""):
     head.append("goal: android, owner app")
     for c in groups[1]:
         head.append(labels.get(c, c))
-    peers = [c for c in TARGET_PEERS if c == "ceiling" or any(k[0] == c for k in cells)]
+    peers = [c for c in TARGET_PEERS if any(k[0] == c for k in cells)]
     for c in peers:
         head.append(labels.get(c, c))
     L.append("| " + " | ".join(head) + " |")
@@ -572,7 +572,18 @@ def targets(cells):
 # One bullet per contender, in run order (contender_list keeps those the run had).
 CONTENDER_BULLETS = OrderedDict((
     ("native", "- **native**: the lower tmpfs directory itself, as root."),
-    ("ceiling", """- **FUSE ceiling (passthrough_ll, cached)**: libfuse's own low-level passthrough example as
+    ("ceiling", """- **FUSE ceiling (passthrough_hp, libfuse master, cached)**, when `run.sh --libfuse=DIR` (or
+  `BENCH_LIBFUSE`) names a libfuse checkout: its `example/passthrough_hp.cc`, built at run time
+  with the checkout's libfuse (meson and ninja, out of tree, into the work directory), run as
+  `passthrough_hp --foreground --num-threads=8 -o allow_other LOWER MNT` as root, as cached as the
+  example goes (without `--nocache`: names and attributes cached for a day, `FOPEN_KEEP_CACHE` and
+  `FOPEN_CACHE_DIR` on every open, kernel passthrough for file data), with
+  `tools/bench/ceiling_shim.c` preloaded: it drops the example's FLUSH and xattr methods before
+  the session is made, so those requests are answered ENOSYS once and never sent again (the
+  example keeps no POSIX locks: the kernel does), and asks for READDIRPLUS on every chunk (no
+  `FUSE_CAP_READDIRPLUS_AUTO`). OPENDIR is still answered: the example's readdir needs the handle
+  its opendir makes. **... io_uring**: the same over FUSE over io_uring (libfuse's `-o io_uring`).
+- **FUSE ceiling (passthrough_ll, cached)**, without a checkout (CI): libfuse's own low-level passthrough example as
   Debian's libfuse3-dev 3.14 ships it (`/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c`),
   compiled at run time (`gcc -O2 ... $(pkg-config --cflags --libs fuse3)`) into the work
   directory and run as `passthrough_ll -f -o source=LOWER,cache=always,timeout=86400,writeback,allow_other MNT`,
@@ -585,9 +596,11 @@ CONTENDER_BULLETS = OrderedDict((
   options do not cache more: `flock` only adds lock requests, and `-o clone_fd` (a /dev/fuse fd
   per thread) measured no clear difference on the 3,000-file slice here. No policy, no
   redaction: what a FUSE filesystem can reach on this machine."""),
-    ("permissive", """- **scopedfs permissive, root**: `scopedfsd --policy=policy/configs/permissive.textproto`, acting
-  as root; POSIX semantics (`default_permissions`, `FUSE_POSIX_ACL`); caller-independent, so
-  names and attributes are cached for `--entry_cache_seconds` (10 s)."""),
+    ("permissive", """- **scopedfs permissive, root**: `scopedfsd --policy=policy/configs/permissive.textproto
+  --posix_locks=kernel`, acting as root; POSIX semantics (`default_permissions`, `FUSE_POSIX_ACL`);
+  caller-independent, so names and attributes are cached for `--entry_cache_seconds` (10 s); the
+  kernel keeps POSIX locks, so no close sends FLUSH (every contender with the permissive rules
+  runs so; `BENCH_PERMISSIVE_LOCKS=lower` runs them with the daemon's locks)."""),
     ("android_owner", """- **scopedfs android, owner app**: `--policy=policy/configs/android.textproto`, acting as
   com.example.notes (uid 10067, `setpriv --reuid --regid --clear-groups`) on files it owns in
   `Download/`; directories the rules show to every caller are cached for 10 s; passthrough
@@ -598,6 +611,12 @@ CONTENDER_BULLETS = OrderedDict((
     ("android_device_uring", """- **scopedfs android, owner app, io_uring, one user's mount**: as the android io_uring
   contender with `--mount_reached_by_one_user`, as a device mounts it (vold's per-user mount: only
   one user's apps reach it, so attributes of names every app of the user finds are cached)."""),
+    ("gallery_location", """- **scopedfs android, gallery app / app without location, one user's mount**: the gallery
+  workload's apps, `--policy=policy/configs/android.textproto --mount_reached_by_one_user` (a
+  device's per-user mount), over `/dev/fuse` and over io_uring: com.example.gallery (uid 10061,
+  READ_MEDIA_IMAGES and ACCESS_MEDIA_LOCATION: every photo raw, kernel passthrough) and
+  com.example.social (uid 10062, without ACCESS_MEDIA_LOCATION: every photo through its redacted
+  view, served by the daemon). They run the gallery workload only."""),
     ("redacted", """- **scopedfs redacted reader**: the same policy, as com.example.social (uid 10062, no
   ACCESS_MEDIA_LOCATION) reading camera's GPS-tagged JPEG: every read is served by the daemon's
   redacted view. It only reads that photo, so the other workloads are n/a."""),
@@ -617,6 +636,69 @@ def contender_list(contenders):
     return "\n".join(text for c, text in CONTENDER_BULLETS.items()
                      if c in contenders or (c == "permissive_uring" and any(
                          x.endswith("_uring") for x in contenders)))
+
+
+# The gallery workload (run.sh run_gallery): for each transport, the ceiling and the two apps.
+GALLERY_STEPS = ("gallery cold", "gallery warm")
+GALLERY_ROWS = (("/dev/fuse", "ceiling", ("gallery_location", "gallery_redacted")),
+                ("io_uring", "ceiling_uring", ("gallery_location_uring", "gallery_redacted_uring")))
+GALLERY_GOAL = 2.0  # each app's ratio to native within 2x the ceiling's, on the same transport
+
+
+def gallery_section(cells, kreqs, labels, photos):
+    """The gallery workload: each app's time as a multiple of native's, beside the ceiling's on
+    the same transport, against the goal (within GALLERY_GOAL times the ceiling's ratio)."""
+    if not any(k[1] in GALLERY_STEPS and k[0] != "native" and cells[k].ok for k in cells):
+        return []
+    L = ["## The gallery workload", ""]
+    L.append("What a phone's gallery does to the camera folder: `tools/bench/metaops gallery` lists "
+             "`DCIM/Camera` (%s photos the camera app took, half with GPS), stats every name and "
+             "reads the first 64 KiB of each, after dropping the caches (cold) and again (warm); "
+             "native and the ceilings as the gallery's uid. Time as a multiple of native's, then "
+             "the app's ratio over the ceiling's on the same transport (goal: at most %g), and "
+             "the FUSE requests per photo the kernel sent (first run)." % (
+                 "{:,}".format(photos), GALLERY_GOAL))
+    L.append("")
+    L.append("| step | transport | ceiling | gallery app (location) | over the ceiling | "
+             "app without location (redacted) | over the ceiling |")
+    L.append("|---|---|---|---|---|---|---|")
+
+    def ratio_text(c, w):
+        cell = cells.get((c, w))
+        if cell is None or not cell.ok:
+            return None, "n/a" if cell is None or cell.reason.startswith("n/a") else "FAILED"
+        sp = speed(cells, c, w)
+        if not sp:
+            return None, "?"
+        text = "%.2f×" % (1.0 / sp)
+        ops = kreqs.get((c, w), {})
+        if ops and photos:
+            total = sum(v for k, v in ops.items() if not k.startswith("_"))
+            text += " · %.1f req/photo" % (total / photos)
+        return 1.0 / sp, text
+
+    for w in GALLERY_STEPS:
+        for transport, ceiling, apps in GALLERY_ROWS:
+            cr, ctext = ratio_text(ceiling, w)
+            row = [w, transport, ctext]
+            for app in apps:
+                ar, atext = ratio_text(app, w)
+                row.append(atext)
+                if ar is None or cr is None:
+                    row.append("n/a")
+                else:
+                    over = ar / cr
+                    row.append("%.2f× %s" % (over, "✓" if over <= GALLERY_GOAL else "**✗**"))
+            L.append("| " + " | ".join(row) + " |")
+    L.append("")
+    reasons = sorted({(c, cells[(c, w)].reason) for w in GALLERY_STEPS
+                      for _, ceiling, apps in GALLERY_ROWS for c in (ceiling,) + apps
+                      if (c, w) in cells and not cells[(c, w)].ok})
+    for c, why in reasons:
+        L.append("- %s: %s" % (labels.get(c, c), why.replace("|", "/")))
+    if reasons:
+        L.append("")
+    return L
 
 
 AB_CONTENDER_TEXT = """- **permissive rules, ANDROID semantics** (root, and app uid): the A/B of POSIX semantics. A copy of
@@ -792,6 +874,16 @@ def main():
     if a.only == "targets":
         write_targets_only(a, cells, workloads, bench_contenders, reqs, kreqs, labels, m)
         return
+    if a.only == "gallery":
+        L = header_lines(a, m, ": the gallery workload")
+        L.append("## Contenders")
+        L.append("")
+        L.append(contender_list(bench_contenders))
+        L.append("")
+        L.extend(gallery_section(cells, kreqs, labels, int(a.gallery_files)))
+        L.extend(every_figure(cells, labels))
+        write_lines(os.path.join(a.out, "BENCHMARKS.md"), L)
+        return
     chart_problem = write_chart(cells, workloads, bench_contenders, labels, a.data)
     chart_link = os.path.relpath(os.path.join(a.data, "benchmarks.png"), a.out)
 
@@ -916,6 +1008,7 @@ def main():
     L.append("")
 
     L.extend(ceiling_section(cells, kreqs, labels, int(a.tree_files)))
+    L.extend(gallery_section(cells, kreqs, labels, int(a.gallery_files)))
 
     L.extend(ab_section(cells, workloads, reqs, int(a.tree_files), a.runs))
 
@@ -1068,6 +1161,7 @@ def write_targets_only(a, cells, workloads, contenders, reqs, kreqs, labels, m):
         L.append("| %s | " % w + " | ".join(cell_text(cells, c, w) for c in contenders) + " |")
     L.append("")
     L.extend(ceiling_section(cells, kreqs, labels, files))
+    L.extend(gallery_section(cells, kreqs, labels, int(a.gallery_files)))
     L.append("The per-run details (the profiles of the missed rows, FUSE requests by op, every "
              "figure of every run) are in [%s](%s)." % (details_rel, details_rel))
     L.append("")

@@ -3,17 +3,20 @@
 # every contender on the same tmpfs lower tree in the same run, and BENCHMARKS.md with a chart
 # written from the results. See BENCHMARKS.md for what each contender and workload is.
 #
-# Usage: tools/bench/run.sh [--quick] [--tiny] [--only=semantics|--only=targets] [--runs=N]
-#                           [--out=DIR] [--no-profile|--profile] [--uring]
+# Usage: tools/bench/run.sh [--quick] [--tiny] [--only=semantics|--only=targets|--only=gallery]
+#                           [--runs=N] [--out=DIR] [--no-profile|--profile] [--uring]
+#                           [--libfuse=DIR]
 #   (default)  the full run: drivers/ of linux-source-6.1, 3 runs, perf profile; < 30 min
 #   --quick    1 run, a 3,000-file slice of drivers/, short fio jobs; < 4 min
 #   --tiny     the CI smoke run: 1 run, a 300-file made-up tree, 4 MiB fio files; < 90 s
 #   --only=semantics  only the cost of POSIX semantics (issue 11): native and the four A/B
 #              contenders below, 5 runs by default (with --quick's tree and fio sizes when
 #              --quick is given too, else the full run's)
-#   --only=targets  only what the metadata targets table needs: native, the ceiling, scopedfs
+#   --only=targets  only what the metadata targets table needs: native, the ceilings, scopedfs
 #              permissive (root) and android (owner app) over /dev/fuse and io_uring, the
-#              one-user io_uring mount, bindfs and mergerfs; the tree steps, open+close and fio
+#              one-user io_uring mount, permissive with --xattr=nosys (beside the ceiling), the
+#              gallery apps (the gallery workload only), bindfs and mergerfs; the tree steps,
+#              open+close, the gallery workload and fio
 #              4 KiB read/write/randread/randwrite; 3 runs of the full tree by default (< 25 min
 #              with --uring, profiles included). Then one extra, untimed pass of every target
 #              row that missed its goal, under a system-wide profile (perf record -a), summarised
@@ -25,11 +28,25 @@
 # each other in every run and in alternating order (A B in odd runs, B A in even ones), so
 # drift on a shared machine hits both alike; BENCHMARKS.md's "Cost of POSIX semantics" compares
 # their medians and FUSE request counts against issue 11's 5% budget.
+#   --only=gallery  only the gallery workload (below): native, the ceilings and the two gallery
+#              apps; BENCHMARKS.md goes to --out (default /tmp/scopedfs-bench-out), never the
+#              repository's
+#   --libfuse=DIR  a libfuse checkout (e.g. libfuse master; also BENCH_LIBFUSE=DIR): the ceiling is
+#              then its passthrough_hp example, built here, over /dev/fuse and io_uring (below)
 #   --uring    let the bench set /sys/module/fuse/parameters/enable_uring to Y for the io_uring
 #              contenders (it is put back at exit); without it they are skipped while it is N
-# The ceiling: libfuse's own passthrough_ll example (Debian's libfuse3-dev ships it), built into
-# the work directory at run time and run with its most cached options, so every row shows how far
-# a contender is from what FUSE allows here. SCOPEDFSD_TRANSPORT, when set, is passed to every
+# The ceiling: with --libfuse=DIR, libfuse's passthrough_hp example from that checkout, built with
+# the checkout's libfuse (meson, out of tree) into the work directory at run time, and run at its
+# most cached with tools/bench/ceiling_shim.c preloaded (FLUSH and xattr requests answered ENOSYS,
+# READDIRPLUS for every chunk), over /dev/fuse (ceiling) and io_uring (ceiling_uring); without it,
+# libfuse's own passthrough_ll example (Debian's libfuse3-dev ships it) with its most cached
+# options, and no io_uring ceiling. Either way every row shows how far a contender is from what
+# FUSE allows here.
+# The gallery workload: 5,000 photos the camera app owns in DCIM/Camera (half with GPS; 50 with
+# --tiny); a gallery app lists them, stats each and reads its first 64 KiB (metaops gallery), cold
+# and warm, as com.example.gallery (ACCESS_MEDIA_LOCATION: raw) and com.example.social (without:
+# redacted views), on a one-user mount of the Android policy, and native and the ceilings as the
+# gallery's uid. SCOPEDFSD_TRANSPORT, when set, is passed to every
 # scopedfsd as --transport=; the *_uring contenders pass --transport=uring (skipped with the
 # reason when the daemon has no --transport flag or FUSE over io_uring is off). Every tree step's
 # FUSE requests are counted by the kernel's fuse_request_send tracepoint (tracefs), for every
@@ -46,7 +63,7 @@ cd "$(dirname "$0")/../.."
 REPO=$PWD
 source tools/bench/lib.sh
 
-MODE=full RUNS="" OUT="" PROFILE=1 FORCE_PROFILE=0 NO_PROFILE=0 ONLY="" URING_OK=0
+MODE=full RUNS="" OUT="" PROFILE=1 FORCE_PROFILE=0 NO_PROFILE=0 ONLY="" URING_OK=0 LIBFUSE=${BENCH_LIBFUSE:-}
 for arg in "$@"; do
   case "$arg" in
     --uring) URING_OK=1 ;;
@@ -54,25 +71,28 @@ for arg in "$@"; do
     --tiny) MODE=tiny ;;
     --only=semantics) ONLY=semantics ;;
     --only=targets) ONLY=targets ;;
+    --only=gallery) ONLY=gallery ;;
+    --libfuse=*) LIBFUSE=${arg#--libfuse=} ;;
     --runs=*) RUNS=${arg#--runs=} ;;
     --out=*) OUT=${arg#--out=} ;;
     --no-profile) PROFILE=0 NO_PROFILE=1 ;;
     --profile) FORCE_PROFILE=1 ;;
-    *) echo "usage: $0 [--quick] [--tiny] [--only=semantics|--only=targets] [--runs=N] [--out=DIR] [--no-profile|--profile] [--uring]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick] [--tiny] [--only=semantics|--only=targets|--only=gallery] [--runs=N] [--out=DIR] [--no-profile|--profile] [--uring] [--libfuse=DIR]" >&2; exit 2 ;;
   esac
 done
 # The targeted A/B run: more runs of fewer contenders, no profile.
 [[ "$ONLY" == semantics ]] && RUNS=${RUNS:-5} PROFILE=0
+[[ "$ONLY" == gallery ]] && PROFILE=0
 case "$MODE" in
-  full) RUNS=${RUNS:-3} FIO_MB=512 FIO_RT=1 FIO_RAMP=0.3 META_FILES=2000 META_SECONDS=1 ;;
-  quick) RUNS=${RUNS:-1} FIO_MB=256 FIO_RT=0.5 FIO_RAMP=0.2 META_FILES=1000 META_SECONDS=0.5 PROFILE=0 ;;
-  tiny) RUNS=${RUNS:-1} FIO_MB=4 FIO_RT=0 FIO_RAMP=0 META_FILES=100 META_SECONDS=0.1 PROFILE=0 ;;
+  full) RUNS=${RUNS:-3} FIO_MB=512 FIO_RT=1 FIO_RAMP=0.3 META_FILES=2000 META_SECONDS=1 GALLERY_FILES=5000 ;;
+  quick) RUNS=${RUNS:-1} FIO_MB=256 FIO_RT=0.5 FIO_RAMP=0.2 META_FILES=1000 META_SECONDS=0.5 PROFILE=0 GALLERY_FILES=5000 ;;
+  tiny) RUNS=${RUNS:-1} FIO_MB=4 FIO_RT=0 FIO_RAMP=0 META_FILES=100 META_SECONDS=0.1 PROFILE=0 GALLERY_FILES=50 ;;
 esac
 ((FORCE_PROFILE)) && PROFILE=1
 # The targets run profiles its missed rows even when quick (that is what it is for); not tiny.
 [[ "$ONLY" == targets && "$MODE" != tiny && $NO_PROFILE == 0 ]] && PROFILE=1
 if [[ -z "$OUT" ]]; then
-  if [[ "$MODE" == full && "$ONLY" != semantics ]]; then OUT=$REPO DATA=$REPO/tools/bench/results; else OUT=/tmp/scopedfs-bench-out; fi
+  if [[ "$MODE" == full && "$ONLY" != semantics && "$ONLY" != gallery ]]; then OUT=$REPO DATA=$REPO/tools/bench/results; else OUT=/tmp/scopedfs-bench-out; fi
 fi
 DATA=${DATA:-$OUT}
 mkdir -p "$OUT" "$DATA"
@@ -106,7 +126,8 @@ if [[ -z "${SCOPEDFSD:-}" ]]; then
   METAOPS=$BIN/tools/bench/metaops ENGINE_BENCH=$BIN/policy/engine_benchmark
   GPS_JPEG=$BIN/tests/media/gps.jpg
 fi
-for b in "$SCOPEDFSD" "$SCOPEDFSCTL" "$METAOPS" "$ENGINE_BENCH" "$GPS_JPEG"; do
+CLEAN_JPEG=${CLEAN_JPEG:-$(dirname "$GPS_JPEG")/clean.jpg}
+for b in "$SCOPEDFSD" "$SCOPEDFSCTL" "$METAOPS" "$ENGINE_BENCH" "$GPS_JPEG" "$CLEAN_JPEG"; do
   [[ -e "$b" ]] || { echo "run.sh: missing $b" >&2; exit 1; }
 done
 
@@ -162,10 +183,19 @@ REQUESTS=$DATA/requests.tsv
 KREQUESTS=$DATA/kernel_requests.tsv
 : >"$KREQUESTS"
 bench_trace_start "$work" || echo "run.sh: no request counts from the kernel: $BENCH_TRACE_REASON" >&2
-# The ceiling contender, built here from the example's source, never into the repository.
-CEILING=$work/passthrough_ll CEILING_REASON=""
-bench_build_ceiling "$CEILING" "$work/ceiling-build.log" ||
-  CEILING_REASON="passthrough_ll could not be built: $(tail -1 "$work/ceiling-build.log")"
+# The ceiling contender, built here from the example's source, never into the repository: libfuse
+# master's passthrough_hp when a checkout is given (--libfuse=DIR or BENCH_LIBFUSE), else the
+# passthrough_ll example of Debian's libfuse3-dev (no checkout in CI, which cannot fetch one).
+CEILING=$work/passthrough_ll CEILING_REASON="" CEILING_KIND=ll
+if [[ -n "$LIBFUSE" ]]; then
+  CEILING_KIND=hp
+  bench_build_ceiling_hp "$LIBFUSE" "$work/libfuse-build" "$work/ceiling-build.log" ||
+    CEILING_REASON="passthrough_hp could not be built from $LIBFUSE: $(tail -1 "$work/ceiling-build.log")"
+else
+  bench_build_ceiling "$CEILING" "$work/ceiling-build.log" ||
+    CEILING_REASON="passthrough_ll could not be built: $(tail -1 "$work/ceiling-build.log")"
+fi
+echo "bench: the ceiling is $([[ $CEILING_KIND == hp ]] && echo "libfuse's passthrough_hp from $LIBFUSE" || echo "Debian's passthrough_ll example")" >&2
 ANDROID_STRICT=$REPO/policy/configs/android-strict.textproto
 PROFILE_TXT=$DATA/profile.txt
 : >"$RESULTS"
@@ -205,6 +235,24 @@ mkdir -p "$lower/Download/meta"
 "$METAOPS" create "$lower/Download/meta" "$META_FILES"
 (cd "$lower/Download/meta" && find . -type f -print0 | xargs -0 setfattr -n trusted.scopedfs.owner -v "$BENCH_OWNER_UID")
 
+# The gallery workload's camera folder: GALLERY_FILES photos the camera app took, half with GPS (the
+# GPS sample's metadata) and half without (the clean sample's), each padded to 96 KiB with the same
+# random bytes after the image (a gallery reads the first 64 KiB of each).
+GALLERY_DIR=$lower/DCIM/Camera
+python3 - "$GPS_JPEG" "$CLEAN_JPEG" "$GALLERY_DIR" "$GALLERY_FILES" "$BENCH_CAMERA_UID" <<'PY'
+import os, sys
+gps, clean, d, n, owner = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read(), sys.argv[3], int(sys.argv[4]), sys.argv[5]
+pad = os.urandom(96 * 1024)
+for i in range(n):
+    head = gps if i % 2 == 0 else clean
+    path = os.path.join(d, "IMG_%05d.jpg" % i)
+    with open(path, "wb") as f:
+        f.write(head + pad[:max(0, 96 * 1024 - len(head))])
+    os.chmod(path, 0o644)
+    os.setxattr(path, "trusted.scopedfs.owner", owner.encode())
+PY
+GALLERY_COUNT=$(find "$GALLERY_DIR" -maxdepth 1 -type f | wc -l)
+
 # The A/B of issue 11 (see the header): the permissive rules under ANDROID semantics, made from
 # the permissive policy by changing nothing but its semantics line, and checked by the same
 # validation a deployment would run.
@@ -218,24 +266,42 @@ grep -q '^semantics: SEMANTICS_ANDROID$' "$PERMISSIVE_ANDROID" ||
 mkdir -p "$lower/Download/app"
 chown "$BENCH_OWNER_UID:$BENCH_OWNER_UID" "$lower/Download/app"
 
+# Every contender with the permissive rules lets the kernel keep POSIX locks (--posix_locks=kernel,
+# docs/requests.md#flush), as libfuse's passthrough examples do: no close sends FLUSH.
+# BENCH_PERMISSIVE_LOCKS=lower measures them as they were before (the daemon's locks, a FLUSH
+# at every close).
+PERMISSIVE_LOCKS=${BENCH_PERMISSIVE_LOCKS:-kernel}
+
 # The A/B pairs (POSIX, ANDROID): every run has both members of a pair next to each other.
 AB_PAIRS=("permissive permissive_android" "permissive_app permissive_android_app")
 # The contenders of the metadata targets table, profiled where they miss (report.py's
 # TARGET_GROUPS).
 TARGET_CONTENDERS=(permissive permissive_uring android_owner android_owner_uring android_device_uring)
+# The gallery workload's apps (they run nothing else): as a device mounts the storage (one user's
+# mount), the gallery with ACCESS_MEDIA_LOCATION and the social app without it (redacted views).
+GALLERY_CONTENDERS=(gallery_location gallery_redacted gallery_location_uring gallery_redacted_uring)
 if [[ "$ONLY" == semantics ]]; then
   CONTENDERS=(native permissive permissive_android permissive_app permissive_android_app)
 elif [[ "$ONLY" == targets ]]; then
-  CONTENDERS=(native ceiling "${TARGET_CONTENDERS[@]}" bindfs mergerfs)
+  # permissive_nosys: the permissive mount answering xattrs as the ceiling does (ENOSYS), beside it
+  # in the ceiling table (not a target row).
+  CONTENDERS=(native ceiling ceiling_uring "${TARGET_CONTENDERS[@]}" permissive_nosys "${GALLERY_CONTENDERS[@]}" bindfs mergerfs)
+elif [[ "$ONLY" == gallery ]]; then
+  CONTENDERS=(native ceiling ceiling_uring "${GALLERY_CONTENDERS[@]}")
 else
-  CONTENDERS=(native ceiling permissive permissive_noattr permissive_nosys permissive_android permissive_app
+  CONTENDERS=(native ceiling ceiling_uring permissive permissive_noattr permissive_nosys permissive_android permissive_app
     permissive_android_app android_owner android_strict permissive_uring android_owner_uring android_device_uring
-    redacted nopassthrough
+    "${GALLERY_CONTENDERS[@]}" redacted nopassthrough
     bindfs mergerfs)
 fi
 declare -A LABEL=(
   [native]="native"
-  [ceiling]="FUSE ceiling (passthrough_ll, cached)"
+  [ceiling]="FUSE ceiling ($([[ $CEILING_KIND == hp ]] && echo "passthrough_hp, libfuse master" || echo "passthrough_ll"), cached)"
+  [ceiling_uring]="FUSE ceiling (passthrough_hp, libfuse master, cached), io_uring"
+  [gallery_location]="scopedfs android, gallery app (ACCESS_MEDIA_LOCATION), one user's mount"
+  [gallery_redacted]="scopedfs android, app without location (redacted), one user's mount"
+  [gallery_location_uring]="scopedfs android, gallery app (ACCESS_MEDIA_LOCATION), one user's mount, io_uring"
+  [gallery_redacted_uring]="scopedfs android, app without location (redacted), one user's mount, io_uring"
   [android_strict]="scopedfs android strict, owner app"
   [permissive_noattr]="scopedfs permissive --xattr=noattr, root"
   [permissive_nosys]="scopedfs permissive --xattr=nosys, root"
@@ -267,24 +333,48 @@ setup() {
       [[ "$c" == nopassthrough ]] && pt=false
       [[ "$c" == permissive_android* ]] && policy=$PERMISSIVE_ANDROID
       [[ "$c" == *_app ]] && AS=$BENCH_OWNER_UID sub=Download/app
-      bench_start_scopedfsd "$SCOPEDFSD" "$lower" "$mnt" "$policy" "$pt" "$SOCK" \
+      BENCH_POSIX_LOCKS=$PERMISSIVE_LOCKS bench_start_scopedfsd "$SCOPEDFSD" "$lower" "$mnt" "$policy" "$pt" "$SOCK" \
         "$work/daemon-$c.log" || { REASON="scopedfsd did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
       ;;
     permissive_noattr | permissive_nosys)
       SOCK=$work/ctl-$c
-      BENCH_XATTR=${c#permissive_} bench_start_scopedfsd "$SCOPEDFSD" "$lower" "$mnt" "$BENCH_PERMISSIVE" true "$SOCK" \
+      BENCH_POSIX_LOCKS=$PERMISSIVE_LOCKS BENCH_XATTR=${c#permissive_} bench_start_scopedfsd "$SCOPEDFSD" "$lower" "$mnt" "$BENCH_PERMISSIVE" true "$SOCK" \
         "$work/daemon-$c.log" || { REASON="scopedfsd did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
       ;;
     permissive_uring)
       bench_uring_usable "$SCOPEDFSD" "$URING_OK" || { REASON=$BENCH_URING_REASON; return 1; }
       SOCK=$work/ctl-$c
-      BENCH_TRANSPORT=uring bench_start_scopedfsd "$SCOPEDFSD" "$lower" "$mnt" "$BENCH_PERMISSIVE" true "$SOCK" \
+      BENCH_POSIX_LOCKS=$PERMISSIVE_LOCKS BENCH_TRANSPORT=uring bench_start_scopedfsd "$SCOPEDFSD" "$lower" "$mnt" "$BENCH_PERMISSIVE" true "$SOCK" \
         "$work/daemon-$c.log" || { REASON="scopedfsd did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
       ;;
     ceiling)
       [[ -z "$CEILING_REASON" ]] || { REASON=$CEILING_REASON; return 1; }
-      bench_start_ceiling "$CEILING" "$lower" "$mnt" "$work/daemon-$c.log" ||
-        { REASON="passthrough_ll did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
+      if [[ "$CEILING_KIND" == hp ]]; then
+        bench_start_ceiling_hp "$lower" "$mnt" "$work/daemon-$c.log" 0 ||
+          { REASON="passthrough_hp did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
+      else
+        bench_start_ceiling "$CEILING" "$lower" "$mnt" "$work/daemon-$c.log" ||
+          { REASON="passthrough_ll did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
+      fi
+      ;;
+    ceiling_uring)
+      [[ "$CEILING_KIND" == hp ]] || { REASON="n/a: needs a libfuse checkout (run.sh --libfuse=DIR): Debian's libfuse 3.14 has no io_uring"; return 1; }
+      [[ -z "$CEILING_REASON" ]] || { REASON=$CEILING_REASON; return 1; }
+      bench_uring_usable "$SCOPEDFSD" "$URING_OK" || { REASON=$BENCH_URING_REASON; return 1; }
+      bench_start_ceiling_hp "$lower" "$mnt" "$work/daemon-$c.log" 1 ||
+        { REASON="passthrough_hp did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
+      ;;
+    gallery_*)
+      SOCK=$work/ctl-$c
+      local transport=dev
+      if [[ "$c" == *_uring ]]; then
+        bench_uring_usable "$SCOPEDFSD" "$URING_OK" || { REASON=$BENCH_URING_REASON; return 1; }
+        transport=uring
+      fi
+      BENCH_ONE_USER=1 BENCH_TRANSPORT=$transport bench_start_scopedfsd "$SCOPEDFSD" "$lower" "$mnt" "$BENCH_ANDROID" true "$SOCK" \
+        "$work/daemon-$c.log" || { REASON="scopedfsd did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
+      AS=$BENCH_GALLERY_UID
+      [[ "$c" == gallery_redacted* ]] && AS=$BENCH_REDACTED_UID
       ;;
     android_owner | redacted | android_strict | android_owner_uring | android_device_uring)
       SOCK=$work/ctl-$c
@@ -498,8 +588,41 @@ run_tree() {
   fi
 }
 
-WORKLOADS=("${FIO_JOBS[@]/#/fio }" "photo read cold" "photo read warm" "open+close rate" "stat rate" "${TREE_STEPS[@]}")
-[[ "$ONLY" == targets ]] && WORKLOADS=("${FIO_JOBS[@]/#/fio }" "open+close rate" "${TREE_STEPS[@]}")
+GALLERY_STEPS=("gallery cold" "gallery warm")
+WORKLOADS=("${FIO_JOBS[@]/#/fio }" "photo read cold" "photo read warm" "open+close rate" "stat rate" "${TREE_STEPS[@]}" "${GALLERY_STEPS[@]}")
+[[ "$ONLY" == targets ]] && WORKLOADS=("${FIO_JOBS[@]/#/fio }" "open+close rate" "${TREE_STEPS[@]}" "${GALLERY_STEPS[@]}")
+[[ "$ONLY" == gallery ]] && WORKLOADS=("${GALLERY_STEPS[@]}")
+
+# run_gallery <contender>: the gallery workload (metaops gallery): the app lists DCIM/Camera,
+# stats every photo and reads its first 64 KiB, once after dropping the caches (cold) and once
+# again (warm). Run for native, the ceilings and the gallery apps; every photo must be read
+# (another count is a failure: an app shown fewer photos than native does not do the same work).
+run_gallery() {
+  local c=$1 step v calls
+  case "$c" in
+    native | ceiling | ceiling_uring | gallery_*) ;;
+    *) for step in "${GALLERY_STEPS[@]}"; do fail "$c" "$step" "n/a: run by native, the ceilings and the gallery apps"; done; return 0 ;;
+  esac
+  [[ "$c" == native || "$c" == ceiling* ]] && AS=$BENCH_GALLERY_UID
+  for step in "${GALLERY_STEPS[@]}"; do
+    [[ "$step" == "gallery cold" ]] && drop_caches
+    progress "$c" "$step"
+    stats_mark "$c" "$step" before
+    [[ "$RUN" == 1 && "$c" != native ]] && bench_trace_begin "$MNT"
+    if v=$(bench_as "$AS" "$METAOPS" gallery "$(dirname "$PHOTO")" 64 2>"$work/gallery.err"); then
+      [[ "$RUN" == 1 && "$c" != native ]] && bench_trace_end "$c" "$step" >>"$KREQUESTS"
+      stats_mark "$c" "$step" after
+      calls=$(awk '$1 == "calls" { print $2 }' "$work/gallery.err")
+      stats_calls "$c" "$step" "$calls"
+      if [[ "$calls" == "$GALLERY_COUNT" ]]; then record "$c" "$step" "$v"
+      else fail "$c" "$step" "read $calls of $GALLERY_COUNT photos"; fi
+    else
+      [[ "$RUN" == 1 && "$c" != native ]] && bench_trace_end "$c" "$step" >/dev/null
+      stats_mark "$c" "$step" after
+      fail "$c" "$step" "$(tail -1 "$work/gallery.err")"
+    fi
+  done
+}
 
 run_engine() {
   progress policy "decision microbenchmark"
@@ -542,10 +665,17 @@ for ((RUN = 1; RUN <= RUNS; RUN++)); do
       for w in "${WORKLOADS[@]}"; do fail "$c" "$w" "$REASON"; done
       continue
     fi
-    run_fio "$c"
-    [[ "$ONLY" == targets ]] || run_photo "$c"
-    run_meta "$c"
-    run_tree "$c"
+    if [[ "$ONLY" != gallery && "$c" != gallery_* ]]; then
+      run_fio "$c"
+      [[ "$ONLY" == targets ]] || run_photo "$c"
+      run_meta "$c"
+      run_tree "$c"
+    elif [[ "$ONLY" != gallery ]]; then
+      for w in "${WORKLOADS[@]}"; do
+        [[ "$w" == gallery* ]] || fail "$c" "$w" "n/a: the gallery apps run the gallery workload only"
+      done
+    fi
+    run_gallery "$c"
     teardown
     if [[ -n "$DIED" ]]; then fail "$c" "fio read 4k" "$DIED"; fi
   done
@@ -723,7 +853,11 @@ LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 python3 tools/bench/report.py --results="$RESULTS" --requests="$REQUESTS" --profile="$PROFILE_TXT" \
   --out="$OUT" --data="$DATA" --rev="$REV" --load="$LOAD" --mode="$MODE" --runs="$RUNS" --tree_files="$TREE_FILES" --tree="$(basename "$TREE_TAR")" \
   --fio_mb="$FIO_MB" --fio_runtime="$FIO_RT" --seconds="$(echo "$END - $START" | bc)" --only="$ONLY" \
-  --kernel-requests="$KREQUESTS" --profiles="$PROFILES" --labels="$(for c in "${CONTENDERS[@]}"; do printf '%s=%s;' "$c" "${LABEL[$c]}"; done)"
+  --kernel-requests="$KREQUESTS" --profiles="$PROFILES" --gallery_files="$GALLERY_COUNT" --labels="$(for c in "${CONTENDERS[@]}"; do printf '%s=%s;' "$c" "${LABEL[$c]}"; done)"
 wrote="$OUT/BENCHMARKS.md"
-[[ "$ONLY" == targets ]] && wrote+=" and $DATA/details.md" || wrote+=" and $DATA/benchmarks.png"
+case "$ONLY" in
+  targets) wrote+=" and $DATA/details.md" ;;
+  gallery | semantics) ;;
+  *) wrote+=" and $DATA/benchmarks.png" ;;
+esac
 echo "bench: wrote $wrote ($(printf '%.0f' "$(echo "$END - $START" | bc)") s)" >&2

@@ -31,13 +31,13 @@ if ((rc != 0)); then
 fi
 
 results=$out/results.tsv
-contenders=(native ceiling permissive permissive_noattr permissive_nosys permissive_android permissive_app
+contenders=(native ceiling ceiling_uring permissive permissive_noattr permissive_nosys permissive_android permissive_app
   permissive_android_app android_owner android_strict permissive_uring android_owner_uring redacted nopassthrough
-  bindfs mergerfs)
+  gallery_location gallery_redacted gallery_location_uring gallery_redacted_uring bindfs mergerfs)
 workloads=("fio read 4k" "fio randread 4k" "fio write 4k" "fio randwrite 4k" "fio read 1m"
   "fio randread 1m" "fio write 1m" "fio randwrite 1m" "photo read cold" "photo read warm"
   "open+close rate" "stat rate" "tar x" "files seen" "ls -lR cold" "ls -lR warm" "find -size"
-  "grep -r" "du -s" "rm -rf")
+  "grep -r" "du -s" "rm -rf" "gallery cold" "gallery warm")
 bad=0
 check() {  # check <contender> <workload>: one line, OK with numbers or FAILED/NA with a reason
   local line status payload v
