@@ -88,6 +88,10 @@ ABSL_FLAG(bool, mount_reached_by_one_user, false,
           "reach this mount, as on a device: under LISTING visibility the kernel then caches the "
           "attributes of names it caches for every app, for --entry_cache_seconds. An app of "
           "another user that reached the mount could read those cached attributes unjudged.");
+ABSL_FLAG(bool, facts_records, true,
+          "Keep each file's content facts (format, location ranges) with it on the lower tree, "
+          "in the xattr trusted.scopedfs.facts, so a restarted daemon reads no file whose "
+          "version they still match. Off: every file is read again after a restart.");
 ABSL_FLAG(std::string, xattr, "",
           "POSIX semantics: how extended attributes are served: passthrough (as the lower tree "
           "has them; the default), noattr (none exist) or nosys (not supported: the kernel stops "
@@ -283,6 +287,7 @@ int Run() {
   options.fuse_threads = absl::GetFlag(FLAGS_threads);
   options.entry_cache_seconds = absl::GetFlag(FLAGS_entry_cache_seconds);
   options.mount_reached_by_one_user = absl::GetFlag(FLAGS_mount_reached_by_one_user);
+  options.facts_records = absl::GetFlag(FLAGS_facts_records);
   options.device_layout = absl::GetFlag(FLAGS_device_layout);
   // Every user's apps reach a mount of the device's layout, each in its own user's directory.
   if (options.device_layout && options.mount_reached_by_one_user) {

@@ -16,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "daemon/judge/facts_record.h"
 #include "daemon/judge/location_bounds.h"
 
 namespace scopedfs::daemon {
@@ -125,6 +126,14 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
   }
   bool changed = false;
   bool cacheable = true;
+  // Facts recorded on the file at this version stand for its bytes (facts_record.h).
+  bool wants_bytes = needs.content && !entry.content_read && (needs.location || !entry.format_read);
+  if (wants_bytes && records_ && TakeRecord(fd, key, st, &entry)) {
+    changed = true;
+    cacheable = UntilSettled(fd, st) == absl::ZeroDuration();
+  }
+  bool scanned_now = false;
+  bool sniffed_now = false;
   // The head alone, when the scan is not asked for and not cached.
   bool head_only = needs.content && !needs.location && !entry.content_read;
   if (head_only && !entry.format_read) {
@@ -133,10 +142,12 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
     base::UniqueFd rfd(open(proc.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
     uint8_t head[media::kSniffBytes];
     ssize_t n = rfd.valid() ? pread(rfd.get(), head, sizeof(head), 0) : -1;
+    if (stats_ != nullptr && rfd.valid()) stats_->content_reads.fetch_add(1);
     if (n >= 0) {
       entry.format = media::SniffFormat(absl::MakeConstSpan(head, static_cast<size_t>(n)));
       entry.format_read = true;
       changed = true;
+      sniffed_now = true;
       struct stat after;
       cacheable = cacheable && fstat(fd, &after) == 0 && VersionOf(after) == version;
     }
@@ -156,6 +167,7 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
     }
     uint8_t head[media::kSniffBytes];
     ssize_t n = pread(rfd.get(), head, sizeof(head), 0);
+    if (stats_ != nullptr) stats_->content_reads.fetch_add(1);
     if (n > 0) {
       entry.format = media::SniffFormat(absl::MakeConstSpan(head, static_cast<size_t>(n)));
     }
@@ -176,6 +188,7 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
     entry.content_read = true;
     entry.format_read = true;
     changed = true;
+    scanned_now = true;
     struct stat after;
     cacheable = cacheable && fstat(fd, &after) == 0 && VersionOf(after) == version;
   }
@@ -196,6 +209,12 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
     if (slot.scan != nullptr) scan_bytes_ -= std::min(scan_bytes_, ScanBytes(*slot.scan));
     slot = entry;
     scan_bytes_ += bytes;
+  }
+  // Bytes read now, of a version that was settled and unchanged after: recorded for the next
+  // daemon (a queued scan records its own, on the scan thread). The head alone is recorded too.
+  bool inline_scan = scanned_now && ScanWait::Current() == nullptr;
+  if (records_ && changed && cacheable && (inline_scan || sniffed_now)) {
+    Record(fd, key, st, entry.format, inline_scan ? entry.scan : nullptr);
   }
   if (needs.owner) info.owner = entry.owner;
   if (head_only) {
@@ -248,7 +267,9 @@ bool FactsCache::ScanFor(const ObjectId& object, const struct stat& st, base::Un
         FileVersion version{key.size, key.mtime_ns, key.ctime_ns};
         struct stat after;
         if (cacheable && fstat(fd->get(), &after) == 0 && VersionOf(after) == version) {
-          Store(Key{key.dev, key.ino, key.generation}, version, format, scan);
+          ObjectId id{key.dev, key.ino, key.generation};
+          Store(id, version, format, scan);
+          if (records_) Record(fd->get(), id, after, format, scan);
         }
         return scan;
       });
@@ -290,6 +311,48 @@ void FactsCache::Store(Key key, FileVersion version, media::MediaFormat format,
   it->second.scan = std::move(scan);
   it->second.content_read = true;
   scan_bytes_ += bytes;
+}
+
+bool FactsCache::TakeRecord(int fd, const ObjectId& object, const struct stat& st, Entry* entry) {
+  absl::StatusOr<FactsRecord> record = ReadFactsRecord(fd);
+  if (!record.ok()) {
+    if (absl::IsNotFound(record.status())) return false;
+    uint64_t seen = stats_ != nullptr ? stats_->facts_records_rejected.fetch_add(1) : 0;
+    // Logged, at most 32 times a run: hostile bytes on many files must not flood the log.
+    if (seen < 32) {
+      fprintf(stderr, "scopedfsd: ignoring the facts record of inode %llu: %s\n",
+              static_cast<unsigned long long>(st.st_ino), record.status().ToString().c_str());
+    }
+    return false;
+  }
+  if (!RecordMatches(*record, object, st)) {
+    if (stats_ != nullptr) stats_->facts_records_stale.fetch_add(1);
+    return false;
+  }
+  if (stats_ != nullptr) stats_->facts_from_records.fetch_add(1);
+  entry->format = record->format;
+  entry->format_read = true;
+  if (record->scan != nullptr) {
+    entry->scan = std::move(record->scan);
+    entry->content_read = true;
+  }
+  return true;
+}
+
+void FactsCache::Record(int fd, const ObjectId& object, const struct stat& st,
+                        media::MediaFormat format,
+                        std::shared_ptr<const media::LocationScan> scan) {
+  struct stat after;
+  if (!WriteFactsRecord(fd, object, st, format, scan, &after)) return;
+  if (stats_ != nullptr) stats_->facts_records_written.fetch_add(1);
+  // The record's write moved the ctime: the entry of the version before it would never match
+  // again. It holds for the version after it, if no change since can keep that version's ctime.
+  if (!StampsEveryChange(fd, after)) return;
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(object);
+  if (it != entries_.end() && it->second.version == VersionOf(st)) {
+    it->second.version = VersionOf(after);
+  }
 }
 
 void FactsCache::Invalidate(const ObjectId& object) {

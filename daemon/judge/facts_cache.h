@@ -82,6 +82,10 @@ class FactsCache {
                       int max_waiters = ScanQueue::kMaxWaiters)
       : stats_(stats), scans_(scan_threads, max_waiters, stats) {}
 
+  // Whether facts are kept on the lower tree across restarts (facts_record.h): read before a
+  // file's bytes would be, written once they were. On by default; set before the first Lookup.
+  void set_records(bool records) { records_ = records; }
+
   // Facts of the lower object `fd` (O_PATH) as stat'ed in `st`, judged under `name` (the class a
   // name claims is checked against the content each time; the bytes are read once per version).
   // The scan runs without any lock held: inline when the thread has no ScanWait scope, else on
@@ -131,7 +135,16 @@ class FactsCache {
   void Store(Key key, FileVersion version, media::MediaFormat format,
              std::shared_ptr<const media::LocationScan> scan) ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The facts recorded on `fd`, filled into `entry` if they hold for `st`; a malformed record is
+  // counted and logged, and never used.
+  bool TakeRecord(int fd, const ObjectId& object, const struct stat& st, Entry* entry);
+  // Records facts read at version `st` on `fd`; the cached entry moves to the version the
+  // record's own write leaves when the filesystem stamps every change after it (facts_cache.h).
+  void Record(int fd, const ObjectId& object, const struct stat& st, media::MediaFormat format,
+              std::shared_ptr<const media::LocationScan> scan) ABSL_LOCKS_EXCLUDED(mu_);
+
   Stats* stats_;
+  bool records_ = true;
   // A leaf lock: nothing else is taken while it is held.
   mutable absl::Mutex mu_;
   absl::flat_hash_map<Key, Entry> entries_ ABSL_GUARDED_BY(mu_);

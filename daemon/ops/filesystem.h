@@ -88,6 +88,9 @@ struct FilesystemOptions {
   int fuse_threads = 8;
   // Under POSIX semantics only; ANDROID semantics always answer kNosys.
   XattrMode xattr = XattrMode::kPassthrough;
+  // Keep each file's content facts on the lower tree (--facts_records, facts_record.h), so a
+  // restarted daemon does not read the file again while its version matches.
+  bool facts_records = true;
 };
 
 // Lock order, outermost first (a lock may be taken while holding only locks listed before it):

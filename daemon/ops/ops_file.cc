@@ -15,6 +15,7 @@
 
 #include "absl/strings/string_view.h"
 #include "daemon/judge/caller_creds.h"
+#include "daemon/judge/facts_record.h"
 #include "daemon/kernel/kernel_notifier.h"
 #include "daemon/ops/handlers.h"
 #include "daemon/ops/handles.h"
@@ -177,6 +178,7 @@ int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct 
                            : truncate(proc.c_str(), attr->st_size);
     if (rc != 0) return errno;
     fs->facts().Invalidate(r.node->object());
+    DropFactsRecord(r.fd.get());
     // FATTR_KILL_SUIDGID: the kernel asks for it when the caller lacks CAP_FSETID.
     if (posix && (to_set & kKillSuidGid)) {
       if (int err = KillSetId(ctx, r, st)) return err;
@@ -206,6 +208,12 @@ int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct 
     }
     // The O_PATH fd itself, so a symlink's own times change (lutimes), as natively.
     if (utimensat(r.fd.get(), "", ts, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+    // Times put back after a change (touch -r, an app hiding an edit): the facts recorded for
+    // the mtime set now may be of other bytes. Gone after the change, so no record outlives it.
+    if (S_ISREG(st.st_mode)) {
+      DropFactsRecord(r.fd.get());
+      fs->facts().Invalidate(r.node->object());
+    }
   }
   if (int err = StatFd(r.fd.get(), out)) return err;
   DirectoryAsSeen(fs, ctx, &r.path, out);
