@@ -314,6 +314,8 @@ void FactsCache::Store(Key key, FileVersion version, media::MediaFormat format,
 }
 
 bool FactsCache::TakeRecord(int fd, const ObjectId& object, const struct stat& st, Entry* entry) {
+  // Records are kept only where every change stamps a later ctime (see Record).
+  if (!StampsEveryChange(fd, st)) return false;
   absl::StatusOr<FactsRecord> record = ReadFactsRecord(fd);
   if (!record.ok()) {
     if (absl::IsNotFound(record.status())) return false;
@@ -342,12 +344,14 @@ bool FactsCache::TakeRecord(int fd, const ObjectId& object, const struct stat& s
 void FactsCache::Record(int fd, const ObjectId& object, const struct stat& st,
                         media::MediaFormat format,
                         std::shared_ptr<const media::LocationScan> scan) {
+  // Where timestamps are coarse (one-second ones, kernels without multigrain timestamps), a
+  // rewrite in the tick of the record's own write would keep its mtime and ctime: no record.
+  if (!StampsEveryChange(fd, st)) return;
   struct stat after;
   if (!WriteFactsRecord(fd, object, st, format, scan, &after)) return;
   if (stats_ != nullptr) stats_->facts_records_written.fetch_add(1);
   // The record's write moved the ctime: the entry of the version before it would never match
-  // again. It holds for the version after it, if no change since can keep that version's ctime.
-  if (!StampsEveryChange(fd, after)) return;
+  // again. It holds for the version after it, as every later change stamps a later ctime.
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(object);
   if (it != entries_.end() && it->second.version == VersionOf(st)) {

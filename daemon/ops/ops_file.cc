@@ -126,6 +126,7 @@ constexpr int kKillSuidGid = FUSE_SET_ATTR_KILL_SUID;
 int TruncateUnnamed(Filesystem* fs, OpenFile* file, off_t size, struct stat* out) {
   if (ftruncate(file->fd.get(), size) != 0) return errno;
   fs->facts().Invalidate(file->node->object());
+  DropFactsRecord(file->fd.get());
   return fstat(file->fd.get(), out) == 0 ? 0 : errno;
 }
 
@@ -300,8 +301,12 @@ void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info
   op.ReplyBuf(buf.get(), static_cast<size_t>(n));
 }
 
-// Drops the cached facts of a handle's file once it has been written through the mount.
-void Written(Filesystem* fs, OpenFile* file) { fs->facts().Invalidate(file->node->object()); }
+// Drops the cached and recorded facts of a handle's file once it has been written through the
+// mount (the write's own mtime would tell the record apart too; this does not rely on it).
+void Written(Filesystem* fs, OpenFile* file) {
+  fs->facts().Invalidate(file->node->object());
+  DropFactsRecord(file->fd.get());
+}
 
 // A write through a redacted view (a caller the location guard redacts, writing a file that was
 // of no carrier format at open) is judged again against the file as it is now: once the file
