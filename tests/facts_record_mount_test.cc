@@ -89,8 +89,8 @@ class FactsRecordMountTest : public ::testing::Test {
     clean_ = CleanPhotoOfSize(ReadFileOrDie("tests/media/clean.jpg"), gps_.size());
     ASSERT_EQ(clean_.size(), gps_.size());
     ASSERT_EQ(Location(clean_), "") << "the padded clean photo has no location";
-    const char* kSamples[] = {"gps.jpg", "gps.png", "gps.webp", "gps.heic", "loc.mp4",
-                              "loc.mov", "clean.jpg", "clean.mp4"};
+    const char* kSamples[] = {"gps.jpg", "gps.png", "gps.webp",  "gps.heic",
+                              "loc.mp4", "loc.mov", "clean.jpg", "clean.mp4"};
     for (const char* sample : kSamples) {
       std::string bytes = ReadFileOrDie(absl::StrCat("tests/media/", sample));
       SCOPEDFS_ASSERT_OK(storage_.WriteLower(absl::StrCat("DCIM/Camera/", sample), bytes, kCamera));
@@ -272,8 +272,8 @@ TEST_F(FactsRecordMountTest, AMalformedRecordIsRejectedCountedAndLogged) {
   EXPECT_GE(Counter("content_reads"), 1);
   EXPECT_THAT(storage_.DaemonLog(), HasSubstr("ignoring the facts record"));
   char value[1100];
-  ssize_t n = getxattr(storage_.Lower(kHostile).c_str(), "trusted.scopedfs.facts", value,
-                       sizeof(value));
+  ssize_t n =
+      getxattr(storage_.Lower(kHostile).c_str(), "trusted.scopedfs.facts", value, sizeof(value));
   ASSERT_GT(n, 4);
   EXPECT_NE(std::string(value, n), hostile) << "recorded anew after the read";
 }
@@ -288,8 +288,8 @@ TEST_F(FactsRecordMountTest, NoCallerSetsARecordThroughTheMount) {
     EXPECT_FALSE(storage_.As(uid).GetXattr(kTarget, "trusted.scopedfs.facts").ok());
   }
   char value[1100];
-  ssize_t n = getxattr(storage_.Lower(kTarget).c_str(), "trusted.scopedfs.facts", value,
-                       sizeof(value));
+  ssize_t n =
+      getxattr(storage_.Lower(kTarget).c_str(), "trusted.scopedfs.facts", value, sizeof(value));
   ASSERT_GT(n, 4);
   EXPECT_FALSE(absl::StrContains(std::string(value, n), "forged"));
 }

@@ -146,8 +146,8 @@ TEST_F(XattrMountTest, NoCallerSetsOrReadsTheDaemonsRecords) {
       EXPECT_TRUE(FailsWith(As(uid).SetXattr("Download/photo.jpg", name, "SFF1forged"), EPERM))
           << uid << " " << name;
     }
-    EXPECT_TRUE(FailsWith(As(uid).GetXattr("Download/photo.jpg", "trusted.scopedfs.facts"),
-                          ENODATA))
+    EXPECT_TRUE(
+        FailsWith(As(uid).GetXattr("Download/photo.jpg", "trusted.scopedfs.facts"), ENODATA))
         << uid;
   }
   char value[16];

@@ -127,8 +127,8 @@ absl::StatusOr<FactsRecord> DecodeFactsRecord(absl::string_view in) {
 
 bool RecordMatches(const FactsRecord& r, const ObjectId& id, const struct stat& st) {
   return r.ino == static_cast<uint64_t>(st.st_ino) && id.generation != 0 &&
-         r.generation == id.generation && r.size == st.st_size &&
-         r.mtime_ns == Nanos(st.st_mtim) && Nanos(st.st_ctim) <= r.ctime_bound_ns;
+         r.generation == id.generation && r.size == st.st_size && r.mtime_ns == Nanos(st.st_mtim) &&
+         Nanos(st.st_ctim) <= r.ctime_bound_ns;
 }
 
 absl::StatusOr<FactsRecord> ReadFactsRecord(int fd) {

@@ -20,7 +20,8 @@ FactsRecord Sample() {
   r.ctime_bound_ns = 1700000001000000000;
   r.format = media::MediaFormat::kJpeg;
   auto scan = std::make_shared<media::LocationScan>();
-  scan->ranges = {{100, 200, REDACTION_EXIF_GPS}, {150, 180, REDACTION_XMP_GPS},
+  scan->ranges = {{100, 200, REDACTION_EXIF_GPS},
+                  {150, 180, REDACTION_XMP_GPS},
                   {300, 400, REDACTION_EXIF_GPS}};
   scan->content_class = MEDIA_CLASS_IMAGE;
   r.scan = scan;

@@ -5,7 +5,8 @@
 # records) and on (facts taken from trusted.scopedfs.facts), and native walks the lower tree, all
 # in the same run; the order of the two daemons alternates from run to run. Each walk follows
 # `echo 3 > drop_caches`. Prints the medians, their ratios to native and the daemon's counts
-# (content_reads, facts_from_records). Needs root and /dev/fuse.
+# (content_reads, facts_from_records), and what writing the records costs a tar x by the same
+# daemons. Needs root and /dev/fuse.
 #
 # Usage: tools/bench/restart_walk.sh [--runs=N] [--tar=FILE]
 #   --tar   the tree (default: the 3,000-entry slice of drivers/ run.sh --quick makes, else a
@@ -78,21 +79,32 @@ written=$(counter facts_records_written)
 stop
 echo "tree: $files files ($TAR); records written by the first walk: $written" >&2
 
-declare -A T READS FROM
+declare -A T READS FROM X
 for ((run = 1; run <= RUNS; run++)); do
   order="false true"
   ((run % 2 == 0)) && order="true false"
   for records in $order; do
     start_with "$records"
     drop_caches
-    T[$records]+="$(seconds "$BENCH_OWNER_UID" ls -lR "$mnt/Download/tree") "
+    t=$(seconds "$BENCH_OWNER_UID" ls -lR "$mnt/Download/tree")
+    T[$records]+="$t "
     READS[$records]=$(counter content_reads)
     FROM[$records]=$(counter facts_from_records)
+    # What writing the records costs a tar x (each file's head is read and recorded once at its
+    # first lookup, and tar's utimensat drops the record again), into a directory of its own.
+    bench_as "$BENCH_OWNER_UID" mkdir "$mnt/Download/x"
+    X[$records]+="$(seconds "$BENCH_OWNER_UID" tar -x --no-same-owner -f "$work/tree.tar" -C "$mnt/Download/x") "
     stop
+    rm -rf "$lower/Download/x"
+    echo "run $run: records $records: ls -lR $t s" >&2
   done
   drop_caches
-  T[native]+="$(seconds 0 ls -lR "$lower/Download/tree") "
-  echo "run $run: native ${T[native]##* } records off ${T[false]% } records on ${T[true]% }" >&2
+  t=$(seconds 0 ls -lR "$lower/Download/tree")
+  T[native]+="$t "
+  mkdir "$lower/Download/x"
+  X[native]+="$(seconds 0 tar -x --no-same-owner -f "$work/tree.tar" -C "$lower/Download/x") "
+  rm -rf "$lower/Download/x"
+  echo "run $run: native ls -lR $t s" >&2
 done
 
 median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
@@ -106,4 +118,13 @@ for records in false true; do
   [[ "$records" == true ]] && label="records on"
   printf '%-22s %8.3f %8.2f %14s %18s\n' "scopedfs, $label" "$m" "$(echo "$m / $native" | bc -l)" \
     "${READS[$records]}" "${FROM[$records]}"
+done
+native_x=$(echo "${X[native]}" | median)
+printf '\ntar x into a fresh directory (the same daemons, after the walk), median of %s runs\n' "$RUNS"
+printf '%-22s %8.3f %8.2f\n' native "$native_x" 1.00
+for records in false true; do
+  m=$(echo "${X[$records]}" | median)
+  label="records off"
+  [[ "$records" == true ]] && label="records on"
+  printf '%-22s %8.3f %8.2f\n' "scopedfs, $label" "$m" "$(echo "$m / $native_x" | bc -l)"
 done
