@@ -124,6 +124,8 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
     entry = Entry();
     entry.version = version;
   }
+  // The version a scan of these bytes is queued under (see Entry::recorded_from).
+  FileVersion scanned = entry.recorded_from.size >= 0 ? entry.recorded_from : version;
   bool changed = false;
   bool cacheable = true;
   // Facts recorded on the file at this version stand for its bytes (facts_record.h).
@@ -149,7 +151,7 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
       changed = true;
       sniffed_now = true;
       struct stat after;
-      cacheable = cacheable && fstat(fd, &after) == 0 && VersionOf(after) == version;
+      cacheable = cacheable && fstat(fd, &after) == 0 && SameBytes(key, version, VersionOf(after));
     }
   }
   if (head_only) needs.content = false;
@@ -175,7 +177,7 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
     // signature sweep: no format is served unexamined to a caller owed a redacted copy.
     {
       std::shared_ptr<const media::LocationScan> scan;
-      if (!ScanFor(key, st, std::move(rfd), entry.format, cacheable, &scan)) {
+      if (!ScanFor(key, st, scanned, std::move(rfd), entry.format, cacheable, &scan)) {
         // Not scanned in time: uncertain, and not cached (the queued scan fills the cache).
         info.content_read = false;
         if (needs.owner) info.owner = entry.owner_read ? entry.owner : RecordedOwner(fd);
@@ -190,7 +192,7 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
     changed = true;
     scanned_now = true;
     struct stat after;
-    cacheable = cacheable && fstat(fd, &after) == 0 && VersionOf(after) == version;
+    cacheable = cacheable && fstat(fd, &after) == 0 && SameBytes(key, version, VersionOf(after));
   }
   if (needs.owner && !entry.owner_read) {
     entry.owner = RecordedOwner(fd);
@@ -206,6 +208,12 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
       if (stats_ != nullptr) stats_->scan_cache_clears.fetch_add(1);
     }
     Entry& slot = entries_[key];
+    // The daemon's own record write moved the version meanwhile: what was learned is filed under
+    // the version it moved to (same bytes), which the record holds for.
+    if (slot.recorded_from == entry.version && slot.version != entry.version) {
+      entry.recorded_from = slot.recorded_from;
+      entry.version = slot.version;
+    }
     if (slot.scan != nullptr) scan_bytes_ -= std::min(scan_bytes_, ScanBytes(*slot.scan));
     slot = entry;
     scan_bytes_ += bytes;
@@ -246,8 +254,8 @@ std::shared_ptr<const media::LocationScan> FactsCache::Scan(int fd, uint64_t siz
   return scan;
 }
 
-bool FactsCache::ScanFor(const ObjectId& object, const struct stat& st, base::UniqueFd rfd,
-                         media::MediaFormat format, bool cacheable,
+bool FactsCache::ScanFor(const ObjectId& object, const struct stat& st, FileVersion scanned,
+                         base::UniqueFd rfd, media::MediaFormat format, bool cacheable,
                          std::shared_ptr<const media::LocationScan>* out) {
   ScanWait* wait = ScanWait::Current();
   uint64_t size = static_cast<uint64_t>(st.st_size);
@@ -256,19 +264,20 @@ bool FactsCache::ScanFor(const ObjectId& object, const struct stat& st, base::Un
     *out = Scan(rfd.get(), size, format);
     return true;
   }
-  FileVersion v = VersionOf(st);
+  FileVersion v = scanned;
   ScanQueue::Key key{object.dev, object.ino, v.size, v.mtime_ns, v.ctime_ns, object.generation};
   auto fd = std::make_shared<base::UniqueFd>(std::move(rfd));
   std::shared_ptr<ScanQueue::Job> job =
       scans_.Submit(wait->app(), key, [this, fd, size, format, key, cacheable] {
         std::shared_ptr<const media::LocationScan> scan = Scan(fd->get(), size, format);
-        // Filed under the version stat'ed before the scan, and only if it was settled then and is
-        // unchanged now: a change meanwhile is a new version.
+        // Filed only if the version scanned was settled before the scan and its bytes are the
+        // file's now: a change meanwhile is a new version (the daemon's own record write is not).
         FileVersion version{key.size, key.mtime_ns, key.ctime_ns};
+        ObjectId id{key.dev, key.ino, key.generation};
         struct stat after;
-        if (cacheable && fstat(fd->get(), &after) == 0 && VersionOf(after) == version) {
-          ObjectId id{key.dev, key.ino, key.generation};
-          Store(id, version, format, scan);
+        if (cacheable && fstat(fd->get(), &after) == 0 &&
+            SameBytes(id, version, VersionOf(after))) {
+          Store(id, version, VersionOf(after), format, scan);
           if (records_) Record(fd->get(), id, after, format, scan);
         }
         return scan;
@@ -287,11 +296,22 @@ bool FactsCache::ScanFor(const ObjectId& object, const struct stat& st, base::Un
   return false;
 }
 
-void FactsCache::Store(Key key, FileVersion version, media::MediaFormat format,
+bool FactsCache::SameBytes(const Key& key, FileVersion scanned, FileVersion now) const {
+  if (now == scanned) return true;
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(key);
+  return it != entries_.end() && it->second.version == now && it->second.recorded_from == scanned;
+}
+
+void FactsCache::Store(Key key, FileVersion scanned, FileVersion version, media::MediaFormat format,
                        std::shared_ptr<const media::LocationScan> scan) {
   uint64_t bytes = scan != nullptr ? ScanBytes(*scan) : 0;
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(key);
+  if (version != scanned && (it == entries_.end() || it->second.version != version ||
+                             it->second.recorded_from != scanned)) {
+    return;  // changed since, by more than the daemon's own record write
+  }
   if (it != entries_.end() && it->second.version == version && it->second.content_read) return;
   if (entries_.size() >= kMaxEntries || scan_bytes_ + bytes > kMaxScanBytes) {
     entries_.clear();
@@ -355,6 +375,7 @@ void FactsCache::Record(int fd, const ObjectId& object, const struct stat& st,
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(object);
   if (it != entries_.end() && it->second.version == VersionOf(st)) {
+    it->second.recorded_from = it->second.version;
     it->second.version = VersionOf(after);
   }
 }

@@ -113,6 +113,10 @@ class FactsCache {
   using Key = ObjectId;
   struct Entry {
     FileVersion version;
+    // The version this one replaced by the daemon's own record write (facts_record.h), which
+    // moved only the ctime: the bytes of both are the same, so a scan of that version, queued or
+    // running when the record was written, stands for this one. size -1: none.
+    FileVersion recorded_from;
     bool owner_read = false;
     bool content_read = false;  // the format and the scan
     bool format_read = false;   // the format (sniffed from the head)
@@ -127,13 +131,19 @@ class FactsCache {
   // False: not done in time (the scope notes the miss).
   // `cacheable`: the version was settled before the bytes were read (a queued scan is then cached
   // if the version is unchanged after it).
-  bool ScanFor(const ObjectId& object, const struct stat& st, base::UniqueFd rfd,
-               media::MediaFormat format, bool cacheable,
+  // `scanned`: the version the scan is of (queued under it, so that requests for it join),
+  // which is `st`'s or the one it replaced by the daemon's own record write.
+  bool ScanFor(const ObjectId& object, const struct stat& st, FileVersion scanned,
+               base::UniqueFd rfd, media::MediaFormat format, bool cacheable,
                std::shared_ptr<const media::LocationScan>* out);
-  // Files `scan` under `key` at `version` unless the entry there is of another version or has
-  // its content already.
-  void Store(Key key, FileVersion version, media::MediaFormat format,
+  // Files `scan` of version `scanned` under `key` at version `now` (the file's after the scan)
+  // unless the entry there is of another version or has its content already. Nothing is filed
+  // unless `now` is `scanned` or the daemon's own record write made it from `scanned`.
+  void Store(Key key, FileVersion scanned, FileVersion now, media::MediaFormat format,
              std::shared_ptr<const media::LocationScan> scan) ABSL_LOCKS_EXCLUDED(mu_);
+  // Whether `now` is `scanned`, or the daemon's own record write made it from `scanned`.
+  bool SameBytes(const Key& key, FileVersion scanned, FileVersion now) const
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // The facts recorded on `fd`, filled into `entry` if they hold for `st`; a malformed record is
   // counted and logged, and never used.
