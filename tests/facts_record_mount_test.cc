@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -148,6 +149,9 @@ class FactsRecordMountTest : public ::testing::Test {
     ASSERT_EQ(walk.value, files_);
     EXPECT_GT(Counter("content_reads"), 0);
     EXPECT_GE(Counter("facts_records_written"), files_);
+    printf("[ figures ] the first walk read content %lld times and wrote %lld records\n",
+           static_cast<long long>(Counter("content_reads")),
+           static_cast<long long>(Counter("facts_records_written")));
   }
   // Overwrites `rel` on the lower tree with `bytes` (same size) and puts its times back.
   void ChangeBehindRestoredMtime(const std::string& rel, const std::string& bytes) {
@@ -186,6 +190,12 @@ TEST_F(FactsRecordMountTest, AWalkAfterARestartReadsNoContent) {
   EXPECT_GE(Counter("facts_from_records"), files_);
   EXPECT_EQ(Counter("facts_records_rejected"), 0);
   EXPECT_EQ(Counter("location_scans"), 0);
+  printf(
+      "[ figures ] %s lower, %d files: the walk after the restart read %lld files' content, "
+      "took %lld files' facts from records\n",
+      LowerKindName(DefaultLowerKind()).c_str(), files_,
+      static_cast<long long>(Counter("content_reads")),
+      static_cast<long long>(Counter("facts_from_records")));
   // Facts from records judge as scanned facts do: the photo with GPS is redacted for social.
   AppResult social = storage_.As(kSocial).Read("DCIM/Camera/gps.jpg");
   ASSERT_TRUE(Succeeds(social));

@@ -303,25 +303,25 @@ bool FactsCache::SameBytes(const Key& key, FileVersion scanned, FileVersion now)
   return it != entries_.end() && it->second.version == now && it->second.recorded_from == scanned;
 }
 
-void FactsCache::Store(Key key, FileVersion scanned, FileVersion version, media::MediaFormat format,
+void FactsCache::Store(Key key, FileVersion scanned, FileVersion now, media::MediaFormat format,
                        std::shared_ptr<const media::LocationScan> scan) {
   uint64_t bytes = scan != nullptr ? ScanBytes(*scan) : 0;
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(key);
-  if (version != scanned && (it == entries_.end() || it->second.version != version ||
-                             it->second.recorded_from != scanned)) {
+  if (now != scanned &&
+      (it == entries_.end() || it->second.version != now || it->second.recorded_from != scanned)) {
     return;  // changed since, by more than the daemon's own record write
   }
-  if (it != entries_.end() && it->second.version == version && it->second.content_read) return;
+  if (it != entries_.end() && it->second.version == now && it->second.content_read) return;
   if (entries_.size() >= kMaxEntries || scan_bytes_ + bytes > kMaxScanBytes) {
     entries_.clear();
     scan_bytes_ = 0;
     it = entries_.end();
     if (stats_ != nullptr) stats_->scan_cache_clears.fetch_add(1);
   }
-  if (it == entries_.end() || it->second.version != version) {
+  if (it == entries_.end() || it->second.version != now) {
     Entry fresh;
-    fresh.version = version;
+    fresh.version = now;
     if (it != entries_.end() && it->second.scan != nullptr) {
       scan_bytes_ -= std::min(scan_bytes_, ScanBytes(*it->second.scan));
     }

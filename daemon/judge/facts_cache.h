@@ -148,8 +148,8 @@ class FactsCache {
   // The facts recorded on `fd`, filled into `entry` if they hold for `st`; a malformed record is
   // counted and logged, and never used.
   bool TakeRecord(int fd, const ObjectId& object, const struct stat& st, Entry* entry);
-  // Records facts read at version `st` on `fd`; the cached entry moves to the version the
-  // record's own write leaves when the filesystem stamps every change after it (facts_cache.h).
+  // Records facts read at version `st` on `fd` where the filesystem stamps every change
+  // (StampsEveryChange); the cached entry moves to the version the record's own write leaves.
   void Record(int fd, const ObjectId& object, const struct stat& st, media::MediaFormat format,
               std::shared_ptr<const media::LocationScan> scan) ABSL_LOCKS_EXCLUDED(mu_);
 
