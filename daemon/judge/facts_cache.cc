@@ -223,6 +223,8 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
   bool inline_scan = scanned_now && ScanWait::Current() == nullptr;
   if (records_ && changed && cacheable && (inline_scan || sniffed_now)) {
     Record(fd, key, st, entry.format, inline_scan ? entry.scan : nullptr);
+  } else if (records_ && !changed && entry.record_pending && entry.format_read) {
+    Record(fd, key, st, entry.format, entry.content_read ? entry.scan : nullptr);
   }
   if (needs.owner) info.owner = entry.owner;
   if (head_only) {
@@ -367,8 +369,18 @@ void FactsCache::Record(int fd, const ObjectId& object, const struct stat& st,
   // Where timestamps are coarse (one-second ones, kernels without multigrain timestamps), a
   // rewrite in the tick of the record's own write would keep its mtime and ctime: no record.
   if (!StampsEveryChange(fd, st)) return;
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  bool young = absl::TimeFromTimespec(now) - absl::TimeFromTimespec(st.st_ctim) < kRecordQuietAge;
   struct stat after;
-  if (!WriteFactsRecord(fd, object, st, format, scan, &after)) return;
+  if (young || !WriteFactsRecord(fd, object, st, format, scan, &after)) {
+    absl::MutexLock lock(&mu_);
+    auto it = entries_.find(object);
+    if (it != entries_.end() && it->second.version == VersionOf(st)) {
+      it->second.record_pending = young;
+    }
+    return;
+  }
   if (stats_ != nullptr) stats_->facts_records_written.fetch_add(1);
   // The record's write moved the ctime: the entry of the version before it would never match
   // again. It holds for the version after it, as every later change stamps a later ctime.
@@ -377,6 +389,7 @@ void FactsCache::Record(int fd, const ObjectId& object, const struct stat& st,
   if (it != entries_.end() && it->second.version == VersionOf(st)) {
     it->second.recorded_from = it->second.version;
     it->second.version = VersionOf(after);
+    it->second.record_pending = false;
   }
 }
 

@@ -117,6 +117,9 @@ class FactsCache {
     // moved only the ctime: the bytes of both are the same, so a scan of that version, queued or
     // running when the record was written, stands for this one. size -1: none.
     FileVersion recorded_from;
+    // Facts learned of a version too young to record (kRecordQuietAge): recorded at a later
+    // lookup that finds them here, once the version is old enough.
+    bool record_pending = false;
     bool owner_read = false;
     bool content_read = false;  // the format and the scan
     bool format_read = false;   // the format (sniffed from the head)

@@ -31,6 +31,11 @@ inline constexpr size_t kMaxRecordBytes = 1024;
 // hold: the time the write itself takes. A write slower than this leaves no record.
 inline constexpr absl::Duration kRecordCtimeSlack = absl::Milliseconds(2);
 
+// A version younger than this (by its ctime) is not recorded: a file just made or written is
+// likely to change again at once (tar sets each file's times right after writing it), and each
+// record would be one setxattr on the request path for nothing.
+inline constexpr absl::Duration kRecordQuietAge = absl::Milliseconds(20);
+
 struct FactsRecord {
   // The version the facts were taken at: the object (inode number and handle digest, which
   // carries ext4's i_generation), its size and mtime, and a bound its ctime never passes while
