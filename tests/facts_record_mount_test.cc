@@ -8,6 +8,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +19,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/mount_harness.h"
@@ -103,7 +106,17 @@ class FactsRecordMountTest : public ::testing::Test {
       SCOPEDFS_ASSERT_OK(storage_.WriteLower(path, path == kHostile ? gps_ : clean_, kCamera));
       ++files_;
     }
+    WaitUntilRecordable(kHostile);  // the last file written
     SCOPEDFS_ASSERT_OK(Start());
+  }
+
+  // A version younger than 20 ms is recorded at a later lookup, not at the first
+  // (kRecordQuietAge, daemon/judge/facts_record.h): waits until `rel`'s ctime is that old.
+  void WaitUntilRecordable(const char* rel) {
+    struct stat st;
+    ASSERT_EQ(stat(storage_.Lower(rel).c_str(), &st), 0);
+    absl::Time recordable = absl::TimeFromTimespec(st.st_ctim) + absl::Milliseconds(20);
+    absl::SleepFor(std::max(absl::ZeroDuration(), recordable - absl::Now()));
   }
 
   void TearDown() override {
@@ -276,6 +289,7 @@ TEST_F(FactsRecordMountTest, AMalformedRecordIsRejectedCountedAndLogged) {
                      hostile.size(), 0),
             0)
       << strerror(errno);
+  WaitUntilRecordable(kHostile);
   SCOPEDFS_ASSERT_OK(Start());
   AppResult social = storage_.As(kSocial).Read(kHostile);
   ASSERT_TRUE(Succeeds(social));
