@@ -101,6 +101,10 @@ ABSL_FLAG(bool, mount_reached_by_one_user, false,
           "attributes of names it caches for every app, for --entry_cache_seconds (under "
           "--device_layout, those in <user_id>/ only). An app of another user that reached the "
           "mount could read those cached attributes unjudged.");
+ABSL_FLAG(bool, facts_records, true,
+          "Keep each file's content facts (format, location ranges) with it on the lower tree, "
+          "in the xattr trusted.scopedfs.facts, so a restarted daemon reads no file whose "
+          "version they still match. Off: every file is read again after a restart.");
 ABSL_FLAG(std::string, xattr, "",
           "POSIX semantics: how extended attributes are served: passthrough (as the lower tree "
           "has them; the default), noattr (none exist) or nosys (not supported: the kernel stops "
@@ -300,6 +304,7 @@ int Run() {
   options.fuse_threads = absl::GetFlag(FLAGS_threads);
   options.entry_cache_seconds = absl::GetFlag(FLAGS_entry_cache_seconds);
   options.mount_reached_by_one_user = absl::GetFlag(FLAGS_mount_reached_by_one_user);
+  options.facts_records = absl::GetFlag(FLAGS_facts_records);
   options.device_layout = absl::GetFlag(FLAGS_device_layout);
   if (options.device_layout && (*engine)->semantics() == SEMANTICS_POSIX) {
     return ConfigError(absl::StrCat("policy \"", (*engine)->policy_name(),

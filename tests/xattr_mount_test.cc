@@ -132,6 +132,30 @@ class ListingXattrMountTest : public XattrMountTest {
   }
 };
 
+// The daemon's own attributes (the creator, the content facts) are neither set nor read through
+// the mount, by an app or by root (whom the kernel lets set trusted.*): a forged facts record
+// would tell the daemon a photo has no location.
+TEST_F(XattrMountTest, NoCallerSetsOrReadsTheDaemonsRecords) {
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/photo.jpg", JpegBytes(), kNotes));
+  ASSERT_EQ(chown(storage_.Lower("Download/photo.jpg").c_str(), kNotes, kNotes), 0);
+  ASSERT_EQ(setxattr(storage_.Lower("Download/photo.jpg").c_str(), "trusted.scopedfs.facts",
+                     "lower", 5, 0),
+            0);
+  for (uid_t uid : {kNotes, kRoot}) {
+    for (const char* name : {"trusted.scopedfs.facts", "trusted.scopedfs.owner"}) {
+      EXPECT_TRUE(FailsWith(As(uid).SetXattr("Download/photo.jpg", name, "SFF1forged"), EPERM))
+          << uid << " " << name;
+    }
+    EXPECT_TRUE(
+        FailsWith(As(uid).GetXattr("Download/photo.jpg", "trusted.scopedfs.facts"), ENODATA))
+        << uid;
+  }
+  char value[16];
+  ssize_t n = getxattr(storage_.Lower("Download/photo.jpg").c_str(), "trusted.scopedfs.facts",
+                       value, sizeof(value));
+  EXPECT_EQ(std::string(value, n > 0 ? n : 0), "lower");
+}
+
 // A caller that may not read a file (its open is refused) reads none of its attributes either,
 // though it finds the name: getxattr and listxattr answer as open(O_RDONLY) does.
 TEST_F(ListingXattrMountTest, ACallerThatMayNotReadTheFileReadsNoAttributes) {

@@ -16,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "daemon/judge/facts_record.h"
 #include "daemon/judge/location_bounds.h"
 
 namespace scopedfs::daemon {
@@ -123,8 +124,18 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
     entry = Entry();
     entry.version = version;
   }
+  // The version a scan of these bytes is queued under (see Entry::recorded_from).
+  FileVersion scanned = entry.recorded_from.size >= 0 ? entry.recorded_from : version;
   bool changed = false;
   bool cacheable = true;
+  // Facts recorded on the file at this version stand for its bytes (facts_record.h).
+  bool wants_bytes = needs.content && !entry.content_read && (needs.location || !entry.format_read);
+  if (wants_bytes && records_ && TakeRecord(fd, key, st, &entry)) {
+    changed = true;
+    cacheable = UntilSettled(fd, st) == absl::ZeroDuration();
+  }
+  bool scanned_now = false;
+  bool sniffed_now = false;
   // The head alone, when the scan is not asked for and not cached.
   bool head_only = needs.content && !needs.location && !entry.content_read;
   if (head_only && !entry.format_read) {
@@ -133,12 +144,14 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
     base::UniqueFd rfd(open(proc.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
     uint8_t head[media::kSniffBytes];
     ssize_t n = rfd.valid() ? pread(rfd.get(), head, sizeof(head), 0) : -1;
+    if (stats_ != nullptr && rfd.valid()) stats_->content_reads.fetch_add(1);
     if (n >= 0) {
       entry.format = media::SniffFormat(absl::MakeConstSpan(head, static_cast<size_t>(n)));
       entry.format_read = true;
       changed = true;
+      sniffed_now = true;
       struct stat after;
-      cacheable = cacheable && fstat(fd, &after) == 0 && VersionOf(after) == version;
+      cacheable = cacheable && fstat(fd, &after) == 0 && SameBytes(key, version, VersionOf(after));
     }
   }
   if (head_only) needs.content = false;
@@ -156,6 +169,7 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
     }
     uint8_t head[media::kSniffBytes];
     ssize_t n = pread(rfd.get(), head, sizeof(head), 0);
+    if (stats_ != nullptr) stats_->content_reads.fetch_add(1);
     if (n > 0) {
       entry.format = media::SniffFormat(absl::MakeConstSpan(head, static_cast<size_t>(n)));
     }
@@ -163,7 +177,7 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
     // signature sweep: no format is served unexamined to a caller owed a redacted copy.
     {
       std::shared_ptr<const media::LocationScan> scan;
-      if (!ScanFor(key, st, std::move(rfd), entry.format, cacheable, &scan)) {
+      if (!ScanFor(key, st, scanned, std::move(rfd), entry.format, cacheable, &scan)) {
         // Not scanned in time: uncertain, and not cached (the queued scan fills the cache).
         info.content_read = false;
         if (needs.owner) info.owner = entry.owner_read ? entry.owner : RecordedOwner(fd);
@@ -176,8 +190,9 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
     entry.content_read = true;
     entry.format_read = true;
     changed = true;
+    scanned_now = true;
     struct stat after;
-    cacheable = cacheable && fstat(fd, &after) == 0 && VersionOf(after) == version;
+    cacheable = cacheable && fstat(fd, &after) == 0 && SameBytes(key, version, VersionOf(after));
   }
   if (needs.owner && !entry.owner_read) {
     entry.owner = RecordedOwner(fd);
@@ -193,9 +208,23 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
       if (stats_ != nullptr) stats_->scan_cache_clears.fetch_add(1);
     }
     Entry& slot = entries_[key];
+    // The daemon's own record write moved the version meanwhile: what was learned is filed under
+    // the version it moved to (same bytes), which the record holds for.
+    if (slot.recorded_from == entry.version && slot.version != entry.version) {
+      entry.recorded_from = slot.recorded_from;
+      entry.version = slot.version;
+    }
     if (slot.scan != nullptr) scan_bytes_ -= std::min(scan_bytes_, ScanBytes(*slot.scan));
     slot = entry;
     scan_bytes_ += bytes;
+  }
+  // Bytes read now, of a version that was settled and unchanged after: recorded for the next
+  // daemon (a queued scan records its own, on the scan thread). The head alone is recorded too.
+  bool inline_scan = scanned_now && ScanWait::Current() == nullptr;
+  if (records_ && changed && cacheable && (inline_scan || sniffed_now)) {
+    Record(fd, key, st, entry.format, inline_scan ? entry.scan : nullptr);
+  } else if (records_ && !changed && entry.record_pending && entry.format_read) {
+    Record(fd, key, st, entry.format, entry.content_read ? entry.scan : nullptr);
   }
   if (needs.owner) info.owner = entry.owner;
   if (head_only) {
@@ -250,8 +279,8 @@ std::shared_ptr<const media::LocationScan> FactsCache::Scan(int fd, uint64_t siz
   return scan;
 }
 
-bool FactsCache::ScanFor(const ObjectId& object, const struct stat& st, base::UniqueFd rfd,
-                         media::MediaFormat format, bool cacheable,
+bool FactsCache::ScanFor(const ObjectId& object, const struct stat& st, FileVersion scanned,
+                         base::UniqueFd rfd, media::MediaFormat format, bool cacheable,
                          std::shared_ptr<const media::LocationScan>* out) {
   ScanWait* wait = ScanWait::Current();
   uint64_t size = static_cast<uint64_t>(st.st_size);
@@ -260,18 +289,21 @@ bool FactsCache::ScanFor(const ObjectId& object, const struct stat& st, base::Un
     *out = Scan(rfd.get(), size, format);
     return true;
   }
-  FileVersion v = VersionOf(st);
+  FileVersion v = scanned;
   ScanQueue::Key key{object.dev, object.ino, v.size, v.mtime_ns, v.ctime_ns, object.generation};
   auto fd = std::make_shared<base::UniqueFd>(std::move(rfd));
   std::shared_ptr<ScanQueue::Job> job =
       scans_.Submit(wait->app(), key, [this, fd, size, format, key, cacheable] {
         std::shared_ptr<const media::LocationScan> scan = Scan(fd->get(), size, format);
-        // Filed under the version stat'ed before the scan, and only if it was settled then and is
-        // unchanged now: a change meanwhile is a new version.
+        // Filed only if the version scanned was settled before the scan and its bytes are the
+        // file's now: a change meanwhile is a new version (the daemon's own record write is not).
         FileVersion version{key.size, key.mtime_ns, key.ctime_ns};
+        ObjectId id{key.dev, key.ino, key.generation};
         struct stat after;
-        if (cacheable && fstat(fd->get(), &after) == 0 && VersionOf(after) == version) {
-          Store(Key{key.dev, key.ino, key.generation}, version, format, scan);
+        if (cacheable && fstat(fd->get(), &after) == 0 &&
+            SameBytes(id, version, VersionOf(after))) {
+          Store(id, version, VersionOf(after), format, scan);
+          if (records_) Record(fd->get(), id, after, format, scan);
         }
         return scan;
       });
@@ -289,21 +321,32 @@ bool FactsCache::ScanFor(const ObjectId& object, const struct stat& st, base::Un
   return false;
 }
 
-void FactsCache::Store(Key key, FileVersion version, media::MediaFormat format,
+bool FactsCache::SameBytes(const Key& key, FileVersion scanned, FileVersion now) const {
+  if (now == scanned) return true;
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(key);
+  return it != entries_.end() && it->second.version == now && it->second.recorded_from == scanned;
+}
+
+void FactsCache::Store(Key key, FileVersion scanned, FileVersion now, media::MediaFormat format,
                        std::shared_ptr<const media::LocationScan> scan) {
   uint64_t bytes = scan != nullptr ? ScanBytes(*scan) : 0;
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(key);
-  if (it != entries_.end() && it->second.version == version && it->second.content_read) return;
+  if (now != scanned &&
+      (it == entries_.end() || it->second.version != now || it->second.recorded_from != scanned)) {
+    return;  // changed since, by more than the daemon's own record write
+  }
+  if (it != entries_.end() && it->second.version == now && it->second.content_read) return;
   if (entries_.size() >= kMaxEntries || scan_bytes_ + bytes > kMaxScanBytes) {
     entries_.clear();
     scan_bytes_ = 0;
     it = entries_.end();
     if (stats_ != nullptr) stats_->scan_cache_clears.fetch_add(1);
   }
-  if (it == entries_.end() || it->second.version != version) {
+  if (it == entries_.end() || it->second.version != now) {
     Entry fresh;
-    fresh.version = version;
+    fresh.version = now;
     if (it != entries_.end() && it->second.scan != nullptr) {
       scan_bytes_ -= std::min(scan_bytes_, ScanBytes(*it->second.scan));
     }
@@ -313,6 +356,64 @@ void FactsCache::Store(Key key, FileVersion version, media::MediaFormat format,
   it->second.scan = std::move(scan);
   it->second.content_read = true;
   scan_bytes_ += bytes;
+}
+
+bool FactsCache::TakeRecord(int fd, const ObjectId& object, const struct stat& st, Entry* entry) {
+  // Records are kept only where every change stamps a later ctime (see Record).
+  if (!StampsEveryChange(fd, st)) return false;
+  absl::StatusOr<FactsRecord> record = ReadFactsRecord(fd);
+  if (!record.ok()) {
+    if (absl::IsNotFound(record.status())) return false;
+    uint64_t seen = stats_ != nullptr ? stats_->facts_records_rejected.fetch_add(1) : 0;
+    // Logged, at most 32 times a run: hostile bytes on many files must not flood the log.
+    if (seen < 32) {
+      fprintf(stderr, "scopedfsd: ignoring the facts record of inode %llu: %s\n",
+              static_cast<unsigned long long>(st.st_ino), record.status().ToString().c_str());
+    }
+    return false;
+  }
+  if (!RecordMatches(*record, object, st)) {
+    if (stats_ != nullptr) stats_->facts_records_stale.fetch_add(1);
+    return false;
+  }
+  if (stats_ != nullptr) stats_->facts_from_records.fetch_add(1);
+  entry->format = record->format;
+  entry->format_read = true;
+  if (record->scan != nullptr) {
+    entry->scan = std::move(record->scan);
+    entry->content_read = true;
+  }
+  return true;
+}
+
+void FactsCache::Record(int fd, const ObjectId& object, const struct stat& st,
+                        media::MediaFormat format,
+                        std::shared_ptr<const media::LocationScan> scan) {
+  // Where timestamps are coarse (one-second ones, kernels without multigrain timestamps), a
+  // rewrite in the tick of the record's own write would keep its mtime and ctime: no record.
+  if (!StampsEveryChange(fd, st)) return;
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  bool young = absl::TimeFromTimespec(now) - absl::TimeFromTimespec(st.st_ctim) < kRecordQuietAge;
+  struct stat after;
+  if (young || !WriteFactsRecord(fd, object, st, format, scan, &after)) {
+    absl::MutexLock lock(&mu_);
+    auto it = entries_.find(object);
+    if (it != entries_.end() && it->second.version == VersionOf(st)) {
+      it->second.record_pending = young;
+    }
+    return;
+  }
+  if (stats_ != nullptr) stats_->facts_records_written.fetch_add(1);
+  // The record's write moved the ctime: the entry of the version before it would never match
+  // again. It holds for the version after it, as every later change stamps a later ctime.
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(object);
+  if (it != entries_.end() && it->second.version == VersionOf(st)) {
+    it->second.recorded_from = it->second.version;
+    it->second.version = VersionOf(after);
+    it->second.record_pending = false;
+  }
 }
 
 void FactsCache::Invalidate(const ObjectId& object) {

@@ -82,6 +82,10 @@ class FactsCache {
                       int max_waiters = ScanQueue::kMaxWaiters)
       : stats_(stats), scans_(scan_threads, max_waiters, stats) {}
 
+  // Whether facts are kept on the lower tree across restarts (facts_record.h): read before a
+  // file's bytes would be, written once they were. On by default; set before the first Lookup.
+  void set_records(bool records) { records_ = records; }
+
   // Facts of the lower object `fd` (O_PATH) as stat'ed in `st`, judged under `name` (the class a
   // name claims is checked against the content each time; the bytes are read once per version).
   // The scan runs without any lock held: inline when the thread has no ScanWait scope, else on
@@ -114,6 +118,13 @@ class FactsCache {
   using Key = ObjectId;
   struct Entry {
     FileVersion version;
+    // The version this one replaced by the daemon's own record write (facts_record.h), which
+    // moved only the ctime: the bytes of both are the same, so a scan of that version, queued or
+    // running when the record was written, stands for this one. size -1: none.
+    FileVersion recorded_from;
+    // Facts learned of a version too young to record (kRecordQuietAge): recorded at a later
+    // lookup that finds them here, once the version is old enough.
+    bool record_pending = false;
     bool owner_read = false;
     bool content_read = false;  // the format and the scan
     bool format_read = false;   // the format (sniffed from the head)
@@ -128,15 +139,30 @@ class FactsCache {
   // False: not done in time (the scope notes the miss).
   // `cacheable`: the version was settled before the bytes were read (a queued scan is then cached
   // if the version is unchanged after it).
-  bool ScanFor(const ObjectId& object, const struct stat& st, base::UniqueFd rfd,
-               media::MediaFormat format, bool cacheable,
+  // `scanned`: the version the scan is of (queued under it, so that requests for it join),
+  // which is `st`'s or the one it replaced by the daemon's own record write.
+  bool ScanFor(const ObjectId& object, const struct stat& st, FileVersion scanned,
+               base::UniqueFd rfd, media::MediaFormat format, bool cacheable,
                std::shared_ptr<const media::LocationScan>* out);
-  // Files `scan` under `key` at `version` unless the entry there is of another version or has
-  // its content already.
-  void Store(Key key, FileVersion version, media::MediaFormat format,
+  // Files `scan` of version `scanned` under `key` at version `now` (the file's after the scan)
+  // unless the entry there is of another version or has its content already. Nothing is filed
+  // unless `now` is `scanned` or the daemon's own record write made it from `scanned`.
+  void Store(Key key, FileVersion scanned, FileVersion now, media::MediaFormat format,
              std::shared_ptr<const media::LocationScan> scan) ABSL_LOCKS_EXCLUDED(mu_);
+  // Whether `now` is `scanned`, or the daemon's own record write made it from `scanned`.
+  bool SameBytes(const Key& key, FileVersion scanned, FileVersion now) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // The facts recorded on `fd`, filled into `entry` if they hold for `st`; a malformed record is
+  // counted and logged, and never used.
+  bool TakeRecord(int fd, const ObjectId& object, const struct stat& st, Entry* entry);
+  // Records facts read at version `st` on `fd` where the filesystem stamps every change
+  // (StampsEveryChange); the cached entry moves to the version the record's own write leaves.
+  void Record(int fd, const ObjectId& object, const struct stat& st, media::MediaFormat format,
+              std::shared_ptr<const media::LocationScan> scan) ABSL_LOCKS_EXCLUDED(mu_);
 
   Stats* stats_;
+  bool records_ = true;
   // A leaf lock: nothing else is taken while it is held.
   mutable absl::Mutex mu_;
   absl::flat_hash_map<Key, Entry> entries_ ABSL_GUARDED_BY(mu_);

@@ -62,6 +62,11 @@ std::string FuseOpcodeName(uint32_t opcode);
   X(scan_waits_locked)             \
   X(scans_not_queued)              \
   X(scan_cache_clears)             \
+  X(content_reads)                 \
+  X(facts_from_records)            \
+  X(facts_records_written)         \
+  X(facts_records_stale)           \
+  X(facts_records_rejected)        \
   X(tree_checks_unlocked)          \
   X(tree_checks_locked)            \
   X(backing_files)                 \

@@ -35,6 +35,7 @@ Filesystem::Filesystem(FilesystemOptions options, base::UniqueFd root_fd,
       plans_(&facts_, &budget_),
       engine_(std::move(engine)) {
   posix_ = engine_ != nullptr && engine_->semantics() == SEMANTICS_POSIX;
+  facts_.set_records(options_.facts_records);
   if (engine_ != nullptr) plans_.set_kinds(engine_->redaction_kinds());
   root_dev_ = root_st.st_dev;
   clock_gettime(CLOCK_REALTIME, &started_);

@@ -93,6 +93,9 @@ struct FilesystemOptions {
   // inode, so no policy that may give a caller a redacted view (an inode of its own, whose locks
   // the kernel would keep apart from the raw view's) is accepted, at start or by a reload.
   bool kernel_posix_locks = false;
+  // Keep each file's content facts on the lower tree (--facts_records, facts_record.h), so a
+  // restarted daemon does not read the file again while its version matches.
+  bool facts_records = true;
 };
 
 // Whether `engine` may give some caller a redacted view of a file: a second kernel inode of the

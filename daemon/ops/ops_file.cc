@@ -15,6 +15,7 @@
 
 #include "absl/strings/string_view.h"
 #include "daemon/judge/caller_creds.h"
+#include "daemon/judge/facts_record.h"
 #include "daemon/kernel/kernel_notifier.h"
 #include "daemon/ops/handlers.h"
 #include "daemon/ops/handles.h"
@@ -125,6 +126,7 @@ constexpr int kKillSuidGid = FUSE_SET_ATTR_KILL_SUID;
 int TruncateUnnamed(Filesystem* fs, OpenFile* file, off_t size, struct stat* out) {
   if (ftruncate(file->fd.get(), size) != 0) return errno;
   fs->facts().Invalidate(file->node->object());
+  DropFactsRecord(file->fd.get());
   return fstat(file->fd.get(), out) == 0 ? 0 : errno;
 }
 
@@ -177,6 +179,7 @@ int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct 
                            : truncate(proc.c_str(), attr->st_size);
     if (rc != 0) return errno;
     fs->facts().Invalidate(r.node->object());
+    DropFactsRecord(r.fd.get());
     // FATTR_KILL_SUIDGID: the kernel asks for it when the caller lacks CAP_FSETID.
     if (posix && (to_set & kKillSuidGid)) {
       if (int err = KillSetId(ctx, r, st)) return err;
@@ -206,6 +209,12 @@ int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct 
     }
     // The O_PATH fd itself, so a symlink's own times change (lutimes), as natively.
     if (utimensat(r.fd.get(), "", ts, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+    // Times put back after a change (touch -r, an app hiding an edit): the facts recorded for
+    // the mtime set now may be of other bytes. Gone after the change, so no record outlives it.
+    if (S_ISREG(st.st_mode)) {
+      DropFactsRecord(r.fd.get());
+      fs->facts().Invalidate(r.node->object());
+    }
   }
   if (int err = StatFd(r.fd.get(), out)) return err;
   DirectoryAsSeen(fs, ctx, &r.path, out);
@@ -292,8 +301,12 @@ void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info
   op.ReplyBuf(buf.get(), static_cast<size_t>(n));
 }
 
-// Drops the cached facts of a handle's file once it has been written through the mount.
-void Written(Filesystem* fs, OpenFile* file) { fs->facts().Invalidate(file->node->object()); }
+// Drops the cached and recorded facts of a handle's file once it has been written through the
+// mount (the write's own mtime would tell the record apart too; this does not rely on it).
+void Written(Filesystem* fs, OpenFile* file) {
+  fs->facts().Invalidate(file->node->object());
+  DropFactsRecord(file->fd.get());
+}
 
 // A write through a redacted view (a caller the location guard redacts, writing a file that was
 // of no carrier format at open) is judged again against the file as it is now: once the file

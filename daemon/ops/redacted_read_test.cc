@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -18,6 +19,7 @@
 
 #include "absl/time/clock.h"
 #include "daemon/judge/facts_cache.h"
+#include "daemon/judge/facts_record.h"
 #include "gtest/gtest.h"
 #include "media/content_facts.h"
 #include "media/location/location.h"
@@ -198,6 +200,7 @@ TEST(FactsCacheTest, ScansOncePerVersionAndForgetsOnInvalidation) {
   absl::SleepFor(UntilSettled(st));  // a version that has not settled is not cached
   Stats stats;
   FactsCache cache(&stats);
+  cache.set_records(false);  // the cache alone: records are FactsRecordsStandForTheBytes's
   FileInfo a = cache.Lookup(fd, st, "a.jpg");
   FileInfo b = cache.Lookup(fd, st, "b.txt");
   EXPECT_EQ(stats.location_scans.load(), 1u);
@@ -209,6 +212,65 @@ TEST(FactsCacheTest, ScansOncePerVersionAndForgetsOnInvalidation) {
   cache.Lookup(fd, st, "a.jpg");
   EXPECT_EQ(stats.location_scans.load(), 2u);
   EXPECT_EQ(cache.size(), 1u);
+  close(fd);
+  unlink(path.c_str());
+}
+
+// A new cache (a restarted daemon) takes the facts a first one recorded on the file instead of
+// reading it, while the file's version matches; a change of the bytes (size) is read again.
+TEST(FactsCacheTest, FactsRecordsStandForTheBytes) {
+  std::string path = ::testing::TempDir() + "/facts_record_test_" + std::to_string(getpid());
+  std::string photo = ReadSample("gps.jpg");
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << photo;
+  }
+  int fd = open(path.c_str(), O_PATH | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  struct stat st;
+  ASSERT_EQ(fstat(fd, &st), 0);
+  // Settled, and old enough to be recorded at once (a younger version's record waits).
+  absl::SleepFor(std::max(UntilSettled(st),
+                          absl::TimeFromTimespec(st.st_ctim) + kRecordQuietAge - absl::Now()));
+  if (!StampsEveryChange(fd, st)) {
+    close(fd);
+    unlink(path.c_str());
+    GTEST_SKIP() << "records are kept only where every change stamps a later ctime";
+  }
+  Stats first_stats;
+  {
+    FactsCache first(&first_stats);
+    FileInfo info = first.Lookup(fd, st, "a.jpg");
+    EXPECT_EQ(info.facts.location, media::LocationPresence::kPresent);
+  }
+  EXPECT_EQ(first_stats.location_scans.load(), 1u);
+  if (first_stats.facts_records_written.load() == 0) {
+    close(fd);
+    unlink(path.c_str());
+    GTEST_SKIP() << "no trusted.* attributes here (needs root and a filesystem that keeps them)";
+  }
+  ASSERT_EQ(fstat(fd, &st), 0) << "the record's write moved the ctime";
+  Stats second_stats;
+  FactsCache second(&second_stats);
+  FileInfo info = second.Lookup(fd, st, "a.jpg");
+  EXPECT_EQ(second_stats.location_scans.load(), 0u);
+  EXPECT_EQ(second_stats.content_reads.load(), 0u);
+  EXPECT_EQ(second_stats.facts_from_records.load(), 1u);
+  EXPECT_EQ(info.facts.media_class, MEDIA_CLASS_IMAGE);
+  EXPECT_EQ(info.facts.location, media::LocationPresence::kPresent);
+  ASSERT_NE(info.scan, nullptr);
+  EXPECT_FALSE(info.scan->ranges.empty());
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::app);
+    out << "x";
+  }
+  ASSERT_EQ(fstat(fd, &st), 0);
+  absl::SleepFor(UntilSettled(st));
+  Stats third_stats;
+  FactsCache third(&third_stats);
+  third.Lookup(fd, st, "a.jpg");
+  EXPECT_EQ(third_stats.facts_records_stale.load(), 1u);
+  EXPECT_EQ(third_stats.location_scans.load(), 1u);
   close(fd);
   unlink(path.c_str());
 }
