@@ -2,7 +2,8 @@
 // (jni/FuseDaemon.cpp) answers otherwise than POSIX would: renaming `Android` fails EACCES
 // (do_rename), renameat2 takes RENAME_NOREPLACE only (EINVAL for RENAME_EXCHANGE), chmod and
 // chown succeed and change nothing (pf_setattr), and new files get 0664 and new directories 0775
-// whatever the mode asked and the umask (pf_create, pf_mknod, pf_mkdir). And which media an app
+// whatever the mode asked and the umask (pf_create, pf_mknod, pf_mkdir); another app's
+// Android/data/<pkg> is not there even for mkdir (ENOENT). And which media an app
 // sees depends on its target SDK (READ_MEDIA_* from 33 on, READ_EXTERNAL_STORAGE below) and, under
 // READ_MEDIA_VISUAL_USER_SELECTED, on what the user picked. Apps are real uids (fork +
 // setresuid); the policy is the shipped android.textproto.
@@ -159,6 +160,33 @@ TEST_F(AndroidAnswersMountTest, NewFilesAre0664AndDirectories0775) {
   AppResult dir = As(kNotes).Stat("Download/d");
   ASSERT_TRUE(Succeeds(dir));
   EXPECT_EQ(dir.mode & 07777, 0775u);
+}
+
+// Another app's Android/data/<pkg> or Android/obb/<pkg> is not there for an app, even when it
+// exists: the kernel's lookup finds nothing, so mkdir(2) (and an O_CREAT open) reaches the daemon,
+// whose answer must be the device's. MediaProvider's isDirAccessAllowedForFuse and
+// insertFileIfNecessaryForFuse answer ENOENT for another package's private path
+// (isPrivatePackagePathNotAccessibleByCaller), whatever the lower holds: EACCES or EEXIST would
+// tell the app that the package is installed. Android/media/<pkg> is shared, not private.
+TEST_F(AndroidAnswersMountTest, MkdirOverAnotherAppsPrivateDirFailsEnoent) {
+  for (const char* dir : {"Android/data/com.example.notes", "Android/obb/com.example.notes",
+                          "Android/media/com.example.notes"}) {
+    SCOPEDFS_ASSERT_OK(storage_.MkdirLower(dir, kNotes));
+  }
+  for (uid_t uid : {kMusic, kFiles}) {
+    for (const char* dir : {"Android/data/com.example.notes", "Android/obb/com.example.notes"}) {
+      EXPECT_TRUE(FailsWith(As(uid).Mkdir(dir), ENOENT)) << uid << " " << dir;
+      EXPECT_TRUE(FailsWith(As(uid).Create(dir, "x"), ENOENT)) << uid << " " << dir;
+      // The same answer as for a package that has no directory (nothing to tell them apart).
+      EXPECT_TRUE(FailsWith(As(uid).Mkdir(absl::StrCat(dir, ".absent")), ENOENT)) << uid;
+    }
+    // The shared media directory is there for every app: the kernel answers EEXIST.
+    EXPECT_TRUE(FailsWith(As(uid).Mkdir("Android/media/com.example.notes"), EEXIST)) << uid;
+  }
+  // The owner finds its own.
+  EXPECT_TRUE(FailsWith(As(kNotes).Mkdir("Android/data/com.example.notes"), EEXIST));
+  EXPECT_TRUE(storage_.LowerExists("Android/data/com.example.notes"));
+  EXPECT_FALSE(storage_.LowerExists("Android/data/com.example.notes.absent"));
 }
 
 // An app targeting SDK 33 that holds only READ_EXTERNAL_STORAGE gets no other app's media; one
