@@ -8,7 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "policy/folded_name.h"
+#include "base/folded_name.h"
 
 namespace scopedfs::policy {
 namespace {
@@ -23,7 +23,7 @@ constexpr EnumMask kCreatingOps = Bit(OP_CREATE) | Bit(OP_MKDIR);
 // As a casefolded lower compares names (folded_name.h): "Muſic" is the top-level Music.
 bool ContainsFolded(const std::vector<std::string>& list, absl::string_view value) {
   return std::any_of(list.begin(), list.end(),
-                     [value](const std::string& s) { return FoldsTogether(s, value); });
+                     [value](const std::string& s) { return base::FoldsTogether(s, value); });
 }
 
 bool ContainsExact(const std::vector<std::string>& list, absl::string_view value) {

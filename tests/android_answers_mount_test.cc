@@ -189,6 +189,32 @@ TEST_F(AndroidAnswersMountTest, MkdirOverAnotherAppsPrivateDirFailsEnoent) {
   EXPECT_FALSE(storage_.LowerExists("Android/data/com.example.notes.absent"));
 }
 
+// A casefolded lower (Android's /data/media) takes "Muſic" (long s) for Music, as ext4's utf8
+// folding does: the daemon finds it so on any lower, and judges it as Music, so the layout's
+// rules for a default directory hold under that spelling. "Documenſ" folds to "documens", no
+// default directory. tools/emulator/guest/casefold_check.sh asserts the same on a casefolded
+// ext4 lower, whose kernel decides which spellings meet.
+TEST_F(AndroidAnswersMountTest, NamesFoldAsOnACasefoldedLower) {
+  const std::string music = "Mu\xc5\xbfic";
+  const std::string documens = "Documen\xc5\xbf";
+  ASSERT_TRUE(storage_.LowerExists("Music"));
+  AppResult seen = As(kCamera).Stat(music);
+  ASSERT_TRUE(Succeeds(seen));
+  EXPECT_TRUE(FailsWith(As(kCamera).Mkdir(music), EEXIST));
+  // Not moved or removed, even by the all-files app, which may move a custom directory.
+  EXPECT_TRUE(FailsWith(As(kFiles).Rename(music, "Download/moved"), EPERM));
+  EXPECT_TRUE(FailsWith(As(kFiles).Rmdir(music), EPERM));
+  EXPECT_TRUE(storage_.LowerExists("Music"));
+  EXPECT_FALSE(storage_.LowerExists("Download/moved"));
+  // It takes audio from an app without permissions, into the lower's Music.
+  EXPECT_TRUE(Succeeds(As(kCamera).Create(music + "/song.mp3", "x")));
+  EXPECT_TRUE(storage_.LowerExists("Music/song.mp3"));
+  // A spelling that folds to no default directory is a custom name.
+  EXPECT_TRUE(FailsWith(As(kCamera).Create(documens + "/x.txt", "x"), ENOENT));
+  EXPECT_TRUE(FailsWith(As(kCamera).Mkdir(documens), EPERM));
+  EXPECT_FALSE(storage_.LowerExists(documens));
+}
+
 // An app targeting SDK 33 that holds only READ_EXTERNAL_STORAGE gets no other app's media; one
 // targeting 29 with the same grant gets it all.
 TEST_F(AndroidAnswersMountTest, TargetSdkDecidesWhatReadExternalStorageReads) {

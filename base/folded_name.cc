@@ -1,11 +1,11 @@
 // The fold of folded_name.h: a cursor per name that yields the folded bytes one at a time, so
 // that two names are compared without building either fold.
-#include "policy/folded_name.h"
+#include "base/folded_name.h"
 
 #include <cstddef>
 #include <cstdint>
 
-namespace scopedfs::policy {
+namespace scopedfs::base {
 namespace {
 
 // Code points whose ext4 fold (NFD, then full case folding; Unicode 15 CaseFolding.txt statuses
@@ -99,6 +99,28 @@ bool FoldsTogether(absl::string_view a, absl::string_view b) {
   }
 }
 
+bool FoldsBeyondAscii(absl::string_view name) {
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (static_cast<unsigned char>(name[i]) < 0x80) continue;
+    uint32_t cp = 0;
+    size_t len = DecodeUtf8(name, i, &cp);
+    if (len == 0) continue;
+    for (const AsciiFold& f : kAsciiFolds) {
+      if (f.code_point == cp) return true;
+    }
+    i += len - 1;
+  }
+  return false;
+}
+
+std::string FoldedName(absl::string_view name) {
+  std::string folded;
+  folded.reserve(name.size());
+  FoldCursor cursor(name);
+  for (int c = cursor.Next(); c >= 0; c = cursor.Next()) folded.push_back(static_cast<char>(c));
+  return folded;
+}
+
 bool IsAsciiName(absl::string_view name) {
   for (char c : name) {
     if (static_cast<unsigned char>(c) >= 0x80) return false;
@@ -106,4 +128,4 @@ bool IsAsciiName(absl::string_view name) {
   return true;
 }
 
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::base

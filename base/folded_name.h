@@ -6,12 +6,14 @@
 // Audiobooks. This folds exactly those; any other non-ASCII code point is compared as it is, so
 // names that fold together only outside ASCII ("É" and "é") are told apart here: no layout name
 // is such a name (the config loader allows only ASCII in them).
-#ifndef SCOPEDFS_POLICY_FOLDED_NAME_H_
-#define SCOPEDFS_POLICY_FOLDED_NAME_H_
+#ifndef SCOPEDFS_BASE_FOLDED_NAME_H_
+#define SCOPEDFS_BASE_FOLDED_NAME_H_
+
+#include <string>
 
 #include "absl/strings/string_view.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::base {
 
 // True when `a` and `b` fold to one name as above (ASCII letters without case, and the code
 // points whose ext4 folding is ASCII: U+00DF, U+017F, U+1E9E, U+212A, U+FB00-U+FB06 and the
@@ -19,9 +21,15 @@ namespace scopedfs::policy {
 // themselves, as ext4 compares a name it cannot decode.
 bool FoldsTogether(absl::string_view a, absl::string_view b);
 
+// Whether `name` holds one of those code points, so that its fold is not its ASCII lowering.
+bool FoldsBeyondAscii(absl::string_view name);
+
+// The fold of `name`: what FoldsTogether compares.
+std::string FoldedName(absl::string_view name);
+
 // Whether `name` is all ASCII (what a layout name must be).
 bool IsAsciiName(absl::string_view name);
 
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::base
 
-#endif  // SCOPEDFS_POLICY_FOLDED_NAME_H_
+#endif  // SCOPEDFS_BASE_FOLDED_NAME_H_

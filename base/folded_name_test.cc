@@ -1,8 +1,8 @@
-#include "policy/folded_name.h"
+#include "base/folded_name.h"
 
 #include "gtest/gtest.h"
 
-namespace scopedfs::policy {
+namespace scopedfs::base {
 namespace {
 
 TEST(FoldedNameTest, AsciiLettersFoldWithoutCase) {
@@ -44,10 +44,20 @@ TEST(FoldedNameTest, InvalidUtf8ComparesAsBytes) {
   EXPECT_TRUE(FoldsTogether("\xFF\xFE", "\xFF\xFE"));
 }
 
+TEST(FoldedNameTest, FoldedNameIsWhatIsCompared) {
+  EXPECT_EQ(FoldedName("Mu\u017Fic"), "music");
+  EXPECT_EQ(FoldedName("Noti\uFB01cations"), "notifications");
+  EXPECT_EQ(FoldedName("Caf\u00C9"), "caf\u00C9");
+  EXPECT_TRUE(FoldsBeyondAscii("Mu\u017Fic"));
+  EXPECT_FALSE(FoldsBeyondAscii("Caf\u00C9"));
+  EXPECT_FALSE(FoldsBeyondAscii("MUSIC"));
+  EXPECT_FALSE(FoldsBeyondAscii("\xC5"));
+}
+
 TEST(FoldedNameTest, IsAsciiName) {
   EXPECT_TRUE(IsAsciiName("Music"));
   EXPECT_FALSE(IsAsciiName("Mu\u017Fic"));
 }
 
 }  // namespace
-}  // namespace scopedfs::policy
+}  // namespace scopedfs::base
