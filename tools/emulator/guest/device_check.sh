@@ -134,10 +134,12 @@ if [[ $phase == 1 ]]; then
 
   # --- Android's answers and Unicode casefolding, on the casefolded lower --------------------
   here=/usr/local/libexec/scopedfs-emulator
+  answers_start=$SECONDS
   # shellcheck source=tools/emulator/guest/answers_check.sh
   source "$here/answers_check.sh"
   # shellcheck source=tools/emulator/guest/casefold_check.sh
   source "$here/casefold_check.sh"
+  say "INFO the Android answers and casefold checks took $((SECONDS - answers_start)) s"
 
   # --- Acknowledged writes, SIGKILL, restart --------------------------------------------------
   src=/run/emulator-src
