@@ -30,6 +30,33 @@ constexpr AsciiFold kAsciiFolds[] = {
     {0xFB06, "st"},   // LATIN SMALL LIGATURE ST (F)
 };
 
+// Default_Ignorable_Code_Point (Unicode 12.1, the version of the kernel's utf8 tables): the
+// emulated device's 6.12 kernel drops them from casefolded names, so "Mu<U+200B>sic" is Music
+// there (newer kernels stopped special-casing them; on such a lower this folds more than ext4).
+// Inclusive ranges.
+constexpr uint32_t kIgnorable[][2] = {
+    {0x00AD, 0x00AD},   {0x034F, 0x034F},   {0x061C, 0x061C}, {0x115F, 0x1160}, {0x17B4, 0x17B5},
+    {0x180B, 0x180E},   {0x200B, 0x200F},   {0x202A, 0x202E}, {0x2060, 0x206F}, {0x3164, 0x3164},
+    {0xFE00, 0xFE0F},   {0xFEFF, 0xFEFF},   {0xFFA0, 0xFFA0}, {0xFFF0, 0xFFF8}, {0x1BCA0, 0x1BCA3},
+    {0x1D173, 0x1D17A}, {0xE0000, 0xE0FFF},
+};
+
+bool Ignorable(uint32_t cp) {
+  for (const auto& range : kIgnorable) {
+    if (cp >= range[0] && cp <= range[1]) return true;
+  }
+  return false;
+}
+
+// The fold of a code point that FoldsBeyondAscii: its ASCII letters, or "" for an ignorable one;
+// nullptr for any other.
+const char* AsciiFoldOf(uint32_t cp) {
+  for (const AsciiFold& f : kAsciiFolds) {
+    if (f.code_point == cp) return f.folded;
+  }
+  return Ignorable(cp) ? "" : nullptr;
+}
+
 // The length of the UTF-8 sequence at s[i] and its code point; 0 when it is not a valid one
 // (then the byte stands for itself).
 size_t DecodeUtf8(absl::string_view s, size_t i, uint32_t* cp) {
@@ -60,24 +87,28 @@ class FoldCursor {
       --raw_left_;
       return static_cast<unsigned char>(s_[i_++]);
     }
-    if (i_ >= s_.size()) return -1;
-    unsigned char b = static_cast<unsigned char>(s_[i_]);
-    if (b < 0x80) {
-      ++i_;
-      return b >= 'A' && b <= 'Z' ? b - 'A' + 'a' : b;
-    }
-    uint32_t cp = 0;
-    size_t len = DecodeUtf8(s_, i_, &cp);
-    if (len == 0) return static_cast<unsigned char>(s_[i_++]);
-    for (const AsciiFold& f : kAsciiFolds) {
-      if (f.code_point == cp) {
-        i_ += len;
-        pending_ = f.folded;
-        return static_cast<unsigned char>(*pending_++);
+    while (i_ < s_.size()) {
+      unsigned char b = static_cast<unsigned char>(s_[i_]);
+      if (b < 0x80) {
+        ++i_;
+        return b >= 'A' && b <= 'Z' ? b - 'A' + 'a' : b;
       }
+      uint32_t cp = 0;
+      size_t len = DecodeUtf8(s_, i_, &cp);
+      if (len == 0) return static_cast<unsigned char>(s_[i_++]);
+      const char* folded = AsciiFoldOf(cp);
+      if (folded == nullptr) {
+        raw_left_ = len - 1;
+        return static_cast<unsigned char>(s_[i_++]);
+      }
+      i_ += len;
+      if (*folded != '\0') {
+        pending_ = folded + 1;
+        return static_cast<unsigned char>(*folded);
+      }
+      // An ignorable code point yields nothing: on to the next one.
     }
-    raw_left_ = len - 1;
-    return static_cast<unsigned char>(s_[i_++]);
+    return -1;
   }
 
  private:
@@ -105,9 +136,7 @@ bool FoldsBeyondAscii(absl::string_view name) {
     uint32_t cp = 0;
     size_t len = DecodeUtf8(name, i, &cp);
     if (len == 0) continue;
-    for (const AsciiFold& f : kAsciiFolds) {
-      if (f.code_point == cp) return true;
-    }
+    if (AsciiFoldOf(cp) != nullptr) return true;
     i += len - 1;
   }
   return false;

@@ -299,7 +299,7 @@ answer_checks=(answers-rename-android-10065 answers-rename-android-case-10065
   answers-new-modes answers-private-dirs-exist answers-create-private-10063
   answers-create-private-10064 answers-mkdir-own-private answers-sdk33-no-media
   answers-sdk29-media answers-partial-lists-picked answers-partial-reads-picked
-  casefold-oracle-dir casefold-oracle casefold-finds casefold-rename-default
+  casefold-oracle-dir casefold-oracle casefold-finds casefold-rename-default casefold-rename-ignorable
   casefold-rename-default-plain casefold-rmdir-default casefold-defaults-stay
   casefold-create-audio casefold-mkdir-below casefold-landed casefold-create-folded
   casefold-landed-documents casefold-apart-absent casefold-apart-custom
