@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/folded_name.h"
 #include "policy/app_registry.h"
 #include "policy/rule_set.h"
 #include "policy/status_macros.h"
@@ -107,6 +108,10 @@ class Validator {
       if (dir.empty() || absl::StrContains(dir, '/') || dir == "." || dir == "..") {
         PolicyProblem(at, absl::StrCat("top_level_dir \"", absl::CEscape(dir),
                                        "\" is not a single path segment"));
+      } else if (!base::IsAsciiName(dir)) {
+        PolicyProblem(at, absl::StrCat("top_level_dir \"", absl::CEscape(dir),
+                                       "\" is not ASCII (names are folded as a casefolded "
+                                       "lower folds ASCII ones)"));
       } else if (!dirs.emplace(absl::AsciiStrToLower(dir), i).second) {
         PolicyProblem(at, absl::StrCat("top_level_dir \"", dir, "\" is listed twice"));
       }

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/folded_name.h"
 
 namespace scopedfs::policy {
 namespace {
@@ -19,9 +20,10 @@ constexpr EnumMask kFileOnlyOps = Bit(OP_CREATE) | Bit(OP_DELETE) | Bit(OP_WRITE
 constexpr EnumMask kDirectoryOnlyOps = Bit(OP_MKDIR) | Bit(OP_RMDIR);
 constexpr EnumMask kCreatingOps = Bit(OP_CREATE) | Bit(OP_MKDIR);
 
-bool ContainsIgnoreCase(const std::vector<std::string>& list, absl::string_view value) {
+// As a casefolded lower compares names (folded_name.h): "Muſic" is the top-level Music.
+bool ContainsFolded(const std::vector<std::string>& list, absl::string_view value) {
   return std::any_of(list.begin(), list.end(),
-                     [value](const std::string& s) { return absl::EqualsIgnoreCase(s, value); });
+                     [value](const std::string& s) { return base::FoldsTogether(s, value); });
 }
 
 bool ContainsExact(const std::vector<std::string>& list, absl::string_view value) {
@@ -122,7 +124,7 @@ bool CompiledRule::MatchesPlace(const MatchInput& in) const {
   if (ops != 0 && (ops & Bit(in.op)) == 0) return false;
   const PathInfo& path = *in.path;
   bool at_root = path.depth == DEPTH_ROOT;
-  if (!top_dirs.empty() && (at_root || !ContainsIgnoreCase(top_dirs, path.top_dir))) return false;
+  if (!top_dirs.empty() && (at_root || !ContainsFolded(top_dirs, path.top_dir))) return false;
   if (!globs.empty() &&
       (at_root || std::none_of(globs.begin(), globs.end(),
                                [&path](const Glob& g) { return g.Matches(path.path); }))) {

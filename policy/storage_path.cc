@@ -4,6 +4,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/folded_name.h"
 
 namespace scopedfs::policy {
 namespace {
@@ -55,6 +56,10 @@ absl::Status StorageLayout::ValidateAreaPattern(absl::string_view pattern) {
   if (absl::Status s = ValidateStoragePath(pattern); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("area pattern: ", s.message()));
   }
+  if (!base::IsAsciiName(pattern)) {
+    return absl::InvalidArgumentError(
+        "area pattern is not ASCII (names are folded as a casefolded lower folds ASCII ones)");
+  }
   std::vector<absl::string_view> segments = absl::StrSplit(pattern, '/');
   for (size_t i = 0; i < segments.size(); ++i) {
     bool last = i + 1 == segments.size();
@@ -82,7 +87,8 @@ absl::Status StorageLayout::ValidateAreaPattern(absl::string_view pattern) {
 absl::StatusOr<StorageLayout> StorageLayout::Compile(const Layout& layout) {
   StorageLayout compiled;
   for (const std::string& dir : layout.top_level_dir()) {
-    if (dir.empty() || absl::StrContains(dir, '/') || dir == "." || dir == "..") {
+    if (dir.empty() || absl::StrContains(dir, '/') || dir == "." || dir == ".." ||
+        !base::IsAsciiName(dir)) {
       return absl::InvalidArgumentError(absl::StrCat("bad top-level directory \"", dir, "\""));
     }
     compiled.top_level_dirs_.push_back(dir);
@@ -102,7 +108,7 @@ absl::StatusOr<StorageLayout> StorageLayout::Compile(const Layout& layout) {
 
 bool StorageLayout::IsStandardTopDir(absl::string_view segment) const {
   for (const std::string& dir : top_level_dirs_) {
-    if (absl::EqualsIgnoreCase(dir, segment)) return true;
+    if (base::FoldsTogether(dir, segment)) return true;
   }
   return false;
 }
@@ -132,7 +138,7 @@ absl::StatusOr<PathInfo> StorageLayout::Classify(absl::string_view path, size_t 
     if (prefix.size() >= kMaxTracked || count <= prefix.size()) continue;
     bool match = true;
     for (size_t i = 0; i < prefix.size() && match; ++i) {
-      match = absl::EqualsIgnoreCase(prefix[i], segments[i]);
+      match = base::FoldsTogether(prefix[i], segments[i]);
     }
     if (match) {
       info.area = static_cast<int>(a);
@@ -154,7 +160,7 @@ std::vector<std::string> StorageLayout::ChildNamesClassifiedApart(absl::string_v
     if (segments.size() > area.prefix.size()) continue;
     bool match = true;
     for (size_t i = 0; i < segments.size() && match; ++i) {
-      match = absl::EqualsIgnoreCase(area.prefix[i], segments[i]);
+      match = base::FoldsTogether(area.prefix[i], segments[i]);
     }
     if (!match) continue;
     if (segments.size() == area.prefix.size()) {
@@ -172,7 +178,7 @@ bool StorageLayout::HoldsOrIsAreaRoot(absl::string_view path) const {
     if (segments.size() > area.prefix.size() + 1) continue;
     bool match = true;
     for (size_t i = 0; i < segments.size() && i < area.prefix.size() && match; ++i) {
-      match = absl::EqualsIgnoreCase(area.prefix[i], segments[i]);
+      match = base::FoldsTogether(area.prefix[i], segments[i]);
     }
     if (match) return true;
   }
@@ -181,7 +187,7 @@ bool StorageLayout::HoldsOrIsAreaRoot(absl::string_view path) const {
 
 bool StorageLayout::UnderAreaHolder(const PathInfo& info) const {
   for (const CompiledArea& area : areas_) {
-    if (absl::EqualsIgnoreCase(area.prefix[0], info.top_dir)) return true;
+    if (base::FoldsTogether(area.prefix[0], info.top_dir)) return true;
   }
   return false;
 }
@@ -197,7 +203,7 @@ LayoutMove StorageLayout::JudgeMove(const PathInfo& from, const PathInfo& to) co
   // Below an area-holding directory, only an area's inside takes new entries.
   if (UnderAreaHolder(to) && to.area < 0) return LayoutMove::kRefused;
   bool same_instance = from.area >= 0 && from.area == to.area &&
-                       absl::EqualsIgnoreCase(from.area_package, to.area_package);
+                       base::FoldsTogether(from.area_package, to.area_package);
   if (!same_instance) {
     for (const PathInfo* end : {&from, &to}) {
       if (end->area >= 0 && areas_[end->area].separate_mount) return LayoutMove::kCrossesMount;

@@ -410,6 +410,23 @@ TEST(IsStandardTopDirTest, MatchesIgnoringCase) {
   EXPECT_FALSE(layout.IsStandardTopDir(""));
 }
 
+// The standard top-level directories and area prefixes are matched as a casefolded ext4 lower
+// matches names (folded_name.h), not by ASCII case alone.
+TEST(StorageLayoutClassifyTest, FoldsNamesAsACasefoldedLowerDoes) {
+  EXPECT_TRUE(ClassifyOk("Picture\u017F").standard_top_dir);
+  EXPECT_EQ(ClassifyOk("Picture\u017F/a.jpg").top_dir, "Picture\u017F");
+  EXPECT_TRUE(ClassifyOk("Picture\u017F/a.jpg").standard_top_dir);
+  EXPECT_FALSE(ClassifyOk("Pictur\u017F").standard_top_dir);
+  EXPECT_FALSE(ClassifyOk("Pi\u0441tures").standard_top_dir);  // a Cyrillic es: no fold
+}
+
+TEST(StorageLayoutCompileTest, RefusesNonAsciiLayoutNames) {
+  Layout layout;
+  layout.add_top_level_dir("Mu\u017Fic");
+  EXPECT_FALSE(StorageLayout::Compile(layout).ok());
+  EXPECT_FALSE(StorageLayout::Compile(LayoutWithArea("Andr\u00F6id/data/{package}")).ok());
+}
+
 // --- JudgeMove: the layout's move rules ---
 
 // The device's layout with Android/media, whose move rules are checked below.
@@ -445,6 +462,14 @@ TEST(JudgeMoveTest, OrdinaryMovesAreLeftToTheRules) {
 TEST(JudgeMoveTest, DefaultTopLevelDirectoriesStay) {
   EXPECT_EQ(Move("DCIM", "Download/DCIM"), LayoutMove::kRefused);
   EXPECT_EQ(Move("android", "Download/x"), LayoutMove::kRefused);
+}
+
+// A casefolded lower takes "Pictureſ" (long s) for Pictures: the layout's rules apply to it.
+TEST(JudgeMoveTest, DefaultTopLevelDirectoriesStayUnderEveryFoldedSpelling) {
+  EXPECT_EQ(Move("Picture\u017F", "Download/x"), LayoutMove::kRefused);
+  EXPECT_EQ(Move("PICTURE\u017F", "Download/x"), LayoutMove::kRefused);
+  // "Pictur\u017F" folds to "picturs": no default directory, left to the rules.
+  EXPECT_EQ(Move("Pictur\u017F", "Download/x"), LayoutMove::kAllowed);
 }
 
 TEST(JudgeMoveTest, NothingMovesIntoTheRoot) {

@@ -2,7 +2,8 @@
 // (jni/FuseDaemon.cpp) answers otherwise than POSIX would: renaming `Android` fails EACCES
 // (do_rename), renameat2 takes RENAME_NOREPLACE only (EINVAL for RENAME_EXCHANGE), chmod and
 // chown succeed and change nothing (pf_setattr), and new files get 0664 and new directories 0775
-// whatever the mode asked and the umask (pf_create, pf_mknod, pf_mkdir). And which media an app
+// whatever the mode asked and the umask (pf_create, pf_mknod, pf_mkdir); another app's
+// Android/data/<pkg> is not there even for mkdir (ENOENT). And which media an app
 // sees depends on its target SDK (READ_MEDIA_* from 33 on, READ_EXTERNAL_STORAGE below) and, under
 // READ_MEDIA_VISUAL_USER_SELECTED, on what the user picked. Apps are real uids (fork +
 // setresuid); the policy is the shipped android.textproto.
@@ -159,6 +160,61 @@ TEST_F(AndroidAnswersMountTest, NewFilesAre0664AndDirectories0775) {
   AppResult dir = As(kNotes).Stat("Download/d");
   ASSERT_TRUE(Succeeds(dir));
   EXPECT_EQ(dir.mode & 07777, 0775u);
+}
+
+// Another app's Android/data/<pkg> or Android/obb/<pkg> is not there for an app, even when it
+// exists: the kernel's lookup finds nothing, so mkdir(2) (and an O_CREAT open) reaches the daemon,
+// whose answer must be the device's. MediaProvider's isDirAccessAllowedForFuse and
+// insertFileIfNecessaryForFuse answer ENOENT for another package's private path
+// (isPrivatePackagePathNotAccessibleByCaller), whatever the lower holds: EACCES or EEXIST would
+// tell the app that the package is installed. Android/media/<pkg> is shared, not private.
+TEST_F(AndroidAnswersMountTest, MkdirOverAnotherAppsPrivateDirFailsEnoent) {
+  for (const char* dir : {"Android/data/com.example.notes", "Android/obb/com.example.notes",
+                          "Android/media/com.example.notes"}) {
+    SCOPEDFS_ASSERT_OK(storage_.MkdirLower(dir, kNotes));
+  }
+  for (uid_t uid : {kMusic, kFiles}) {
+    for (const char* dir : {"Android/data/com.example.notes", "Android/obb/com.example.notes"}) {
+      EXPECT_TRUE(FailsWith(As(uid).Mkdir(dir), ENOENT)) << uid << " " << dir;
+      EXPECT_TRUE(FailsWith(As(uid).Create(dir, "x"), ENOENT)) << uid << " " << dir;
+      // The same answer as for a package that has no directory (nothing to tell them apart).
+      EXPECT_TRUE(FailsWith(As(uid).Mkdir(absl::StrCat(dir, ".absent")), ENOENT)) << uid;
+    }
+    // The shared media directory is there for every app: the kernel answers EEXIST.
+    EXPECT_TRUE(FailsWith(As(uid).Mkdir("Android/media/com.example.notes"), EEXIST)) << uid;
+  }
+  // The owner finds its own.
+  EXPECT_TRUE(FailsWith(As(kNotes).Mkdir("Android/data/com.example.notes"), EEXIST));
+  EXPECT_TRUE(storage_.LowerExists("Android/data/com.example.notes"));
+  EXPECT_FALSE(storage_.LowerExists("Android/data/com.example.notes.absent"));
+}
+
+// A casefolded lower (Android's /data/media) takes "Muſic" (long s) for Music, as ext4's utf8
+// folding does: the daemon finds it so on any lower, and judges it as Music, so the layout's
+// rules for a default directory hold under that spelling. "Documenſ" folds to "documens", no
+// default directory. tools/emulator/guest/casefold_check.sh asserts the same on a casefolded
+// ext4 lower, whose kernel decides which spellings meet.
+TEST_F(AndroidAnswersMountTest, NamesFoldAsOnACasefoldedLower) {
+  const std::string music = "Mu\xc5\xbfic";
+  const std::string documens = "Documen\xc5\xbf";
+  ASSERT_TRUE(storage_.LowerExists("Music"));
+  AppResult seen = As(kCamera).Stat(music);
+  ASSERT_TRUE(Succeeds(seen));
+  EXPECT_TRUE(FailsWith(As(kCamera).Mkdir(music), EEXIST));
+  // Not moved or removed, even by the all-files app, which may move a custom directory.
+  EXPECT_TRUE(FailsWith(As(kFiles).Rename(music, "Download/moved"), EPERM));
+  EXPECT_TRUE(FailsWith(As(kFiles).Rmdir(music), EPERM));
+  // A zero-width space is no part of a name to ext4's utf8 tables of Linux 6.12 and before.
+  EXPECT_TRUE(FailsWith(As(kFiles).Rename("Mu\xe2\x80\x8bsic", "Download/moved"), EPERM));
+  EXPECT_TRUE(storage_.LowerExists("Music"));
+  EXPECT_FALSE(storage_.LowerExists("Download/moved"));
+  // It takes audio from an app without permissions, into the lower's Music.
+  EXPECT_TRUE(Succeeds(As(kCamera).Create(music + "/song.mp3", "x")));
+  EXPECT_TRUE(storage_.LowerExists("Music/song.mp3"));
+  // A spelling that folds to no default directory is a custom name.
+  EXPECT_TRUE(FailsWith(As(kCamera).Create(documens + "/x.txt", "x"), ENOENT));
+  EXPECT_TRUE(FailsWith(As(kCamera).Mkdir(documens), EPERM));
+  EXPECT_FALSE(storage_.LowerExists(documens));
 }
 
 // An app targeting SDK 33 that holds only READ_EXTERNAL_STORAGE gets no other app's media; one

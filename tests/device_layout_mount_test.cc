@@ -189,6 +189,9 @@ TEST_P(DeviceLayoutMountTest, TheMountRootShowsEachAppOnlyItsUsersStorage) {
       EXPECT_TRUE(FailsWith(a.Rmdir(U(user)), EACCES));
       // A user's storage does not move (as between users: EXDEV).
       EXPECT_TRUE(FailsWith(a.Rename(U(user), "12"), EXDEV));
+      // A user's Android is renamed by no one (do_rename: EACCES), as a storage root's Android.
+      EXPECT_TRUE(FailsWith(a.Rename(U(user, "Android"), U(user, "Download/A")), EACCES));
+      EXPECT_TRUE(FailsWith(a.Rename(U(user, "android"), U(user, "Download/A")), EACCES));
       EXPECT_TRUE(FailsWith(a.Chmod(".", 0777), EACCES));
     }
   }

@@ -45,7 +45,8 @@ set_uring() {  # Y or N; false when the kernel has no such switch or we may not 
 # is built beside the first pass; its library list comes from the binaries, built first.
 emulator_prepare=""
 if [ "${SCOPEDFS_EMULATOR:-1}" != 0 ]; then
-  bazel build //daemon:scopedfsd //tools:scopedfsctl //tools/emulator:vold_mount
+  bazel build //daemon:scopedfsd //tools:scopedfsctl //tools/emulator:vold_mount \
+    //tools/emulator:answer_probe
   tools/emulator/run.sh --prepare --bin_dir="$(bazel info bazel-bin 2>/dev/null)" \
     >"$passes/emulator-prepare.log" 2>&1 &
   emulator_prepare=$!
@@ -94,7 +95,8 @@ keep_logs ext4 ext4_tests "$@"
 
 # The emulated device (tools/emulator/run.sh, docs/emulator.md): a Debian 6.12 guest under QEMU
 # boots the binaries the first pass built, installed by tools/install.sh, on the Android-exact
-# userdata image, and checks vold's mount, the demo's matrix, a SIGKILL, a reboot and e2fsck.
+# userdata image, and checks vold's mount, the demo's matrix, Android's answers and ext4's
+# Unicode folding on the casefolded lower, a SIGKILL, a reboot and e2fsck.
 # The guest's root is built once (mmdebstrap, a few minutes) and cached in /var/tmp;
 # SCOPEDFS_EMULATOR=0 skips this pass.
 if [ "${SCOPEDFS_EMULATOR:-1}" != 0 ]; then

@@ -46,11 +46,24 @@ int SetOwner(int fd, uid_t uid) {
 
 // The parent a new name goes into, resolved, with the name checked and free of hidden or
 // case-twin entries (CheckFreeName). *exists_visible: the name exists and the caller sees it.
+// A name the caller's lookup never finds, whatever is there (another package's
+// Android/data/<pkg>, a name outside every storage at the device layout's mount root), is not
+// there for it: it gets the answer its creation (`op` of a `directory` with `info`) would get if
+// it were absent, so that nothing tells the two apart. For another package's private directory
+// that is ENOENT, MediaProvider's answer (isDirAccessAllowedForFuse,
+// insertFileIfNecessaryForFuse) where EACCES would tell that the package's directory exists.
 int ResolveNewName(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
-                   Resolved* p, bool* exists_visible) {
+                   scopedfs::Op op, bool directory, const FileInfo* info, Resolved* p,
+                   bool* exists_visible) {
   if (int err = Resolve(fs, parent, p)) return err;
   if (int err = NameError(name, EINVAL)) return err;
-  return CheckFreeName(fs, ctx, *p, name, exists_visible);
+  std::string real;
+  int err = CheckFreeName(fs, ctx, *p, name, exists_visible, &real);
+  if (err == EACCES && ctx.HiddenWhateverIsThere(ChildPath(p->path, real))) {
+    int absent = Verdict(ctx.Decide(op, ChildPath(p->path, name), directory, info));
+    return absent != 0 ? absent : EACCES;
+  }
+  return err;
 }
 
 // The entry for a name just made by the caller. A new file or directory is the caller's own (raw
@@ -95,9 +108,11 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, f
   NamespaceLockHeld ns_held;
   Resolved p;
   bool exists;
-  if (int err = ResolveNewName(fs, ctx, parent, name, &p, &exists)) return err;
-  std::string path = ChildPath(p.path, name);
   FileInfo info{media::FactsFromName(name), std::nullopt, nullptr};
+  if (int err = ResolveNewName(fs, ctx, parent, name, OP_CREATE, false, &info, &p, &exists)) {
+    return err;
+  }
+  std::string path = ChildPath(p.path, name);
   if (exists) {
     if (fi->flags & O_EXCL) return EEXIST;
     // O_CREAT on an existing visible file is an open of it.
@@ -189,7 +204,9 @@ int DoMkdir(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fu
   NamespaceLockHeld ns_held;
   Resolved p;
   bool exists;
-  if (int err = ResolveNewName(fs, ctx, parent, name, &p, &exists)) return err;
+  if (int err = ResolveNewName(fs, ctx, parent, name, OP_MKDIR, true, nullptr, &p, &exists)) {
+    return err;
+  }
   if (exists) return EEXIST;
   std::string path = ChildPath(p.path, name);
   if (int err = Verdict(ctx.Decide(OP_MKDIR, path, true, nullptr))) return err;
@@ -216,9 +233,11 @@ int DoMkdir(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fu
 int ResolveNewNonDirectory(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent,
                            const char* name, Resolved* p) {
   bool exists;
-  if (int err = ResolveNewName(fs, ctx, parent, name, p, &exists)) return err;
-  if (exists) return EEXIST;
   FileInfo info{media::FactsFromName(name), std::nullopt, nullptr};
+  if (int err = ResolveNewName(fs, ctx, parent, name, OP_CREATE, false, &info, p, &exists)) {
+    return err;
+  }
+  if (exists) return EEXIST;
   return Verdict(ctx.Decide(OP_CREATE, ChildPath(p->path, name), false, &info));
 }
 

@@ -98,13 +98,14 @@ int LayoutRefused(const RequestContext& ctx, int err, scopedfs::Op op, const std
   return ctx.RefusedByCheck(err, "(layout move rules)", op, to, directory, &info);
 }
 
-// The storage's top-level `Android` directory, in any case. Under Android semantics no caller
-// renames it (EACCES), as MediaProvider's do_rename answers before asking anything else: it holds
-// the bind mounts of Android/data and Android/obb.
+// The storage's top-level `Android` directory, in any case (under the device layout a user's:
+// `0/Android`). Under Android semantics no caller renames it (EACCES), as MediaProvider's
+// do_rename answers before asking anything else: it holds the bind mounts of Android/data and
+// Android/obb.
 bool IsAndroidDirectory(const RequestContext& ctx, const std::string& path) {
   if (ctx.engine() == nullptr) return false;
   absl::StatusOr<policy::PathInfo> info =
-      ctx.engine()->layout().Classify(path, policy::kAnyPathBytes);
+      ctx.engine()->layout().Classify(ctx.PolicyPath(path), policy::kAnyPathBytes);
   return info.ok() && info->depth == DEPTH_TOP && absl::EqualsIgnoreCase(info->top_dir, "Android");
 }
 int GainRefused(const RequestContext& ctx, int err, scopedfs::Op op, const std::string& to,

@@ -19,6 +19,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/folded_name.h"
 #include "base/unique_fd.h"
 
 namespace scopedfs::daemon {
@@ -35,16 +36,7 @@ struct LinuxDirent64 {
 
 }  // namespace
 
-bool SameFoldedName(absl::string_view a, absl::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (absl::ascii_tolower(static_cast<unsigned char>(a[i])) !=
-        absl::ascii_tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
+bool SameFoldedName(absl::string_view a, absl::string_view b) { return base::FoldsTogether(a, b); }
 
 namespace {
 
@@ -179,6 +171,9 @@ size_t CaseIndex::Dir::Bytes() const {
 }
 
 uint64_t CaseIndex::FoldedHash(absl::string_view name) const {
+  if (base::FoldsBeyondAscii(name)) {
+    return absl::Hash<std::pair<uint64_t, std::string>>()({seed_, base::FoldedName(name)});
+  }
   char folded[256];
   if (name.size() > sizeof(folded)) {
     return absl::Hash<std::pair<uint64_t, std::string>>()({seed_, Folded(name)});
@@ -193,7 +188,8 @@ uint64_t CaseIndex::FoldedHash(absl::string_view name) const {
 bool CaseIndex::Insert(Dir* dir, uint64_t hash, absl::string_view name) {
   auto [it, fresh] = dir->by_folded.try_emplace(hash);
   ++dir->names;
-  if (!fresh) {
+  // A case mask spells only ASCII letters: a name folded beyond them ("Muſic") is found by a read.
+  if (!fresh || base::FoldsBeyondAscii(name)) {
     it->second.ambiguous = true;
     return false;
   }
@@ -210,7 +206,7 @@ CaseIndex::Answer CaseIndex::Lookup(const Dir& dir, absl::string_view name, bool
   auto it = dir.by_folded.find(FoldedHash(name));
   if (it == dir.by_folded.end()) return Answer::kNone;
   const Spelling& s = it->second;
-  if (s.ambiguous) return Answer::kUnsure;
+  if (s.ambiguous || base::FoldsBeyondAscii(name)) return Answer::kUnsure;
   std::string spelled;
   if (!ApplyMask(name, dir.masks.data() + s.mask_at, s.mask_words, &spelled)) {
     return Answer::kUnsure;  // a hash collision

@@ -2,10 +2,12 @@
 // kernel has no CONFIG_UNICODE, so the lower tree is case-sensitive and the daemon finds the
 // lower spelling of a name itself (ANDROID semantics only; POSIX names are the lower tree's).
 //
-// Folding is ASCII only: A-Z and a-z are one letter each, every other byte is itself. ext4's
-// casefold does more (names are UTF-8, normalized (NFD) and casefolded by Unicode's full folding,
-// so "É" meets "é" and a precomposed letter meets its decomposed spelling); a name with non-ASCII
-// letters is found here only under spellings that differ from it in ASCII letters.
+// Folding is base/folded_name.h's: A-Z and a-z are one letter each, and the few code points whose
+// ext4 fold is ASCII meet it ("Muſic", long s, finds "Music"), as on a casefolded lower; every
+// other byte is itself. ext4's casefold does more (names are UTF-8, normalized (NFD) and
+// casefolded by Unicode's full folding, so "É" meets "é" and a precomposed letter meets its
+// decomposed spelling); such names are found here only under spellings that differ from them in
+// what this folds.
 #ifndef SCOPEDFS_DAEMON_TABLES_CASE_NAMES_H_
 #define SCOPEDFS_DAEMON_TABLES_CASE_NAMES_H_
 
@@ -27,7 +29,7 @@
 
 namespace scopedfs::daemon {
 
-// Whether two names are one name once folded (ASCII letters without case).
+// Whether two names are one name once folded (base::FoldsTogether).
 bool SameFoldedName(absl::string_view a, absl::string_view b);
 
 // A directory holds at most this many entries read per case-insensitive search; a larger one
@@ -76,9 +78,10 @@ DirStamp StampOf(int dir_fd, uint64_t generation);
 // name plus 8 per 64 letters of a name with capitals, whatever the name's length; a directory of
 // kMaxCaseSearchEntries names, the most a search reads, fits in kMaxIndexBytes. Two spellings of
 // one folded name (twins made behind the daemon's back) or a hash collision make that one entry
-// ambiguous: a lookup of it reads the directory, as FindCaseMatch does. Indexes hold at most
-// kMaxIndexBytes in all; past that the least recently used directory's index goes, and its next
-// search reads it again.
+// ambiguous: a lookup of it reads the directory, as FindCaseMatch does; so does a name folded
+// beyond ASCII letters ("Muſic"), asked or held, whose spelling a mask cannot give. Indexes hold at
+// most kMaxIndexBytes in all; past that the least recently used directory's index goes, and its
+// next search reads it again.
 class CaseIndex {
  public:
   static constexpr size_t kMaxIndexBytes = size_t{96} << 20;

@@ -1,4 +1,5 @@
-// Tests for the case-insensitive name search: ASCII folding only, the exact name is never its own
+// Tests for the case-insensitive name search: ASCII letters and the code points whose ext4 fold is
+// ASCII (base/folded_name.h), the exact name is never its own
 // match, twins resolve to the first name in byte order whatever the listing order, and a search
 // past its bound says so (EMFILE) instead of answering.
 #include "daemon/tables/case_names.h"
@@ -26,9 +27,12 @@ TEST(SameFoldedNameTest, FoldsAsciiLettersOnly) {
   // '@' (0x40) and '`' (0x60) differ from letters by the case bit, but are not letters.
   EXPECT_FALSE(SameFoldedName("@", "`"));
   EXPECT_FALSE(SameFoldedName("[", "{"));
-  // Non-ASCII bytes are compared as they are: no Unicode folding ("É" vs "é" in UTF-8).
+  // Other non-ASCII bytes are compared as they are ("É" vs "é" in UTF-8).
   EXPECT_FALSE(SameFoldedName("\xc3\x89", "\xc3\xa9"));
   EXPECT_TRUE(SameFoldedName("\xc3\xa9X", "\xc3\xa9x"));
+  // As ext4's casefold takes it: a long s is an s.
+  EXPECT_TRUE(SameFoldedName("Mu\xc5\xbfic", "MUSIC"));
+  EXPECT_FALSE(SameFoldedName("Documen\xc5\xbf", "Documents"));
 }
 
 class FindCaseMatchTest : public ::testing::Test {
@@ -56,6 +60,18 @@ TEST_F(FindCaseMatchTest, FindsTheLowerSpelling) {
   EXPECT_EQ(match, "Photo.JPG");
   EXPECT_EQ(FindCaseMatch(fd_.get(), "other.jpg", &match), ENOENT);
   EXPECT_EQ(match, "");
+}
+
+// A spelling folded beyond ASCII letters finds the lower's name, and the reverse.
+TEST_F(FindCaseMatchTest, FindsWhatACasefoldedLowerWouldFind) {
+  Touch("Music");
+  Touch("Mu\xc5\xbfic2");
+  std::string match;
+  EXPECT_EQ(FindCaseMatch(fd_.get(), "Mu\xc5\xbfic", &match), 0);
+  EXPECT_EQ(match, "Music");
+  EXPECT_EQ(FindCaseMatch(fd_.get(), "music2", &match), 0);
+  EXPECT_EQ(match, "Mu\xc5\xbfic2");
+  EXPECT_EQ(FindCaseMatch(fd_.get(), "Documen\xc5\xbf", &match), ENOENT);
 }
 
 TEST_F(FindCaseMatchTest, TheExactNameIsNotAMatch) {
@@ -107,6 +123,22 @@ TEST_F(CaseIndexTest, AnswersAsTheSearchAndIndexesLargeDirectories) {
   EXPECT_EQ(index_.indexed_names(), kFiles + 2u);
   EXPECT_EQ(index_.Find(fd_.get(), "file7", &match), ENOENT);  // the exact name is no match
   EXPECT_EQ(index_.Find(fd_.get(), "nosuch", &match), ENOENT);
+}
+
+// The index spells only ASCII letters' case: a name folded beyond them is answered by a read,
+// and right, both ways.
+TEST_F(CaseIndexTest, NamesFoldedBeyondAsciiAreFoundByARead) {
+  Touch("Music");
+  Touch("Po\xef\xac\x86s");  // "Poﬆs", st ligature: "posts"
+  std::string match;
+  EXPECT_EQ(index_.Find(fd_.get(), "nosuch", &match), ENOENT);  // builds the index
+  EXPECT_EQ(index_.indexed_names(), CaseIndex::kMinIndexedEntries + 4u);
+  EXPECT_EQ(index_.Find(fd_.get(), "Mu\xc5\xbfic", &match), 0);
+  EXPECT_EQ(match, "Music");
+  EXPECT_EQ(index_.Find(fd_.get(), "POSTS", &match), 0);
+  EXPECT_EQ(match, "Po\xef\xac\x86s");
+  EXPECT_EQ(index_.Find(fd_.get(), "Mu\xc5\xbfi", &match), ENOENT);
+  EXPECT_EQ(index_.indexed_names(), CaseIndex::kMinIndexedEntries + 4u);  // still indexed
 }
 
 TEST_F(CaseIndexTest, SeesChangesMadeBehindItsBack) {

@@ -71,12 +71,12 @@ fi
 
 # --- Binaries -------------------------------------------------------------------------------
 if [[ -z "$bin_dir" ]]; then
-  targets=(//daemon:scopedfsd //tools:scopedfsctl //tools/emulator:vold_mount)
+  targets=(//daemon:scopedfsd //tools:scopedfsctl //tools/emulator:vold_mount //tools/emulator:answer_probe)
   (cd "$repo" && { bazel build "${targets[@]}" >/dev/null 2>&1 || bazel build "${targets[@]}"; }) ||
     fail "bazel build ${targets[*]} failed"
   bin_dir=$(cd "$repo" && bazel info bazel-bin 2>/dev/null)
 fi
-for b in daemon/scopedfsd tools/scopedfsctl tools/emulator/vold_mount; do
+for b in daemon/scopedfsd tools/scopedfsctl tools/emulator/vold_mount tools/emulator/answer_probe; do
   [[ -x "$bin_dir/$b" ]] || fail "$bin_dir/$b is missing"
 done
 
@@ -85,7 +85,7 @@ kernel=$(emulator_kernel_package)
 [[ -n "$kernel" ]] || fail "the Debian mirror offers no linux-image-6.12.*+deb12-amd64-unsigned (apt-get update?)"
 # libc6, libgcc-s1 and libstdc++6 are in every Debian root (apt needs them).
 mapfile -t libs < <(emulator_library_packages "$bin_dir/daemon/scopedfsd" "$bin_dir/tools/scopedfsctl" \
-  "$bin_dir/tools/emulator/vold_mount" | grep -vx 'libc6\|libgcc-s1\|libstdc++6')
+  "$bin_dir/tools/emulator/vold_mount" "$bin_dir/tools/emulator/answer_probe" | grep -vx 'libc6\|libgcc-s1\|libstdc++6')
 t_base=$SECONDS
 base=$(emulator_build_base "$cache" "$kernel" "${libs[@]}") || fail "could not build the base system"
 t_base=$((SECONDS - t_base))
@@ -124,14 +124,17 @@ mkdir -p "$stage"
   { cat "$work/install.log" >&2; fail "tools/install.sh --destdir failed"; }
 lib=$stage/usr/local/libexec/scopedfs-emulator
 install -D -m 0755 "$bin_dir/tools/emulator/vold_mount" "$lib/vold_mount"
-install -D -m 0755 "$here/guest/device_check.sh" "$lib/device_check.sh"
+install -D -m 0755 "$bin_dir/tools/emulator/answer_probe" "$lib/answer_probe"
+for f in device_check.sh answers_check.sh casefold_check.sh; do install -D -m 0755 "$here/guest/$f" "$lib/$f"; done
 # Users 0 and 10 as on a device (the drop-in); user 11 by the unit exactly as shipped.
 for u in 0 10; do
   install -D -m 0644 "$here/guest/scopedfsd-vold.conf" "$stage/etc/systemd/system/scopedfsd@$u.service.d/vold.conf"
 done
 install -D -m 0644 "$here/guest/scopedfs-emulator-check.service" "$stage/etc/systemd/system/scopedfs-emulator-check.service"
 install -D -m 0644 "$here/guest/fstab" "$stage/etc/fstab"
-install -D -m 0644 "$work/device/apps.textproto" "$stage/etc/scopedfs/device/apps.textproto"
+# The image's sample apps and the few more the Android answers need (guest/answers_check.sh).
+install -d "$stage/etc/scopedfs/device"
+cat "$work/device/apps.textproto" "$here/guest/answers_apps.textproto" >"$stage/etc/scopedfs/device/apps.textproto"
 install -D -m 0644 "$work/device/packages.list" "$stage/etc/scopedfs/device/packages.list"
 echo scopedfs-device >"$stage/etc/hostname"
 wants=$stage/etc/systemd/system/multi-user.target.wants
@@ -286,6 +289,35 @@ for c in "${per_boot[@]}"; do
   n=$(grep -c "^CHECK ok $c " "$results" || true)
   [[ $n == 2 ]] || bad "check $c passed on $n of the 2 boots"
 done
+# Boot 1's Android answers and casefold checks (guest/answers_check.sh, guest/casefold_check.sh):
+# each must have been reported, and passed.
+answer_checks=(answers-rename-android-10065 answers-rename-android-case-10065
+  answers-rename-android-10064 answers-rename-android-case-10064 answers-android-stays
+  answers-exchange-10065 answers-exchange-10064 answers-noreplace-taken answers-noreplace-free
+  answers-exchange-nothing-moved answers-chmod-0600 answers-chmod-0777 answers-chown-self
+  answers-chown-other answers-setattr-changed-nothing answers-create-0600 answers-mkdir-0700
+  answers-new-modes answers-private-dirs-exist answers-create-private-10063
+  answers-create-private-10064 answers-mkdir-own-private answers-sdk33-no-media
+  answers-sdk29-media answers-partial-lists-picked answers-partial-reads-picked
+  casefold-oracle-dir casefold-oracle casefold-finds casefold-rename-default casefold-rename-ignorable
+  casefold-rename-default-plain casefold-rmdir-default casefold-defaults-stay
+  casefold-create-audio casefold-mkdir-below casefold-landed casefold-create-folded
+  casefold-landed-documents casefold-apart-absent casefold-apart-custom
+  casefold-apart-custom-plain casefold-apart-not-made)
+for uid in 10063 10064; do
+  for d in Android_data_com.example.chat Android_obb_com.example.chat android_DATA_COM.EXAMPLE.CHAT Android_data_com.example.absent; do
+    answer_checks+=("answers-mkdir-private-$uid-$d")
+  done
+done
+answers_passed=0
+for c in "${answer_checks[@]}"; do
+  if grep -q "^CHECK ok $c " "$results"; then
+    answers_passed=$((answers_passed + 1))
+  elif ! grep -q "^CHECK FAIL $c " "$results"; then
+    bad "check $c was not reported"
+  fi
+done
+echo "  Android answers and casefold checks: $answers_passed of ${#answer_checks[@]} passed"
 for c in restart remount serves-again restart-11 serves-again-11 acked-boot1 acked-boot2 no-restarts-boot2; do
   grep -q "^CHECK ok $c " "$results" || bad "check $c did not pass$(grep -m1 "^CHECK FAIL $c " "$results" | sed 's/^CHECK FAIL [^ ]* / (/; s/$/)/')"
 done

@@ -29,6 +29,16 @@ check() {  # check NAME WHAT COMMAND...: ok if COMMAND succeeds
     say "CHECK FAIL $name $what: $(tr '\n' ' ' </tmp/check.out | cut -c1-400)"
   fi
 }
+answer() {  # answer NAME WHAT WANT UID PROBE_ARGS...: one call's answer as app UID must be WANT
+  local name=$1 what=$2 want=$3 uid=$4 got
+  shift 4
+  got=$(as_app "$uid" /usr/local/libexec/scopedfs-emulator/answer_probe "$@" 2>&1)
+  if [[ $got == "$want" ]]; then
+    say "CHECK ok $name $what: $got"
+  else
+    say "CHECK FAIL $name $what: got $got, want $want"
+  fi
+}
 as_app() {  # as_app UID COMMAND...: run as an app (uid = gid, no supplementary groups)
   local uid=$1
   shift
@@ -120,13 +130,16 @@ if [[ $phase == 1 ]]; then
   # Each user's apps get nothing of the other user's storage (other-users-hidden).
   say "ROW x user10-gallery-on-user0 $(cell 1010061 /storage/emulated/0/DCIM/Camera/IMG_20240614_090000.jpg /data/media/0/DCIM/Camera/IMG_20240614_090000.jpg)"
   say "ROW x user0-gallery-on-user10 $(cell 10061 /storage/emulated/10/DCIM/Camera/IMG_20240614_090000.jpg /data/media/10/DCIM/Camera/IMG_20240614_090000.jpg)"
-  # Casefold answers through the mount, on the real casefolded lower: shown, judged by the host
-  # only where the answer does not depend on the daemon's coming device layout.
   say "ROW x gallery-reads-lowercase-path $(cell 10061 /storage/emulated/0/dcim/camera/IMG_20240614_090000.jpg /data/media/0/DCIM/Camera/IMG_20240614_090000.jpg)"
-  for name in Muſic Documenſ; do
-    if out=$(as_app 10063 ls -d "/storage/emulated/0/$name" 2>&1); then r=found; else r=${out##*: }; fi
-    say "INFO music app: ls -d /storage/emulated/0/$name -> $r"
-  done
+
+  # --- Android's answers and Unicode casefolding, on the casefolded lower --------------------
+  here=/usr/local/libexec/scopedfs-emulator
+  answers_start=$SECONDS
+  # shellcheck source=tools/emulator/guest/answers_check.sh
+  source "$here/answers_check.sh"
+  # shellcheck source=tools/emulator/guest/casefold_check.sh
+  source "$here/casefold_check.sh"
+  say "INFO the Android answers and casefold checks took $((SECONDS - answers_start)) s"
 
   # --- Acknowledged writes, SIGKILL, restart --------------------------------------------------
   src=/run/emulator-src
