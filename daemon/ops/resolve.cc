@@ -153,11 +153,23 @@ FileInfo InfoOfNode(Filesystem* fs, const Resolved& r, const struct stat& st, Fa
   return fs->facts().Lookup(r.fd.get(), st, name, needs);
 }
 
-int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Visible* v) {
+int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Visible* v,
+                   std::initializer_list<scopedfs::Op> judged) {
   if (int err = Resolve(fs, ino, &v->r)) return err;
   if (int err = StatFd(v->r.fd.get(), &v->st)) return err;
   v->dir = S_ISDIR(v->st.st_mode);
-  v->info = InfoOfNode(fs, v->r, v->st, NeedsOf(ctx.engine()));
+  FactNeeds needs = NeedsOf(ctx.engine());
+  bool content_decides = true;
+  if (judged.size() != 0 && needs.content && S_ISREG(v->st.st_mode)) {
+    FactNeeds creator_only = needs;
+    creator_only.content = false;
+    v->info = InfoOfNode(fs, v->r, v->st, creator_only);
+    content_decides = ctx.DependsOnContent(OP_LOOKUP, v->r.path, v->info);
+    for (scopedfs::Op op : judged) {
+      content_decides = content_decides || ctx.DependsOnContent(op, v->r.path, v->info);
+    }
+  }
+  if (content_decides) v->info = InfoOfNode(fs, v->r, v->st, needs);
   if (!FindsName(ctx, v->r.path, v->dir, v->info)) return ENOENT;
   return 0;
 }

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <initializer_list>
 #include <memory>
 #include <string>
 
@@ -92,7 +93,13 @@ struct Visible {
   FileInfo info;
   bool dir = false;
 };
-int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Visible* v);
+// `judged`: the operations the caller will decide on the node besides its LOOKUP. When given, and
+// neither they nor the LOOKUP can depend on a file's content for this caller and creator
+// (RequestContext::DependsOnContent: an owner's SETATTR under Android's rules), the content is
+// not read (v->info.content_read stays false): no head, no location scan of a file being written.
+// Otherwise the content is read as far as the policy looks at it.
+int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Visible* v,
+                   std::initializer_list<scopedfs::Op> judged = {});
 // The view of a child the caller reads (ViewJudged, then JudgeRead).
 View CallerView(const RequestContext& ctx, const Child& child);
 
