@@ -176,24 +176,6 @@ class ScanFairnessMountTest : public MountTest {
         storage_.mountpoint()));
   }
 
-  // An attacker process of `uid` that keeps stat-ing `dir`/slow<first..first+count-1>.jpg, each
-  // stat a LOOKUP while the kernel holds the directory's lock.
-  void StartStatter(uid_t uid, const std::string& dir, int first, int count) {
-    Shared* shared = shared_;
-    attackers_.push_back(StartAs(
-        uid,
-        [shared, dir, first, count] {
-          while (shared->stop.load() == 0) {
-            for (int i = first; i < first + count && shared->stop.load() == 0; ++i) {
-              struct stat st;
-              if (stat(absl::StrCat(dir, "/slow", i, ".jpg").c_str(), &st) != 0) return 1;
-            }
-          }
-          return 0;
-        },
-        storage_.mountpoint()));
-  }
-
   // An attacker process of `uid` that holds `paths` open and keeps appending to them:
   // passthrough writes, which the daemon never sees, so every file is always changed since it was
   // last scanned. Returns once the files are open (before anything, a mover, takes their names).
@@ -376,19 +358,13 @@ class ScanFairnessMountTest : public MountTest {
 
 // The attack as found: notes appends to its own slow JPEGs in Download and stats them, ten
 // processes, one file each (more than the daemon has workers); music's stat+create+unlink in the
-// same directory is served meanwhile. An owner's own lookups take no scan any more (its view does
-// not depend on the content), so the stats now come from the all-files app, which reads the
-// photos redacted and whose every lookup of a changed version needs its scan: ten more
-// processes. While it ran, scans ran and lookups' waits for them ended unfinished: a LOOKUP, asked
-// while the kernel holds the directory's lock, gives up on its scan (20 ms) rather than hold the
-// directory for the scan's 0.3 s.
+// same directory is served meanwhile. While it ran, scans ran and lookups' waits for them ended
+// unfinished: a LOOKUP, asked while the kernel holds the directory's lock, gives up on its scan
+// (20 ms) rather than hold the directory for the scan's 0.3 s.
 TEST_F(ScanFairnessMountTest, LookupRescansDoNotDelayAnotherApp) {
   constexpr int kFiles = 10;
   PlantSlowFiles(kNotes, "Download", kFiles);
-  for (int i = 0; i < kFiles; ++i) {
-    StartAppender(kNotes, "Download", i, 1);
-    StartStatter(::scopedfs::tests::kFiles, "Download", i, 1);
-  }
+  for (int i = 0; i < kFiles; ++i) StartAppender(kNotes, "Download", i, 1);
   AwaitAttack(kFiles);
   VictimUnderAttack(kMusic, "Download", {"location_scans", "scan_waits_expired"});
   StopAttack();

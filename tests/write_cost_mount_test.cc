@@ -1,8 +1,9 @@
 // What an app's own writes cost the daemon under android.textproto, as real app uids: a file its
-// owner makes, writes and sets the times of (what `tar x` does for every file) is judged without
-// its content, since the owner's rights do not depend on it (Engine::DependsOnContent): no
-// location scan runs. The content is still read where it decides: another app's stat of a file
-// whose view differs by caller, and its open, scan it once. Needs root and /dev/fuse; skips,
+// owner makes, writes and sets the times and mode of (what `tar x` does for every file) is judged
+// at those SETATTRs without its content, since the owner's rights do not depend on it
+// (Engine::DependsOnContent): no location scan runs. The content is still read where it decides:
+// another app's open of a file it reads redacted scans it, and another app's SETATTR is judged
+// by it. Needs root and /dev/fuse; skips,
 // saying so, without them.
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -30,23 +31,22 @@ class WriteCostMountTest : public MountTest {
     EXPECT_TRUE(stats.ok()) << stats.status();
     return stats.ok() ? (*stats)[name] : -1;
   }
-  // As `tar x` makes a file: create, write, close, then set its times and mode by name.
+  // As `tar x` makes a file: create, write, then set its times and mode through the descriptor
+  // (SETATTRs of a version the daemon has not seen: the writes went through passthrough), close.
   AppResult Extract(uid_t uid, const std::string& path, const std::string& content) {
     return As(uid).Run(absl::StrCat("extract ", path), [path, content] {
       AppResult out;
       int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-      if (fd < 0 ||
-          write(fd, content.data(), content.size()) != static_cast<ssize_t>(content.size())) {
+      if (fd < 0) {
         out.err = errno;
-        if (fd >= 0) close(fd);
         return out;
       }
-      close(fd);
       struct timespec times[2] = {{1000000, 0}, {1000000, 0}};
-      if (utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0 ||
-          chmod(path.c_str(), 0644) != 0) {
+      if (write(fd, content.data(), content.size()) != static_cast<ssize_t>(content.size()) ||
+          futimens(fd, times) != 0 || fchmod(fd, 0644) != 0) {
         out.err = errno;
       }
+      close(fd);
       return out;
     });
   }

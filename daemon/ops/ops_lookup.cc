@@ -43,11 +43,8 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
     d = ctx.DecideLookup(child.path, S_ISDIR(child.st.st_mode), &child.info,
                          could_carry ? &located : nullptr);
     if (!d.found) return ErrnoOf(d.lookup);
-    // Found: the view depends on the file's location, so its scan is taken now; unless the
-    // caller's read is the same whatever the content (an owner's own file), so that its view is
-    // too (ViewFor of two equal decisions).
+    // Found: the view depends on the file's location, so its scan is taken now.
     if (scanned || !judge_view || child.info.content_read || !needs.content) break;
-    if (!ctx.DependsOnContent(OP_READ, child.path, child.info)) break;
     needs.location = true;
     child.info = fs->facts().Lookup(child.fd.get(), child.st, real, needs);
   }

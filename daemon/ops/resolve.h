@@ -93,11 +93,17 @@ struct Visible {
   FileInfo info;
   bool dir = false;
 };
-// `judged`: the operations the caller will decide on the node besides its LOOKUP. When given, and
-// neither they nor the LOOKUP can depend on a file's content for this caller and creator
-// (RequestContext::DependsOnContent: an owner's SETATTR under Android's rules), the content is
-// not read (v->info.content_read stays false): no head, no location scan of a file being written.
-// Otherwise the content is read as far as the policy looks at it.
+// The facts of the resolved node `r` (stat'ed as `st`) that the caller's decisions of `judged`
+// need, besides its LOOKUP's. When `judged` is given, and neither those decisions nor the LOOKUP
+// can depend on a file's content for this caller and creator (RequestContext::DependsOnContent:
+// an owner's SETATTR under Android's rules), the content is not read (content_read stays false):
+// no head and no location scan of a file being written. Otherwise the content is read as far as
+// the policy looks at it. (A LOOKUP and an OPEN still read it: a rename's check of every app's
+// rights, made under the namespace lock, waits for no scan, so a file's scan must be under way
+// before a rename of it comes.)
+FileInfo InfoForDecisions(Filesystem* fs, const RequestContext& ctx, const Resolved& r,
+                          const struct stat& st, std::initializer_list<scopedfs::Op> judged);
+// `judged`: as for InfoForDecisions.
 int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Visible* v,
                    std::initializer_list<scopedfs::Op> judged = {});
 // The view of a child the caller reads (ViewJudged, then JudgeRead).
