@@ -101,6 +101,12 @@ absl::StatusOr<std::unique_ptr<const Engine>> Engine::Create(const LoadedConfig&
         rule.node_type != NODE_TYPE_UNSPECIFIED || rule.media_classes != 0 ||
         rule.has_location != TRISTATE_UNSPECIFIED || rule.owner != OWNERSHIP_UNSPECIFIED);
     engine->object_free_rules_.push_back(std::move(free));
+    CompiledRule content_free = rule;
+    content_free.media_classes = 0;
+    content_free.has_location = TRISTATE_UNSPECIFIED;
+    engine->content_dependent_.push_back(rule.media_classes != 0 ||
+                                         rule.has_location != TRISTATE_UNSPECIFIED);
+    engine->content_free_rules_.push_back(std::move(content_free));
   }
   // Location reaches a LOOKUP's decision through a has_location condition, or through an
   // ALLOW_REDACTED outcome (Uncertain turns it into DENY where location is uncertain).
@@ -327,6 +333,30 @@ std::optional<Decision> Engine::HiddenWhateverIsThere(const Request& request) co
   decision.rule_name = kDefaultRuleName;
   decision.reason = kDefaultReason;
   return decision;
+}
+
+// First match, walked with the content unknown: a rule whose other conditions fail cannot match
+// whatever the content; one without content conditions that matches decides for every content,
+// unless the outcome itself reads the content (Uncertain, GuardLocation); one with them may or may
+// not match.
+bool Engine::DependsOnContent(const Request& request) const {
+  if (request.node_type != NODE_TYPE_FILE) return false;  // Prepare's content is kUnknownContent
+  Request unread = request;
+  unread.content = nullptr;
+  Prepared p;
+  Prepare(unread, &p);
+  if (!p.valid) return false;
+  auto outcome_reads_content = [this, &p](Outcome outcome) {
+    if (outcome == OUTCOME_ALLOW_REDACTED) return true;
+    return location_guard_ && outcome == OUTCOME_ALLOW && !p.in.caller_owns &&
+           (p.in.op == OP_READ || p.in.op == OP_WRITE);
+  };
+  for (size_t i = 0; i < rules_.size(); ++i) {
+    if (!content_free_rules_[i].Matches(p.in)) continue;
+    if (content_dependent_[i]) return true;
+    return outcome_reads_content(rules_[i].action.outcome);
+  }
+  return outcome_reads_content(default_action_.outcome);
 }
 
 bool Engine::VisibleToEveryCaller(absl::string_view path) const {

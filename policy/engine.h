@@ -121,6 +121,14 @@ class Engine {
   // name hidden this way costs what a missing one does (docs/security.md, timing). Only the
   // request's caller fields (uid, storage_user_id, selinux_domain) and path are read.
   std::optional<Decision> HiddenWhateverIsThere(const Request& request) const;
+  // Whether the decision of `request` about a file can depend on the file's content (its media
+  // class or location), its creator and every other input being as the request says: some rule
+  // with a content condition could match before the first rule that matches whatever the
+  // content, or the decision is ALLOW_REDACTED (uncertain_location looks at the content), or the
+  // location guard applies to it. When false, Decide gives the same answer for any content, so
+  // the daemon needs neither the file's head nor its location scan to judge it (an owner's
+  // write, SETATTR or access check under android.textproto). `request.content` is not read.
+  bool DependsOnContent(const Request& request) const;
   // Whether a LOOKUP's decision can depend on location (a LOOKUP rule with a has_location
   // condition): if not, a lookup needs no location scan to know whether the name is found.
   bool lookup_reads_location() const { return lookup_reads_location_; }
@@ -168,6 +176,10 @@ class Engine {
   // and whether it had any: what HiddenWhateverIsThere walks.
   std::vector<CompiledRule> object_free_rules_;
   std::vector<bool> object_dependent_;
+  // rules_[i] without its content conditions (media classes, location), and whether it had any:
+  // what DependsOnContent walks.
+  std::vector<CompiledRule> content_free_rules_;
+  std::vector<bool> content_dependent_;
   std::vector<std::string> rule_locations_;
   CompiledAction default_action_;
   std::string policy_name_;

@@ -757,6 +757,88 @@ TEST(HiddenWhateverIsThereTest, AProvedHideHidesEveryObject) {
   EXPECT_GT(unproved, 20);
 }
 
+// DependsOnContent is sound: where it proves a decision free of the content, Decide gives the
+// same answer for every content (none, a photo with and without location, a song, text, content
+// whose location could not be read), for every sample caller, operation, creator and path of the
+// shipped policies.
+TEST(DependsOnContentTest, AProvedIndependenceHoldsForEveryContent) {
+  media::ContentFacts photo = media::FactsFromFormat("a.jpg", media::MediaFormat::kJpeg);
+  photo.location = media::LocationPresence::kAbsent;
+  media::ContentFacts located = photo;
+  located.location = media::LocationPresence::kPresent;
+  media::ContentFacts malformed = photo;
+  malformed.location = media::LocationPresence::kMalformed;
+  media::ContentFacts song = media::FactsFromFormat("a.mp3", media::MediaFormat::kMp3);
+  media::ContentFacts text = media::FactsFromFormat("a.txt", media::MediaFormat::kUnknown);
+  int proved = 0;
+  int unproved = 0;
+  for (const char* config :
+       {"policy/configs/android.textproto", "policy/configs/android-strict.textproto",
+        "policy/configs/permissive.textproto"}) {
+    std::unique_ptr<const Engine> engine = EngineFor(config);
+    std::vector<uint32_t> uids = {0, 1000, 2000, 10999, 1010062};
+    for (const auto& record : engine->apps().records()) uids.push_back(record.app_id);
+    for (uint32_t uid : uids) {
+      for (const char* path : {"DCIM/Camera/a.jpg", "Music/a.mp3", "Documents/a.txt", "Download/x",
+                               "Android/data/com.example.notes/files/a.txt",
+                               "Android/media/com.example.notes/a.jpg", "a.txt"}) {
+        for (Op op : {OP_LOOKUP, OP_READ, OP_WRITE, OP_CREATE, OP_DELETE, OP_RENAME, OP_SETATTR}) {
+          for (std::optional<uint32_t> owner :
+               {std::optional<uint32_t>(), std::optional(uid), std::optional(kCamera)}) {
+            Request r;
+            r.uid = uid;
+            r.path = path;
+            r.op = op;
+            r.node_type = NODE_TYPE_FILE;
+            r.owner_uid = owner;
+            bool depends = engine->DependsOnContent(r);
+            (depends ? unproved : proved)++;
+            if (depends) continue;
+            r.content = nullptr;
+            Decision first = engine->Decide(r);
+            for (const media::ContentFacts* content :
+                 {&photo, &located, &malformed, &song, &text}) {
+              r.content = content;
+              Decision d = engine->Decide(r);
+              EXPECT_EQ(d.outcome, first.outcome)
+                  << config << " uid " << uid << " " << path << " op " << op << " " << d.rule_name;
+              EXPECT_EQ(d.error, first.error) << config << " uid " << uid << " " << path;
+              EXPECT_EQ(d.redact, first.redact) << config << " uid " << uid << " " << path;
+              EXPECT_EQ(d.rule_name, first.rule_name) << config << " uid " << uid << " " << path;
+            }
+          }
+        }
+      }
+    }
+  }
+  // Both answers occur, so the loop above checked something.
+  EXPECT_GT(proved, 1000);
+  EXPECT_GT(unproved, 1000);
+}
+
+// What it proves under Android's rules: an owner's own file needs no content to judge a lookup,
+// a read, a write, a SETATTR or an unlink; another app's file does (its media class decides).
+TEST(DependsOnContentTest, OwnersWritesAreJudgedWithoutContent) {
+  std::unique_ptr<const Engine> engine = EngineFor("policy/configs/android.textproto");
+  auto depends = [&engine](uint32_t uid, std::optional<uint32_t> owner, Op op) {
+    Request r;
+    r.uid = uid;
+    r.path = "Download/tree/a.c";
+    r.op = op;
+    r.node_type = NODE_TYPE_FILE;
+    r.owner_uid = owner;
+    return engine->DependsOnContent(r);
+  };
+  for (Op op : {OP_LOOKUP, OP_READ, OP_WRITE, OP_SETATTR, OP_DELETE}) {
+    EXPECT_FALSE(depends(kNotes, kNotes, op)) << op;
+    EXPECT_TRUE(depends(kGallery, kNotes, op)) << op;
+  }
+  // All-files access without location: the media redaction rules, which look at the content,
+  // come before the rule that lets it read and write anything.
+  EXPECT_TRUE(depends(kFiles, kNotes, OP_READ));
+  EXPECT_TRUE(depends(kFiles, kNotes, OP_WRITE));
+}
+
 // What it must prove: another package's private area (present or not, any spelling), under
 // strict and listing visibility alike; and what it must leave to the object: names whose
 // visibility depends on their content or creator, the caller's own area, names listing finds.

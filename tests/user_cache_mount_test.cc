@@ -251,6 +251,43 @@ TEST_P(UserCacheMountTest, OwnersSecondWalkOfUnknownContentAsksNothing) {
   }
 }
 
+// A directory's attributes are the same for every app (its size and link count count nothing
+// an app may not see): with the option they are cached with its name, and a file made in it
+// through the mount, by any app, shows in its times and a directory made in it in its link count
+// at the next stat; by default each stat is a GETATTR.
+TEST_P(UserCacheMountTest, ADirectorysAttributesAreCachedAndFreshAfterAChangeInIt) {
+  const std::string dir = "Download/album";
+  SCOPEDFS_ASSERT_OK(storage_.MkdirLower(dir, kNotes));
+  AppResult before = As(kCamera).Stat(dir);
+  ASSERT_TRUE(Succeeds(before));
+  int64_t getattrs = Count("getattr");
+  int64_t asked = AskedForThreeStats(kNotes, dir);
+  if (cached()) {
+    EXPECT_EQ(asked, 0) << "the directory's attributes were not cached";
+  } else {
+    EXPECT_GE(Count("getattr") - getattrs, 3) << "attributes are never cached by default";
+  }
+  ASSERT_TRUE(Succeeds(As(kCamera).Mkdir(dir + "/sub")));
+  AppResult stat_after = As(kNotes).Run("stat", [dir] {
+    AppResult out;
+    struct stat st;
+    if (stat(dir.c_str(), &st) != 0) {
+      out.err = errno;
+    } else {
+      out.value = static_cast<int64_t>(st.st_nlink);
+      out.data = absl::StrCat(st.st_mtim.tv_sec, ".", st.st_mtim.tv_nsec);
+    }
+    return out;
+  });
+  ASSERT_TRUE(Succeeds(stat_after));
+  struct stat lower_after;
+  ASSERT_EQ(stat(storage_.Lower(dir).c_str(), &lower_after), 0);
+  EXPECT_EQ(stat_after.value, 3) << "a stale link count";
+  EXPECT_EQ(stat_after.data,
+            absl::StrCat(lower_after.st_mtim.tv_sec, ".", lower_after.st_mtim.tv_nsec))
+      << "a stale modification time";
+}
+
 // A change the all-files app makes through its redacted view of the owner's text file drops the
 // attributes the kernel cached with the owner's raw name: the owner's next stat, through that
 // cached name, sees the new size or mode at once.

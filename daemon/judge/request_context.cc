@@ -125,6 +125,14 @@ bool RequestContext::HiddenWhateverIsThere(absl::string_view path) const {
   return true;
 }
 
+bool RequestContext::DependsOnContent(scopedfs::Op op, absl::string_view path,
+                                      const FileInfo& info) const {
+  policy::Request request;
+  policy::Decision decided;
+  if (!BuildRequest(op, path, /*directory=*/false, &info, &request, &decided)) return false;
+  return engine_->DependsOnContent(request);
+}
+
 void RequestContext::NoteDecision(const policy::Decision& d, scopedfs::Op op,
                                   absl::string_view path, bool directory,
                                   const FileInfo* info) const {

@@ -99,6 +99,9 @@ class RequestContext {
   // Whether a LOOKUP of `path` is refused whatever is there, or whether anything is
   // (Engine::HiddenWhateverIsThere): then remembered as the latest refusal, as DecideLookup's.
   bool HiddenWhateverIsThere(absl::string_view path) const;
+  // Whether the caller's decision of `op` on the file at `path` (its creator as `info` says) can
+  // depend on the file's content (Engine::DependsOnContent); false when no engine decides it.
+  bool DependsOnContent(scopedfs::Op op, absl::string_view path, const FileInfo& info) const;
   // One "redacted" line: the caller opened `path` and reads it with location filled.
   void AuditRedacted(scopedfs::Op op, absl::string_view path, const FileInfo& info,
                      const policy::Decision& decision) const;

@@ -81,6 +81,7 @@ std::string FuseOpcodeName(uint32_t opcode);
   X(requests_readdir)              \
   X(requests_xattr)                \
   X(requests_flush)                \
+  X(shared_listing_opens)          \
   X(reply_defects)
 
 class Stats {

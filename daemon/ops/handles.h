@@ -67,6 +67,9 @@ struct OpenDir {
   base::UniqueFd fd;
   std::optional<uid_t> slot;   // the app's handle-quota slot
   bool kernel_caches = false;  // opened under a caller-independent policy: no snapshot
+  // Opened while every caller lists the directory alike (ops_dir.cc, ListedAlikeByEveryCaller):
+  // no snapshot, and only entries every caller lists are served.
+  bool shared_listing = false;
   std::vector<DirEntry> entries;
   bool loaded = false;
 };

@@ -29,6 +29,61 @@ namespace scopedfs::daemon {
 
 namespace {
 bool IsDot(const char* name) { return strcmp(name, ".") == 0 || strcmp(name, "..") == 0; }
+
+// At most this many entries are read to prove a listing shared; a larger directory is listed
+// per open.
+constexpr int kMaxSharedListingEntries = 4096;
+
+// Whether the entry `ent` of the directory `r` is one that every caller who may list `r` lists:
+// a directory the rules show to every caller of the storage's user whatever it holds and whoever
+// made it (Engine::VisibleToEveryCaller: a proof from the rules alone, so no write to a file and
+// no creator can change it). A file never is: under a policy whose rules look at the caller, its
+// visibility depends on its creator and its content, which change without the directory changing.
+bool ListedByEveryCaller(const RequestContext& ctx, const Resolved& r, int dir_fd,
+                         const dirent* ent) {
+  bool directory = ent->d_type == DT_DIR;
+  if (ent->d_type == DT_UNKNOWN) {
+    struct stat st;
+    directory = fstatat(dir_fd, ent->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+  }
+  return directory && ctx.VisibleToEveryCaller(ChildPath(r.path, ent->d_name));
+}
+
+// Whether every caller who may open the directory `r` (its lower fd `dir_fd`) lists it alike, so
+// that the kernel may keep one listing of it for all of them: the caller is of the storage's user
+// (callers of another user, and every caller under the device layout, are judged per open), and
+// every entry is ListedByEveryCaller. A caller refused the directory's OPENDIR never reads the
+// kernel's listing: only an open answered with FOPEN_CACHE_DIR does.
+bool ListedAlikeByEveryCaller(const RequestContext& ctx, const Resolved& r, int dir_fd) {
+  if (ctx.engine() == nullptr || OfAnotherUser(ctx)) return false;
+  DirStream stream;
+  if (stream.Open(dir_fd) != 0) return false;
+  int entries = 0;
+  errno = 0;
+  while (dirent* ent = stream.Next()) {
+    if (IsDot(ent->d_name)) continue;
+    if (++entries > kMaxSharedListingEntries) return false;
+    if (!ListedByEveryCaller(ctx, r, stream.fd(), ent)) return false;
+    errno = 0;
+  }
+  return errno == 0;
+}
+
+// The lower directory's version as far as its listing goes: any entry added, removed or renamed,
+// through the mount or behind the daemon's back, changes its mtime and ctime. 0: unknown.
+uint64_t ListingVersion(int dir_fd) {
+  struct stat st;
+  if (fstat(dir_fd, &st) != 0) return 0;
+  uint64_t h = 1469598103934665603ull;
+  for (uint64_t v :
+       {static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_mtim.tv_sec),
+        static_cast<uint64_t>(st.st_mtim.tv_nsec), static_cast<uint64_t>(st.st_ctim.tv_sec),
+        static_cast<uint64_t>(st.st_ctim.tv_nsec), static_cast<uint64_t>(st.st_size),
+        static_cast<uint64_t>(st.st_nlink)}) {
+    h = (h ^ v) * 1099511628211ull;
+  }
+  return h == 0 ? 1 : h;
+}
 }  // namespace
 
 // Under a caller-independent policy the listing is the same for every caller, so the kernel
@@ -75,6 +130,19 @@ int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
     dir->kernel_caches = true;
     fi->cache_readdir = 1;
     fi->keep_cache = 1;
+  } else if (ListedAlikeByEveryCaller(ctx, r, dir->fd.get())) {
+    // The kernel keeps one listing per directory inode, read only by opens that carry
+    // FOPEN_CACHE_DIR, and an open without FOPEN_KEEP_CACHE drops it: every other open of it
+    // (a caller whose listing is its own) empties it. What it holds is only ever what READDIR
+    // served such opens, which is only what every caller lists (ListingSource::ForSharedListing).
+    // It is kept only while the lower directory has the version it had when the kernel was last
+    // told to cache a listing of it: a change behind the daemon's back makes the kernel list
+    // it afresh at the next open, changes through the mount the kernel sees itself.
+    dir->shared_listing = true;
+    fi->cache_readdir = 1;
+    uint64_t version = ListingVersion(dir->fd.get());
+    fi->keep_cache = version != 0 && r.node->shared_listing_version.exchange(version) == version;
+    fs->stats().shared_listing_opens.fetch_add(1, std::memory_order_relaxed);
   }
   fi->fh = reinterpret_cast<uint64_t>(dir);
   fs->Register(dir);
@@ -211,6 +279,23 @@ class ListingSource {
     return 0;
   }
 
+  // An open whose listing every caller shares (OpenDir::shared_listing): the lower directory
+  // read afresh as above, serving only the entries every caller lists, so that whatever the
+  // kernel caches from it is every caller's. A name added since the OPENDIR that not every
+  // caller lists is left out of this open's listing (POSIX leaves it open whether entries added
+  // after opendir show); the next OPENDIR finds the directory no longer listed alike.
+  static int ForSharedListing(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, off_t off,
+                              const OpenDir* dir, ListingSource* out) {
+    if (int err = Resolve(fs, ino, &out->r_)) return err;
+    if (int err = Verdict(ctx.Decide(OP_READ, out->r_.path, true, nullptr))) return err;
+    if (int err = out->stream_.Open(dir->fd.get())) return err;
+    if (off != 0) out->stream_.Seek(off);
+    out->fs_ = fs;
+    out->ctx_ = &ctx;
+    out->shared_only_ = true;
+    return 0;
+  }
+
   int Next(DirEntry* entry, bool* end) {
     *end = false;
     if (dir_ != nullptr) {
@@ -228,6 +313,10 @@ class ListingSource {
         *end = true;
         return errno;
       }
+      if (shared_only_ && !IsDot(ent->d_name) &&
+          !ListedByEveryCaller(*ctx_, r_, stream_.fd(), ent)) {
+        continue;
+      }
       bool shown;
       if (int err = ListedEntry(fs_, *ctx_, r_, ent, entry, &shown)) return err;
       if (!shown) continue;
@@ -243,6 +332,7 @@ class ListingSource {
   const RequestContext* ctx_ = nullptr;
   Resolved r_;
   DirStream stream_;
+  bool shared_only_ = false;  // serve only what every caller lists
 };
 
 // READDIR and READDIRPLUS share the filtered listing; PLUS also looks every entry up (through
@@ -256,6 +346,8 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   OpenDir* dir = DirOf(fi);
   int opened = dir == nullptr || dir->kernel_caches
                    ? ListingSource::ForLowerDirectory(fs, ctx, ino, off, dir, &source)
+               : dir->shared_listing
+                   ? ListingSource::ForSharedListing(fs, ctx, ino, off, dir, &source)
                    : ListingSource::ForSnapshot(fs, ctx, ino, off, dir, &source);
   if (opened != 0) return op.ReplyErr(opened);
   std::vector<char> buf(size);

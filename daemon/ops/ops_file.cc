@@ -133,7 +133,7 @@ int TruncateUnnamed(Filesystem* fs, OpenFile* file, off_t size, struct stat* out
 int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct stat* attr,
               int to_set, fuse_file_info* fi, struct stat* out) {
   Visible v;
-  if (int err = ResolveVisible(fs, ctx, ino, &v)) {
+  if (int err = ResolveVisible(fs, ctx, ino, &v, {OP_WRITE, OP_SETATTR})) {
     constexpr int kSizeOnly = FUSE_SET_ATTR_SIZE | kKillSuidGid | FUSE_SET_ATTR_CTIME;
     bool truncates_open_file = fi != nullptr && FileOf(fi)->writable &&
                                (to_set & FUSE_SET_ATTR_SIZE) && (to_set & ~kSizeOnly) == 0;

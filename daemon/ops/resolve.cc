@@ -178,11 +178,28 @@ FileInfo InfoOfNode(Filesystem* fs, const Resolved& r, const struct stat& st, Fa
   return fs->facts().Lookup(r.fd.get(), st, name, needs);
 }
 
-int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Visible* v) {
+FileInfo InfoForDecisions(Filesystem* fs, const RequestContext& ctx, const Resolved& r,
+                          const struct stat& st, std::initializer_list<scopedfs::Op> judged) {
+  FactNeeds needs = NeedsOf(ctx.engine());
+  if (judged.size() != 0 && needs.content && S_ISREG(st.st_mode)) {
+    FactNeeds creator_only = needs;
+    creator_only.content = false;
+    FileInfo info = InfoOfNode(fs, r, st, creator_only);
+    bool content_decides = ctx.DependsOnContent(OP_LOOKUP, r.path, info);
+    for (scopedfs::Op op : judged) {
+      content_decides = content_decides || ctx.DependsOnContent(op, r.path, info);
+    }
+    if (!content_decides) return info;
+  }
+  return InfoOfNode(fs, r, st, needs);
+}
+
+int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Visible* v,
+                   std::initializer_list<scopedfs::Op> judged) {
   if (int err = Resolve(fs, ino, &v->r)) return err;
   if (int err = StatFd(v->r.fd.get(), &v->st)) return err;
   v->dir = S_ISDIR(v->st.st_mode);
-  v->info = InfoOfNode(fs, v->r, v->st, NeedsOf(ctx.engine()));
+  v->info = InfoForDecisions(fs, ctx, v->r, v->st, judged);
   if (!FindsName(ctx, v->r.path, v->dir, v->info)) return ENOENT;
   return 0;
 }

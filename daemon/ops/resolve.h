@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <initializer_list>
 #include <memory>
 #include <string>
 
@@ -92,7 +93,19 @@ struct Visible {
   FileInfo info;
   bool dir = false;
 };
-int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Visible* v);
+// The facts of the resolved node `r` (stat'ed as `st`) that the caller's decisions of `judged`
+// need, besides its LOOKUP's. When `judged` is given, and neither those decisions nor the LOOKUP
+// can depend on a file's content for this caller and creator (RequestContext::DependsOnContent:
+// an owner's SETATTR under Android's rules), the content is not read (content_read stays false):
+// no head and no location scan of a file being written. Otherwise the content is read as far as
+// the policy looks at it. (A LOOKUP and an OPEN still read it: a rename's check of every app's
+// rights, made under the namespace lock, waits for no scan, so a file's scan must be under way
+// before a rename of it comes.)
+FileInfo InfoForDecisions(Filesystem* fs, const RequestContext& ctx, const Resolved& r,
+                          const struct stat& st, std::initializer_list<scopedfs::Op> judged);
+// `judged`: as for InfoForDecisions.
+int ResolveVisible(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, Visible* v,
+                   std::initializer_list<scopedfs::Op> judged = {});
 // The view of a child the caller reads (ViewJudged, then JudgeRead).
 View CallerView(const RequestContext& ctx, const Child& child);
 

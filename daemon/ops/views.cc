@@ -68,9 +68,9 @@ bool FindsName(const RequestContext& ctx, const std::string& path, bool director
 }
 
 bool CachesAttrsWithName(const Filesystem* fs, const RequestContext& ctx, const std::string* path,
-                         mode_t mode) {
+                         mode_t) {
   const FilesystemOptions& options = fs->options();
-  if (!options.mount_reached_by_one_user || S_ISDIR(mode) || ctx.engine() == nullptr ||
+  if (!options.mount_reached_by_one_user || ctx.engine() == nullptr ||
       ctx.engine()->visibility() != VISIBILITY_LISTING) {
     return false;
   }

@@ -73,22 +73,26 @@ inline double AttrTimeoutFor(const RequestContext& ctx, const struct stat& st, d
   return S_ISDIR(st.st_mode) ? 0.0 : kAttrTimeout;
 }
 // Under LISTING on a mount only one user's apps reach (FilesystemOptions::
-// mount_reached_by_one_user), the operator's assertion removes the reason above: a non-directory
-// whose name the kernel caches for every caller of the user (entry timeout > 0: not a redacted
-// view, not a name found by another spelling, not in a package-private area) gets its attributes
-// cached as long as its name, as MediaProvider caches them; the raw view of a file whose view may
-// differ by caller too. Directories keep 0: their times change with every entry anyone adds. The
-// kernel marks the attributes stale itself after a write (passthrough or not), a SETATTR, a link or
-// an unlink through the mount, on the inode the request came through; a change made through the
-// file's other view (an app owed the redacted view writing, truncating or chmodding it) drops the
-// raw inode's before its reply (OpRequest::Changed); and a reload invalidates every inode
-// (Filesystem::SetEngine). Never for a caller of another user: its requests are still judged
-// wherever they reach the daemon. Under the device layout the assertion is about --user_id's
-// storage, `<user_id>/`: only a name there (`path`, the node's path) is cached so, and only for
-// a caller of that user; another user's storage is reached only through its name in the mount's
-// root, which is never cached for the asserted user's callers (EntryTimeoutFor). `path` null:
-// a node whose name was cached so at its LOOKUP (Node::attrs_cached_with_name; no rename takes a
-// node from one user's storage to another's).
+// mount_reached_by_one_user), the operator's assertion removes the reason above: a node whose
+// name the kernel caches for every caller of the user (entry timeout > 0: not a redacted view,
+// not a name found by another spelling, not in a package-private area) gets its attributes cached
+// as long as its name, as MediaProvider caches them; the raw view of a file whose view may differ
+// by caller too. A directory's attributes are DirectoryAsSeen's, the same for every caller; their
+// times and link count change when an entry is added or removed, and the kernel marks a
+// directory's attributes stale itself whenever a create, mkdir, link, unlink, rmdir or rename in
+// it goes through the mount (fuse_dir_changed), whoever makes it. The kernel marks a file's
+// attributes stale after a write (passthrough or not), a SETATTR, a link or an unlink through the
+// mount, on the inode the request came through; a change made through the file's other view (an
+// app owed the redacted view writing, truncating or chmodding it) drops the raw inode's before
+// its reply (OpRequest::Changed); and a reload invalidates every inode (Filesystem::SetEngine).
+// Changes made to the lower tree behind the daemon's back are seen once they expire, as names
+// are. Never for a caller of another user: its requests are still judged wherever they reach the
+// daemon. Under the device layout the assertion is about --user_id's storage, `<user_id>/`: only
+// a name there (`path`, the node's path) is cached so, and only for a caller of that user;
+// another user's storage is reached only through its name in the mount's root, which is never
+// cached for the asserted user's callers (EntryTimeoutFor). `path` null: a node whose name was
+// cached so at its LOOKUP (Node::attrs_cached_with_name; no rename takes a node from one user's
+// storage to another's).
 bool CachesAttrsWithName(const Filesystem* fs, const RequestContext& ctx, const std::string* path,
                          mode_t mode);
 // `path` names a directory when `directory` is set; `redacted`: the node published is a file's

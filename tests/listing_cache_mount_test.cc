@@ -1,0 +1,136 @@
+// Listings the kernel keeps under android.textproto, whose rules look at the caller, as real app
+// uids: a directory every caller lists alike (it holds only directories the rules show to every
+// app) is listed from the kernel's cache by every app after the first listing, and apps whose
+// listings differ get their own, across creates, removals, renames, content changes that flip an
+// entry's visibility and changes made to the lower tree behind the daemon's back. Each test runs
+// on a mount only one user's apps reach (--mount_reached_by_one_user, where directories'
+// attributes are cached too) and on the default mount. Needs root and /dev/fuse; skips, saying
+// so, without them.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gtest/gtest.h"
+#include "tests/mount_harness.h"
+
+namespace scopedfs::tests {
+namespace {
+
+constexpr char kTrip[] = "Download/trip";
+
+class ListingCacheMountTest : public MountTest, public testing::WithParamInterface<bool> {
+ protected:
+  DaemonOptions Options() const override {
+    DaemonOptions o;
+    o.policy = "policy/configs/android.textproto";
+    o.control_socket = true;
+    o.extra_flags.push_back(
+        absl::StrCat("--mount_reached_by_one_user=", GetParam() ? "true" : "false"));
+    return o;
+  }
+  int64_t Counter(const std::string& name) {
+    absl::StatusOr<DaemonStats> stats = storage_.Stats();
+    EXPECT_TRUE(stats.ok()) << stats.status();
+    return stats.ok() ? (*stats)[name] : -1;
+  }
+  // What `uid` lists in `dir`, sorted, joined by spaces; "error <errno>" when it cannot.
+  std::string Listing(uid_t uid, const std::string& dir) {
+    AppResult r = As(uid).List(dir);
+    if (!r.ok()) return absl::StrCat("error ", ErrnoName(r.err));
+    return absl::StrJoin(r.names, " ");
+  }
+  // Every app's listing of kTrip, each twice and in two orders (so each may meet a listing another
+  // app's open left in the kernel), against what each must get.
+  void ExpectListings(const std::string& step, const std::string& owner, const std::string& files,
+                      const std::string& gallery, const std::string& music) {
+    const std::vector<std::pair<uid_t, std::string>> want = {
+        {kNotes, owner}, {kFiles, files}, {kGallery, gallery}, {kMusic, music}};
+    for (int round = 0; round < 2; ++round) {
+      for (size_t i = 0; i < want.size(); ++i) {
+        const auto& [uid, expected] = round == 0 ? want[i] : want[want.size() - 1 - i];
+        EXPECT_EQ(Listing(uid, kTrip), expected) << step << ": uid " << uid << ", round " << round;
+      }
+    }
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(ListingCache, ListingCacheMountTest, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& info) {
+                           return info.param ? "OneUser" : "Default";
+                         });
+
+// A directory of directories: the second listing, by the same app or by another, sends no
+// READDIR; the kernel lists it from the cache the first one filled.
+TEST_P(ListingCacheMountTest, ADirectoryEveryAppListsAlikeIsListedFromTheKernelsCache) {
+  SCOPEDFS_ASSERT_OK(storage_.MkdirLower("Download/trip/day1", kNotes));
+  SCOPEDFS_ASSERT_OK(storage_.MkdirLower("Download/trip/day2", kCamera));
+  ASSERT_EQ(Listing(kNotes, kTrip), "day1 day2");
+  int64_t readdirs = Counter("requests_readdir");
+  int64_t shared = Counter("shared_listing_opens");
+  EXPECT_EQ(Listing(kNotes, kTrip), "day1 day2");
+  EXPECT_EQ(Listing(kMusic, kTrip), "day1 day2");
+  EXPECT_EQ(Listing(kRoot, kTrip), "day1 day2");
+  EXPECT_EQ(Counter("requests_readdir") - readdirs, 0)
+      << "the kernel's cached listing was not used";
+  EXPECT_EQ(Counter("shared_listing_opens") - shared, 3);
+}
+
+// A directory holding a file is listed per app: every listing asks the daemon.
+TEST_P(ListingCacheMountTest, ADirectoryWithAFileIsListedPerOpen) {
+  SCOPEDFS_ASSERT_OK(storage_.MkdirLower("Download/trip/day1", kNotes));
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/trip/notes.pdf", PdfBytes(), kNotes));
+  ASSERT_EQ(Listing(kNotes, kTrip), "day1 notes.pdf");
+  int64_t readdirs = Counter("requests_readdir");
+  EXPECT_EQ(Listing(kNotes, kTrip), "day1 notes.pdf");
+  EXPECT_EQ(Listing(kMusic, kTrip), "day1");
+  EXPECT_GE(Counter("requests_readdir") - readdirs, 2);
+}
+
+// Apps whose listings of one directory differ each get their own, whatever the others listed
+// before, while the directory turns from listed alike to listed per app and back: a file made
+// and removed through the mount, one renamed in and a directory renamed out, a file whose content
+// change makes it an image (so an app holding READ_MEDIA_IMAGES lists it from then on, with the
+// directory unchanged), a directory and a file added behind the daemon's back.
+TEST_P(ListingCacheMountTest, AppsWhoseListingsDifferAlwaysGetTheirOwn) {
+  SCOPEDFS_ASSERT_OK(storage_.MkdirLower("Download/trip/day1", kNotes));
+  ExpectListings("start", "day1", "day1", "day1", "day1");
+
+  ASSERT_TRUE(Succeeds(As(kNotes).Create("Download/trip/plan.txt", "x")));
+  ExpectListings("after a create", "day1 plan.txt", "day1 plan.txt", "day1", "day1");
+  ASSERT_TRUE(Succeeds(As(kNotes).Unlink("Download/trip/plan.txt")));
+  ExpectListings("after the unlink", "day1", "day1", "day1", "day1");
+
+  ASSERT_TRUE(Succeeds(As(kNotes).Create("Download/list.txt", "x")));
+  ASSERT_TRUE(Succeeds(As(kNotes).Rename("Download/list.txt", "Download/trip/list.txt")));
+  ExpectListings("after a rename in", "day1 list.txt", "day1 list.txt", "day1", "day1");
+  ASSERT_TRUE(Succeeds(As(kNotes).Rename("Download/trip/day1", "Download/day1")));
+  ExpectListings("after a rename out", "list.txt", "list.txt", "", "");
+  ASSERT_TRUE(Succeeds(As(kNotes).Unlink("Download/trip/list.txt")));
+  ExpectListings("empty", "", "", "", "");
+
+  // A PDF named .jpg is no image; once its owner writes a JPEG into it, it is one.
+  ASSERT_TRUE(Succeeds(As(kNotes).Create("Download/trip/shot.jpg", PdfBytes())));
+  ExpectListings("a document", "shot.jpg", "shot.jpg", "", "");
+  ASSERT_TRUE(
+      Succeeds(As(kNotes).Write("Download/trip/shot.jpg", JpegBytes(), O_WRONLY | O_TRUNC)));
+  ExpectListings("an image", "shot.jpg", "shot.jpg", "shot.jpg", "");
+  ASSERT_TRUE(Succeeds(As(kNotes).Write("Download/trip/shot.jpg", PdfBytes(), O_WRONLY | O_TRUNC)));
+  ExpectListings("a document again", "shot.jpg", "shot.jpg", "", "");
+  ASSERT_TRUE(Succeeds(As(kNotes).Unlink("Download/trip/shot.jpg")));
+  ExpectListings("empty again", "", "", "", "");
+
+  // Behind the daemon's back: the lower directory's version tells the daemon that what the
+  // kernel holds is stale, also where the kernel caches the directory's attributes.
+  SCOPEDFS_ASSERT_OK(storage_.MkdirLower("Download/trip/day3", kCamera));
+  ExpectListings("a directory added to the lower tree", "day3", "day3", "day3", "day3");
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/trip/lower.pdf", PdfBytes(), kNotes));
+  ExpectListings("a file added to the lower tree", "day3 lower.pdf", "day3 lower.pdf", "day3",
+                 "day3");
+}
+
+}  // namespace
+}  // namespace scopedfs::tests
