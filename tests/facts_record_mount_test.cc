@@ -294,7 +294,10 @@ TEST_F(FactsRecordMountTest, AMalformedRecordIsRejectedCountedAndLogged) {
   AppResult social = storage_.As(kSocial).Read(kHostile);
   ASSERT_TRUE(Succeeds(social));
   EXPECT_EQ(Location(social.data), "");
-  EXPECT_EQ(Counter("facts_records_rejected"), 1);
+  // Each read of it until the daemon's own record replaces it (written after a reply, so the
+  // OPEN that follows the LOOKUP may read it again) is one rejection.
+  EXPECT_GE(Counter("facts_records_rejected"), 1);
+  EXPECT_LE(Counter("facts_records_rejected"), 3);
   EXPECT_GE(Counter("content_reads"), 1);
   EXPECT_THAT(storage_.DaemonLog(), HasSubstr("ignoring the facts record"));
   char value[1100];

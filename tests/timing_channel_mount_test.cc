@@ -24,6 +24,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "tests/mount_harness.h"
 
@@ -169,7 +171,22 @@ class StrictTimingChannelTest : public MountTest {
   DaemonOptions Options() const override {
     DaemonOptions options;
     options.policy = "policy/configs/android-strict.textproto";
+    options.control_socket = true;
     return options;
+  }
+  // The RELEASE requests the daemon served (its per-opcode counts, scopedfsctl stats --json).
+  absl::StatusOr<int64_t> Releases() {
+    absl::StatusOr<std::string> json = storage_.Ctl({"stats", "--json"});
+    if (!json.ok()) return json.status();
+    static const std::string kKey = "\"name\":\"RELEASE\",\"requests\":";
+    size_t at = json->find(kKey);
+    if (at == std::string::npos) return 0;
+    absl::string_view rest = absl::string_view(*json).substr(at + kKey.size());
+    int64_t n;
+    if (!absl::SimpleAtoi(rest.substr(0, rest.find_first_of(",}")), &n)) {
+      return absl::DataLossError("unreadable RELEASE count");
+    }
+    return n;
   }
 };
 
@@ -198,6 +215,35 @@ TEST_F(StrictTimingChannelTest, HiddenAndMissingNamesCostTheSame) {
   ASSERT_TRUE(Succeeds(As(kCamera).Stat("Download/notes-2024.bin")));
   ExpectIndistinguishable(As(kMusic), "Download/notes-2024.bin", "Download/notes-2025.bin");
   ExpectIndistinguishable(As(kMusic), "Download/Notes-2024.BIN", "Download/Notes-2025.BIN");
+}
+
+// A file its owner wrote through the mount: another app's first stat of it (its facts not yet
+// looked at by anyone but the writer's close) must cost what a missing name's does. The daemon
+// reads the head a lookup needs at the writer's RELEASE, writes a facts record and the audit line
+// after its reply, not on the other app's way to its ENOENT. The stats spell the names in
+// another case: the kernel still holds the writer's positive dentry of the name as spelled, and
+// revalidating it costs a second LOOKUP before the ENOENT, which the daemon cannot spare
+// (docs/security.md).
+TEST_F(StrictTimingChannelTest, AHiddenFilesFirstStatCostsWhatAMissingNamesDoes) {
+  constexpr int kFiles = 40;
+  std::vector<std::string> written, missing;
+  absl::StatusOr<int64_t> releases = Releases();
+  ASSERT_TRUE(releases.ok()) << releases.status();
+  for (int i = 0; i < kFiles; ++i) {
+    std::string name = absl::StrCat("Download/report-", i, ".bin");
+    ASSERT_TRUE(Succeeds(As(kCamera).Create(name, Pattern(64 << 10, i))));
+    written.push_back(absl::StrCat("Download/REPORT-", i, ".BIN"));
+    missing.push_back(absl::StrCat("Download/ABSENT-", i, ".BIN"));
+  }
+  // The kernel sends RELEASE after close returns: wait until the daemon has served every one.
+  for (int round = 0; round < 500; ++round) {
+    absl::StatusOr<int64_t> now = Releases();
+    ASSERT_TRUE(now.ok()) << now.status();
+    if (*now - *releases >= kFiles) break;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_GE(Releases().value_or(0) - *releases, kFiles) << "RELEASEs the daemon served";
+  ExpectIndistinguishable(As(kMusic), written, missing, 1);
 }
 
 }  // namespace

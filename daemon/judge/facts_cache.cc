@@ -220,11 +220,26 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
   }
   // Bytes read now, of a version that was settled and unchanged after: recorded for the next
   // daemon (a queued scan records its own, on the scan thread). The head alone is recorded too.
+  // Written once the request's reply has gone (AfterReply): a record written by another app's
+  // lookup of a hidden file would make its ENOENT slower than a missing name's.
   bool inline_scan = scanned_now && ScanWait::Current() == nullptr;
+  std::shared_ptr<const media::LocationScan> recorded_scan;
+  bool record = false;
   if (records_ && changed && cacheable && (inline_scan || sniffed_now)) {
-    Record(fd, key, st, entry.format, inline_scan ? entry.scan : nullptr);
+    record = true;
+    if (inline_scan) recorded_scan = entry.scan;
   } else if (records_ && !changed && entry.record_pending && entry.format_read) {
-    Record(fd, key, st, entry.format, entry.content_read ? entry.scan : nullptr);
+    record = true;
+    if (entry.content_read) recorded_scan = entry.scan;
+  }
+  if (record) {
+    auto kept = std::make_shared<base::UniqueFd>(fcntl(fd, F_DUPFD_CLOEXEC, 0));
+    if (kept->valid()) {
+      media::MediaFormat format = entry.format;
+      AfterReply::Run([this, kept, key, st, format, recorded_scan] {
+        Record(kept->get(), key, st, format, recorded_scan);
+      });
+    }
   }
   if (needs.owner) info.owner = entry.owner;
   if (head_only) {

@@ -88,9 +88,12 @@ OpRequest::OpRequest(fuse_req_t req, uint32_t opcode) : req_(req), fs_(Fs(req)),
 }
 
 OpRequest::~OpRequest() {
-  if (answered_) return;
-  ReplyDefect(fs_->stats(), opcode_, "no reply");
-  ReplyErr(EIO);
+  if (!answered_) {
+    ReplyDefect(fs_->stats(), opcode_, "no reply");
+    ReplyErr(EIO);
+  }
+  // The reply has gone: now the audit line, if the answer was a refusal.
+  if (ctx_) ctx_->WriteAudit();
 }
 
 bool OpRequest::Begin() {

@@ -414,10 +414,45 @@ void CloseHandle(Filesystem* fs, OpRequest& op, OpenFile* file, bool flock_relea
   delete file;
 }
 
+namespace {
+
+// Under STRICT visibility whether another app finds a file's name can depend on its content (its
+// media class). The head a lookup needs is read when the writer's handle ends, on the writer's
+// RELEASE after its reply (the kernel sends RELEASE after close returns), rather than at another
+// app's first stat, whose ENOENT for a hidden file would then take a read longer than a missing
+// name's (docs/security.md). A dup of the handle's descriptor keeps the object to read.
+base::UniqueFd HeadToLearn(Filesystem* fs, const OpenFile& file) {
+  if (!file.writable || file.redacted()) return base::UniqueFd();
+  std::shared_ptr<const policy::Engine> engine = fs->engine();
+  if (engine == nullptr || engine->visibility() != VISIBILITY_STRICT) return base::UniqueFd();
+  return base::UniqueFd(fcntl(file.fd.get(), F_DUPFD_CLOEXEC, 0));
+}
+
+void LearnHead(Filesystem* fs, int fd, NodeId node) {
+  struct stat st;
+  std::string path;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !fs->nodes().PathOf(node, &path)) return;
+  FactNeeds needs = NeedsOf(fs->engine().get());
+  if (!needs.content) return;
+  needs.location = false;
+  absl::string_view name(path);
+  if (size_t slash = name.rfind('/'); slash != absl::string_view::npos) {
+    name.remove_prefix(slash + 1);
+  }
+  fs->facts().Lookup(fd, st, name, needs);
+}
+
+}  // namespace
+
 void sfs_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   OpRequest op(req, FUSE_RELEASE);
-  CloseHandle(op.fs(), op, FileOf(fi), fi->flock_release);
+  Filesystem* fs = op.fs();
+  OpenFile* file = FileOf(fi);
+  base::UniqueFd head = HeadToLearn(fs, *file);
+  NodeId node = file->node->id;
+  CloseHandle(fs, op, file, fi->flock_release);
   op.ReplyErr(0);
+  if (head.valid()) LearnHead(fs, head.get(), node);
 }
 
 void sfs_fsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
