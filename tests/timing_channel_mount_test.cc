@@ -158,6 +158,45 @@ TEST_P(TimingChannelTest, InstalledAndAbsentPackagesCostTheSame) {
                           "Android/data/com.example.notes/files/none.bin");
 }
 
+// An installed package whose app just walked into its own Android/data directory (its dentry is
+// in the kernel's cache, positive): another app's first stat there must still cost what a stat of
+// an absent package's does. Each trial: the owner's stat, then one first stat of each, in
+// alternating order, in one process of the other app.
+TEST_P(TimingChannelTest, AnActivePackageCostsWhatAnAbsentOneDoes) {
+  const std::string own = "Android/data/com.example.notes";
+  SCOPEDFS_ASSERT_OK(storage_.MkdirLower(own + "/files", kNotes));
+  std::vector<int64_t> installed, absent;
+  (void)As(kMusic).Stat("Android/data/com.example.warmup");  // warm what both share
+  for (int t = 0; t < kTrials; ++t) {
+    ASSERT_TRUE(Succeeds(As(kNotes).Stat(own + "/files")));
+    std::string missing = absl::StrCat("Android/data/com.example.absent", t);
+    bool installed_first = (t % 2) == 0;
+    AppResult r = As(kMusic).Run("first stats", [&] {
+      AppResult out;
+      int64_t first = Sample(installed_first ? own : missing, 1);
+      int64_t second = Sample(installed_first ? missing : own, 1);
+      if (first < 0 || second < 0) {
+        out.err = EPROTO;  // a stat did not answer ENOENT
+        return out;
+      }
+      out.data = absl::StrCat(first, ",", second);
+      return out;
+    });
+    ASSERT_TRUE(r.ok()) << r;
+    std::vector<int64_t> pair = Parse(r.data);
+    ASSERT_EQ(pair.size(), 2u) << r.data;
+    installed.push_back(installed_first ? pair[0] : pair[1]);
+    absent.push_back(installed_first ? pair[1] : pair[0]);
+  }
+  double auc = Auc(installed, absent);
+  std::string figures =
+      absl::StrCat("active package: median ", Median(installed) / 1000.0, " us; absent: median ",
+                   Median(absent) / 1000.0, " us; AUC ", auc);
+  std::cout << figures << "\n";
+  EXPECT_GT(auc, 0.25) << figures;
+  EXPECT_LT(auc, 0.75) << figures;
+}
+
 INSTANTIATE_TEST_SUITE_P(Policies, TimingChannelTest,
                          ::testing::Values("policy/configs/android-strict.textproto",
                                            "policy/configs/android.textproto"),

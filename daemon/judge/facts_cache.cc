@@ -18,6 +18,7 @@
 #include "absl/types/span.h"
 #include "daemon/judge/facts_record.h"
 #include "daemon/judge/location_bounds.h"
+#include "daemon/kernel/after_reply.h"
 
 namespace scopedfs::daemon {
 

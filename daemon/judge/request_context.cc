@@ -160,14 +160,8 @@ int RequestContext::RefusedByCheck(int err, absl::string_view check, scopedfs::O
 }
 
 int RequestContext::Audited(int err) const {
-  if (err != 0 && refused_ && audit_ != nullptr) audit_pending_ = err;
+  if (err != 0 && refused_ && audit_ != nullptr) Audit(false, refusal_, err, 0);
   return err;
-}
-
-void RequestContext::WriteAudit() const {
-  if (audit_pending_ == 0) return;
-  Audit(false, refusal_, audit_pending_, 0);
-  audit_pending_ = 0;
 }
 
 void RequestContext::AuditRedacted(scopedfs::Op op, absl::string_view path, const FileInfo& info,

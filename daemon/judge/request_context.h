@@ -82,10 +82,6 @@ class RequestContext {
   // not exist fails before any decision is made, so it is never logged; neither is a refusal that
   // a later permitting decision superseded (a readdir skipping hidden names, then succeeding).
   int Audited(int err) const;
-  // Writes the line Audited decided on, if any. The daemon calls it after the reply has gone,
-  // so that a refused name's answer does not wait for a log write a missing name's does not make
-  // (the time of an ENOENT tells nothing: docs/security.md).
-  void WriteAudit() const;
   // A refusal that no single decision of this caller's makes (a rename or link the layout's move
   // rules refuse, or one that would let some app do more to the object): remembered as the
   // latest refusal, as a refusing decision is, with `check` in place of a rule name, so that
@@ -185,7 +181,6 @@ class RequestContext {
                                    const FileInfo* info) const;
   void Audit(bool redacted, const Refusal& what, int err, uint32_t redact) const;
   mutable bool refused_ = false;
-  mutable int audit_pending_ = 0;  // the errno of a "denied" line Audited owes, 0 for none
   mutable Refusal refusal_;
 };
 

@@ -25,22 +25,6 @@ ScanWait::~ScanWait() { current_wait = outer_; }
 
 ScanWait* ScanWait::Current() { return current_wait; }
 
-namespace {
-thread_local AfterReply* current_after_reply = nullptr;
-}  // namespace
-
-AfterReply::AfterReply() : outer_(current_after_reply) { current_after_reply = this; }
-
-AfterReply::~AfterReply() {
-  current_after_reply = outer_;
-  for (std::function<void()>& work : work_) work();
-}
-
-void AfterReply::Run(std::function<void()> work) {
-  if (current_after_reply == nullptr) return work();
-  current_after_reply->work_.push_back(std::move(work));
-}
-
 NoScanWait::NoScanWait() {
   if (current_wait == nullptr) own_ = std::make_unique<ScanWait>(0, absl::ZeroDuration());
   scope_ = current_wait;

@@ -53,24 +53,6 @@ class ScanWait {
   ScanWait* outer_;
 };
 
-// Work the request running on this thread owes once its reply has gone: a facts record's write,
-// which a later request would otherwise make in the middle of its answer, so that answering about
-// an existing file took longer than about a missing name (docs/security.md). The scope runs what
-// was queued when it ends; without one (tools, unit tests, the scan threads) Run does it at once.
-class AfterReply {
- public:
-  AfterReply();
-  ~AfterReply();
-  AfterReply(const AfterReply&) = delete;
-  AfterReply& operator=(const AfterReply&) = delete;
-
-  static void Run(std::function<void()> work);
-
- private:
-  std::vector<std::function<void()>> work_;
-  AfterReply* outer_;
-};
-
 // While held, the current request waits for no scan (it holds a lock other apps need); the scans
 // it asks for are still queued, so a retry after the lock is released finds them done.
 class NoScanWait {

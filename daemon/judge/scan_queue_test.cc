@@ -246,22 +246,4 @@ TEST(ScanWaitTest, NoScanWaitEndsWaitingAndRecordsMisses) {
 }
 
 }  // namespace
-TEST(AfterReplyTest, RunsQueuedWorkWhenItsScopeEndsAndAtOnceWithoutOne) {
-  std::vector<int> done;
-  AfterReply::Run([&] { done.push_back(0); });
-  EXPECT_EQ(done, std::vector<int>{0}) << "no scope: at once";
-  {
-    AfterReply request;
-    AfterReply::Run([&] { done.push_back(1); });
-    {
-      AfterReply inner;
-      AfterReply::Run([&] { done.push_back(2); });
-      EXPECT_EQ(done.size(), 1u) << "queued, not run";
-    }
-    EXPECT_EQ(done, (std::vector<int>{0, 2})) << "the inner scope's work, at its end";
-    AfterReply::Run([&] { done.push_back(3); });
-  }
-  EXPECT_EQ(done, (std::vector<int>{0, 2, 1, 3})) << "in order, at the scope's end";
-}
-
 }  // namespace scopedfs::daemon

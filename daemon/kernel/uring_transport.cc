@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "base/signals.h"
+#include "daemon/kernel/after_reply.h"
 #include "daemon/kernel/uring_queue.h"
 
 namespace scopedfs::daemon {
@@ -256,6 +257,8 @@ void UringTransport::Serve(Entry* entry, char* request, size_t request_size) {
     held_[in.unique] = entry;
     early_interrupts_.Serving(in.unique);
   }
+  // What the request owes after its reply (after_reply.h) runs once the commit below is made.
+  AfterReply after_commit;
   fuse_buf buf = {};
   buf.mem = request;
   buf.size = *assembled;

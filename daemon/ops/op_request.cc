@@ -92,8 +92,6 @@ OpRequest::~OpRequest() {
     ReplyDefect(fs_->stats(), opcode_, "no reply");
     ReplyErr(EIO);
   }
-  // The reply has gone: now the audit line, if the answer was a refusal.
-  if (ctx_) ctx_->WriteAudit();
 }
 
 bool OpRequest::Begin() {

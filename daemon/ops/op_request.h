@@ -24,7 +24,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "daemon/judge/request_context.h"
-#include "daemon/judge/scan_queue.h"
+#include "daemon/kernel/after_reply.h"
 #include "daemon/kernel/fuse_session.h"
 #include "daemon/observe/stats.h"
 #include "daemon/tables/node_table.h"
@@ -140,7 +140,7 @@ class OpRequest {
   void DropOtherViewsAttributes();
 
   // Declared first, so destroyed last: what the request owes once its reply has gone runs after
-  // the destructor's body (a missing reply's EIO, the audit line).
+  // the destructor's body (a missing reply's EIO).
   AfterReply after_reply_;
   fuse_req_t req_;
   Filesystem* fs_;

@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "daemon/judge/caller_creds.h"
 #include "daemon/judge/facts_record.h"
+#include "daemon/kernel/after_reply.h"
 #include "daemon/kernel/kernel_notifier.h"
 #include "daemon/ops/handlers.h"
 #include "daemon/ops/handles.h"
@@ -452,7 +453,10 @@ void sfs_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   NodeId node = file->node->id;
   CloseHandle(fs, op, file, fi->flock_release);
   op.ReplyErr(0);
-  if (head.valid()) LearnHead(fs, head.get(), node);
+  if (head.valid()) {
+    auto kept = std::make_shared<base::UniqueFd>(std::move(head));
+    AfterReply::Run([fs, kept, node] { LearnHead(fs, kept->get(), node); });
+  }
 }
 
 void sfs_fsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {

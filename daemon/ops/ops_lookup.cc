@@ -9,10 +9,13 @@
 #include <climits>
 #include <string>
 
+#include "absl/status/statusor.h"
+#include "daemon/kernel/after_reply.h"
 #include "daemon/ops/handlers.h"
 #include "daemon/ops/handles.h"
 #include "daemon/ops/resolve.h"
 #include "daemon/ops/views.h"
+#include "policy/storage_path.h"
 
 namespace scopedfs::daemon {
 
@@ -40,6 +43,23 @@ void JudgeAbsentName(Filesystem* fs, const RequestContext& ctx, const Resolved& 
 // whatever the object is (another app's private area) is answered before the lower tree is
 // touched; and a file's location scan, whose time grows with the file, waits until the name is
 // found (unless the lookup rules read location).
+namespace {
+
+// Whether `path` (a node path) is the root of a package's area that is a separate mount on a
+// device (Android/data/<pkg>, Android/obb/<pkg>: StorageLayout's separate_mount areas).
+bool IsSeparateAreaRoot(const RequestContext& ctx, const std::string& path) {
+  const policy::Engine* engine = ctx.engine();
+  if (engine == nullptr) return false;
+  absl::StatusOr<policy::PathInfo> info = engine->layout().Classify(ctx.PolicyPath(path));
+  if (!info.ok() || info->area < 0 || !engine->layout().area_separate_mount(info->area)) {
+    return false;
+  }
+  return info->area_package.data() + info->area_package.size() ==
+         info->path.data() + info->path.size();
+}
+
+}  // namespace
+
 int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
              fuse_entry_param* e, int64_t* fresh_until_before, base::UniqueFd* refused) {
   Resolved p;
@@ -86,6 +106,18 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
     }
   }
   MarkKernelAttrsFresh(node.get(), std::min(e->entry_timeout, e->attr_timeout));
+  // A package's own area (Android/data|obb/<pkg>) is hidden from every other app by its path
+  // alone. A positive dentry of it left in the kernel would make another app's next walk there
+  // ask twice (the revalidation, refused, then a lookup of a fresh dentry), where a walk to a
+  // package that is not installed asks once: the kernel is told to drop it once this reply has
+  // gone (the notifier's dir lock waits for the lookup to finish). The owner's next walk asks
+  // once either way (the name is never cached).
+  if (e->entry_timeout == 0 && fs->session() != nullptr && IsSeparateAreaRoot(ctx, child.path)) {
+    FuseSession* session = fs->session();
+    std::string dentry(name);
+    AfterReply::Run(
+        [session, parent, dentry] { session->notifier().InvalidateEntry(parent, dentry); });
+  }
   return 0;
 }
 
