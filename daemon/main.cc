@@ -425,21 +425,23 @@ int Run() {
   const AppBudget::Limits& budget = (*fs)->budget().limits();
   fprintf(stderr, "scopedfsd: fd limit %llu: apps share %zu fd units, at most %zu each\n",
           static_cast<unsigned long long>(FdLimit()), budget.fds.total, budget.fds.per_app);
-  // Written once it serves, so the file names a daemon that mounted (or one killed since).
-  if (!control_paths->pid_file.empty()) {
-    if (absl::Status written = WritePidFile(control_paths->pid_file); !written.ok()) {
-      return MountError(std::string(written.message()));
-    }
-  }
-  NotifyReady(absl::StrCat(ServingStatus(**fs), " at ", where));
-  fprintf(stderr, "scopedfsd: serving %s at %s (policy \"%s\", passthrough %s, SELinux %s)\n",
-          source.c_str(), where.c_str(), config->policy.name().c_str(),
-          options.passthrough ? "requested" : "off",
-          contexts->Enabled() ? "enabled: caller domains from getpidcon"
-                              : "disabled: configured app domains");
   int rc;
   {
+    // Before the daemon says it serves: over io_uring the queues answer requests already, and a
+    // SIGTERM from whoever saw it serving must find the thread that takes it.
     StopSignals stop((*session)->session());
+    // Written once it serves, so the file names a daemon that mounted (or one killed since).
+    if (!control_paths->pid_file.empty()) {
+      if (absl::Status written = WritePidFile(control_paths->pid_file); !written.ok()) {
+        return MountError(std::string(written.message()));
+      }
+    }
+    NotifyReady(absl::StrCat(ServingStatus(**fs), " at ", where));
+    fprintf(stderr, "scopedfsd: serving %s at %s (policy \"%s\", passthrough %s, SELinux %s)\n",
+            source.c_str(), where.c_str(), config->policy.name().c_str(),
+            options.passthrough ? "requested" : "off",
+            contexts->Enabled() ? "enabled: caller domains from getpidcon"
+                                : "disabled: configured app domains");
     rc = (*session)->Loop(absl::GetFlag(FLAGS_threads));
     if (rc == 0 && stop.signal() != 0) rc = stop.signal();
   }

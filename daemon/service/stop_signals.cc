@@ -32,6 +32,9 @@ StopSignals::StopSignals(fuse_session* se) : se_(se), loop_thread_(pthread_self(
   sigemptyset(&sa.sa_mask);
   sigaction(SIGUSR1, &sa, nullptr);
   thread_ = std::thread([this] { Run(); });
+  // Named here too, so that whoever sees the daemon serving finds it named (Run names it as well,
+  // for a start that raced ahead of this line).
+  pthread_setname_np(thread_.native_handle(), "sfs-stop");
 }
 
 StopSignals::~StopSignals() {
