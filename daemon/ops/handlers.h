@@ -30,6 +30,9 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
 int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi,
            int* backing_id);
 
+// Drops the cached and recorded facts of a handle's file once it has been written through the
+// mount (ops_file.cc).
+void Written(Filesystem* fs, OpenFile* file);
 // The end of an open handle (RELEASE, or an OPEN or CREATE whose reply the kernel did not take):
 // its slot, record and flock locks, backing id, and the handle itself.
 void CloseHandle(Filesystem* fs, OpRequest& op, OpenFile* file, bool flock_release);
