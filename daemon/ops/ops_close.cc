@@ -104,11 +104,7 @@ void LearnHead(Filesystem* fs, int fd, NodeId node) {
   FactNeeds needs = NeedsOf(fs->engine().get());
   if (!needs.content) return;
   needs.location = false;
-  absl::string_view name(path);
-  if (size_t slash = name.rfind('/'); slash != absl::string_view::npos) {
-    name.remove_prefix(slash + 1);
-  }
-  fs->facts().Lookup(fd, st, name, needs);
+  InfoAtPath(fs, fd, path, st, needs);
 }
 
 }  // namespace

@@ -319,11 +319,7 @@ int WriteAllowed(Filesystem* fs, OpRequest& op, OpenFile* file) {
   if (!fs->nodes().PathOf(file->node->id, &path)) return EACCES;
   struct stat st;
   if (fstat(file->fd.get(), &st) != 0) return errno;
-  absl::string_view name(path);
-  if (size_t slash = name.rfind('/'); slash != absl::string_view::npos) {
-    name.remove_prefix(slash + 1);
-  }
-  FileInfo info = fs->facts().Lookup(file->fd.get(), st, name);
+  FileInfo info = InfoAtPath(fs, file->fd.get(), path, st);
   return Verdict(op.ctx().Decide(OP_WRITE, path, false, &info));
 }
 

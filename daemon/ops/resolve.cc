@@ -170,12 +170,13 @@ double EntryTimeoutFor(Filesystem* fs, const RequestContext& ctx, const std::str
   return everyone ? fs->options().entry_cache_seconds : 0.0;
 }
 
-// Content facts and owner of a resolved node, judged under the name its path ends with.
-FileInfo InfoOfNode(Filesystem* fs, const Resolved& r, const struct stat& st, FactNeeds needs) {
-  absl::string_view name(r.path);
-  size_t slash = name.rfind('/');
-  if (slash != absl::string_view::npos) name.remove_prefix(slash + 1);
-  return fs->facts().Lookup(r.fd.get(), st, name, needs);
+FileInfo InfoAtPath(Filesystem* fs, int fd, absl::string_view path, const struct stat& st,
+                    FactNeeds needs) {
+  absl::string_view name = path;
+  if (size_t slash = name.rfind('/'); slash != absl::string_view::npos) {
+    name.remove_prefix(slash + 1);
+  }
+  return fs->facts().Lookup(fd, st, name, needs);
 }
 
 FileInfo InfoForDecisions(Filesystem* fs, const RequestContext& ctx, const Resolved& r,

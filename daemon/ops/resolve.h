@@ -83,7 +83,14 @@ int OpenLowerChild(Filesystem* fs, const Resolved& parent, const char* name, Chi
 std::shared_ptr<Node> PublishEntry(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent,
                                    const char* name, Child* child, View view, fuse_entry_param* e,
                                    int64_t* fresh_until_before = nullptr);
-FileInfo InfoOfNode(Filesystem* fs, const Resolved& r, const struct stat& st, FactNeeds needs = {});
+// Content facts and owner of the lower object `fd` (stat'ed in `st`), judged under the name
+// its node path `path` ends with.
+FileInfo InfoAtPath(Filesystem* fs, int fd, absl::string_view path, const struct stat& st,
+                    FactNeeds needs = {});
+inline FileInfo InfoOfNode(Filesystem* fs, const Resolved& r, const struct stat& st,
+                           FactNeeds needs = {}) {
+  return InfoAtPath(fs, r.fd.get(), r.path, st, needs);
+}
 
 // A node as the caller may see it: resolved, stat'ed, its content facts known, and not hidden
 // from the caller (ENOENT otherwise, before anything type-specific can answer differently).
