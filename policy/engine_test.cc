@@ -541,6 +541,14 @@ std::unique_ptr<const Engine> EngineFor(const std::string& policy) {
   return std::move(*engine);
 }
 
+// Callers the soundness tests below try: root, system, shell, an unknown app, another user's
+// app, and every app the registry names.
+std::vector<uint32_t> SampleCallers(const Engine& engine) {
+  std::vector<uint32_t> uids = {0, 1000, 2000, 10999, 1010062};
+  for (const auto& record : engine.apps().records()) uids.push_back(record.app_id);
+  return uids;
+}
+
 // Policy.redact_place_names: place names are location unless the policy says otherwise, and then
 // every redacted decision, whichever rule or the location guard made it, fills coordinates only.
 TEST(RedactPlaceNamesTest, DefaultOnAndOffOnlyWhenFalse) {
@@ -721,8 +729,7 @@ TEST(HiddenWhateverIsThereTest, AProvedHideHidesEveryObject) {
        {"policy/configs/android.textproto", "policy/configs/android-strict.textproto",
         "policy/configs/permissive.textproto"}) {
     std::unique_ptr<const Engine> engine = EngineFor(config);
-    std::vector<uint32_t> uids = {0, 1000, 2000, 10999, 1010062};
-    for (const auto& record : engine->apps().records()) uids.push_back(record.app_id);
+    std::vector<uint32_t> uids = SampleCallers(*engine);
     for (uint32_t uid : uids) {
       for (const char* path :
            {"DCIM/Camera/a.jpg", "Music/a.mp3", "Documents/a.txt", "Download/x",
@@ -776,8 +783,7 @@ TEST(DependsOnContentTest, AProvedIndependenceHoldsForEveryContent) {
        {"policy/configs/android.textproto", "policy/configs/android-strict.textproto",
         "policy/configs/permissive.textproto"}) {
     std::unique_ptr<const Engine> engine = EngineFor(config);
-    std::vector<uint32_t> uids = {0, 1000, 2000, 10999, 1010062};
-    for (const auto& record : engine->apps().records()) uids.push_back(record.app_id);
+    std::vector<uint32_t> uids = SampleCallers(*engine);
     for (uint32_t uid : uids) {
       for (const char* path : {"DCIM/Camera/a.jpg", "Music/a.mp3", "Documents/a.txt", "Download/x",
                                "Android/data/com.example.notes/files/a.txt",
