@@ -1,6 +1,6 @@
 // Directory ops: OPENDIR, READDIR and READDIRPLUS (filtered by what the caller may see: one
-// listing per open where that depends on the caller, else read afresh and cached by the kernel),
-// RELEASEDIR and FSYNCDIR.
+// listing per open where that depends on the caller, kept by the kernel for one viewer where it
+// may be, else read afresh and cached by the kernel for all), RELEASEDIR and FSYNCDIR.
 //
 // READDIRPLUS under POSIX semantics: an entry with attributes saves the kernel a LOOKUP per name
 // of a cold listing, but makes it forget the inode's cached ACLs (fuse_direntplus_link calls
@@ -13,12 +13,17 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
+
+#include "daemon/judge/file_info.h"
 #include "daemon/ops/handlers.h"
 #include "daemon/ops/handles.h"
 #include "daemon/ops/resolve.h"
@@ -71,9 +76,7 @@ bool ListedAlikeByEveryCaller(const RequestContext& ctx, const Resolved& r, int 
 
 // The lower directory's version as far as its listing goes: any entry added, removed or renamed,
 // through the mount or behind the daemon's back, changes its mtime and ctime. 0: unknown.
-uint64_t ListingVersion(int dir_fd) {
-  struct stat st;
-  if (fstat(dir_fd, &st) != 0) return 0;
+uint64_t ListingVersion(const struct stat& st) {
   uint64_t h = 1469598103934665603ull;
   for (uint64_t v :
        {static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_mtim.tv_sec),
@@ -84,6 +87,34 @@ uint64_t ListingVersion(int dir_fd) {
   }
   return h == 0 ? 1 : h;
 }
+
+// Whether the caller made the directory `node` (its lower fd `dir_fd`, stat'ed `st`): the creator
+// recorded when it was made through the mount (under POSIX semantics, its owner). Only a
+// directory's creator may have the kernel keep a listing of it made for it alone (DoOpendir), so
+// what one app does never changes what another's listing costs.
+bool CallerMadeIt(Filesystem* fs, const RequestContext& ctx, Node* node, int dir_fd,
+                  const struct stat& st) {
+  if (fs->posix()) return st.st_uid == ctx.uid();
+  int64_t creator = node->creator.load(std::memory_order_relaxed);
+  if (creator < 0) {
+    char value[16];
+    ssize_t len = fgetxattr(dir_fd, kOwnerXattr, value, sizeof(value) - 1);
+    uint32_t uid;
+    if (len <= 0 || !absl::SimpleAtoi(absl::string_view(value, static_cast<size_t>(len)), &uid)) {
+      return false;
+    }
+    creator = uid;
+    node->creator.store(creator, std::memory_order_relaxed);
+  }
+  return creator == static_cast<int64_t>(ctx.uid());
+}
+
+// How long a listing the kernel keeps may be served before the daemon lists the directory again:
+// while the names and attributes that came with it (entry_cache_seconds) stay fresh for another
+// second, so that a kept listing never turns into a LOOKUP per name.
+int64_t KeptListingFreshNs(const Filesystem* fs) {
+  return static_cast<int64_t>(fs->options().entry_cache_seconds * 1e9) - 1'000'000'000;
+}
 }  // namespace
 
 // Under a caller-independent policy the listing is the same for every caller, so the kernel
@@ -92,8 +123,8 @@ uint64_t ListingVersion(int dir_fd) {
 // the mount (any create, unlink or rename in it bumps the directory's version), when its mtime
 // changes (checked at every listing from the start, once the cached attributes expire, so changes
 // made behind the daemon's back are seen as late as a cached name), and at every reload
-// (Filesystem::SetEngine invalidates every inode). An open under any other policy keeps neither
-// flag, so it empties that cache and never reads it: no caller is ever shown a listing made for
+// (Filesystem::SetEngine invalidates every inode). Under any other policy, which opens may use the
+// kernel's listing is KeptListing's to say (below): no caller is ever shown a listing made for
 // another.
 //
 // Under such a policy OPENDIR itself is answered ENOSYS (FUSE_NO_OPENDIR_SUPPORT): the kernel then
@@ -130,19 +161,43 @@ int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
     dir->kernel_caches = true;
     fi->cache_readdir = 1;
     fi->keep_cache = 1;
-  } else if (ListedAlikeByEveryCaller(ctx, r, dir->fd.get())) {
-    // The kernel keeps one listing per directory inode, read only by opens that carry
-    // FOPEN_CACHE_DIR, and an open without FOPEN_KEEP_CACHE drops it: every other open of it
-    // (a caller whose listing is its own) empties it. What it holds is only ever what READDIR
-    // served such opens, which is only what every caller lists (ListingSource::ForSharedListing).
-    // It is kept only while the lower directory has the version it had when the kernel was last
-    // told to cache a listing of it: a change behind the daemon's back makes the kernel list
-    // it afresh at the next open, changes through the mount the kernel sees itself.
-    dir->shared_listing = true;
-    fi->cache_readdir = 1;
-    uint64_t version = ListingVersion(dir->fd.get());
-    fi->keep_cache = version != 0 && r.node->shared_listing_version.exchange(version) == version;
-    fs->stats().shared_listing_opens.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    // The kernel keeps one listing per directory inode, read and filled only by opens that carry
+    // FOPEN_CACHE_DIR, and emptied by any open without FOPEN_KEEP_CACHE. Which opens may use it
+    // is KeptListing's to say (kept_listing.h): at any time, only opens of one viewer, so no
+    // caller is ever served a listing made for another. Two viewers may keep one: every caller,
+    // where each lists the directory alike (what READDIR serves such opens is only what every
+    // caller lists: ListingSource::ForSharedListing), and the directory's creator, for a
+    // listing of its own that depends on no file's content (an app's own tree). Every other
+    // open answers FOPEN_KEEP_CACHE alone: it reads the daemon's listing and leaves the
+    // kernel's alone. A kept listing lasts while the lower directory keeps its version: changes
+    // through the mount the kernel sees itself, one behind the daemon's back makes the next open
+    // fill afresh.
+    struct stat st;
+    bool alike = ListedAlikeByEveryCaller(ctx, r, dir->fd.get());
+    std::string viewer;
+    if (fstat(dir->fd.get(), &st) == 0) {
+      if (alike) {
+        viewer = ctx.EveryCallerViewer();
+      } else if (CallerMadeIt(fs, ctx, r.node.get(), dir->fd.get(), st)) {
+        viewer = ctx.ListingViewer();
+      }
+    }
+    KeptListing::Open kept = KeptListing::Open::kUncached;
+    if (!viewer.empty()) {
+      kept = r.node->kept_listing.Get().Begin(viewer, ListingVersion(st), SteadyNowNs(),
+                                              KeptListingFreshNs(fs), &dir->kept_fill);
+    }
+    dir->shared_listing = alike;
+    if (alike) fs->stats().shared_listing_opens.fetch_add(1, std::memory_order_relaxed);
+    fi->cache_readdir = kept != KeptListing::Open::kUncached;
+    fi->keep_cache = kept != KeptListing::Open::kFill;
+    if (kept != KeptListing::Open::kUncached) {
+      dir->kept = r.node;
+      (kept == KeptListing::Open::kKeep ? fs->stats().kept_listing_keeps
+                                        : fs->stats().kept_listing_fills)
+          .fetch_add(1, std::memory_order_relaxed);
+    }
   }
   fi->fh = reinterpret_cast<uint64_t>(dir);
   fs->Register(dir);
@@ -154,7 +209,7 @@ int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
 // caller), or an errno: any other failure (out of fds, an I/O error) fails the listing rather than
 // leave the entry out in silence.
 int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, const dirent* ent,
-                DirEntry* out, bool* shown) {
+                DirEntry* out, bool* shown, bool* depends_on_content = nullptr) {
   *shown = false;
   if (IsDot(ent->d_name)) {
     *out = {ent->d_name, ent->d_ino, ent->d_type};
@@ -166,6 +221,10 @@ int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, co
     return err == ENOENT ? 0 : err;
   }
   policy::Decision seen = ctx.Decide(OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
+  if (depends_on_content != nullptr && !S_ISDIR(child.st.st_mode) &&
+      ctx.DependsOnContent(OP_LOOKUP, child.path, child.info)) {
+    *depends_on_content = true;
+  }
   if (seen.outcome == OUTCOME_HIDE || seen.outcome == OUTCOME_DENY) {
     ctx.RefusalSuperseded();
     return 0;
@@ -176,8 +235,10 @@ int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, co
 }
 
 // Lists the directory once per open, keeping only the names the caller may see; an entry's
-// offset is its index.
-int LoadDir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, OpenDir* dir) {
+// offset is its index. For an open that may fill the kernel's kept listing, *depends_on_content
+// says whether any name's visibility to the caller could depend on its file's content.
+int LoadDir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, OpenDir* dir,
+            bool* depends_on_content) {
   Resolved r;
   if (int err = Resolve(fs, ino, &r)) return err;
   DirStream stream;
@@ -185,7 +246,7 @@ int LoadDir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, OpenDir* 
   while (dirent* ent = stream.Next()) {
     DirEntry entry;
     bool shown;
-    if (int err = ListedEntry(fs, ctx, r, ent, &entry, &shown)) {
+    if (int err = ListedEntry(fs, ctx, r, ent, &entry, &shown, depends_on_content)) {
       dir->entries.clear();
       return err;
     }
@@ -257,7 +318,15 @@ class ListingSource {
       // at the next READDIR, whatever its offset, rather than read as empty.
       dir->loaded = false;
       dir->entries.clear();
-      if (int err = LoadDir(fs, ctx, ino, dir)) return err;
+      bool depends_on_content = false;
+      if (int err = LoadDir(fs, ctx, ino, dir, dir->kept != nullptr ? &depends_on_content : nullptr)) {
+        return err;
+      }
+      // Listed from its start: what the kernel keeps of this open is this listing.
+      if (dir->kept != nullptr && off == 0) {
+        dir->kept->kernel_lists.store(true, std::memory_order_relaxed);
+        dir->kept->kept_listing.Get().Listed(dir->kept_fill, !depends_on_content, SteadyNowNs());
+      }
     }
     out->dir_ = dir;
     out->index_ = static_cast<size_t>(off);
@@ -290,6 +359,10 @@ class ListingSource {
     if (int err = Verdict(ctx.Decide(OP_READ, out->r_.path, true, nullptr))) return err;
     if (int err = out->stream_.Open(dir->fd.get())) return err;
     if (off != 0) out->stream_.Seek(off);
+    // Only directories are served, whose visibility no content changes.
+    if (dir->kept != nullptr && off == 0) {
+      dir->kept->kept_listing.Get().Listed(dir->kept_fill, /*content_free=*/true, SteadyNowNs());
+    }
     out->fs_ = fs;
     out->ctx_ = &ctx;
     out->shared_only_ = true;
@@ -420,6 +493,7 @@ void sfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fus
 void sfs_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   OpRequest op(req, FUSE_RELEASEDIR);
   if (OpenDir* dir = DirOf(fi)) {  // never null: no RELEASEDIR follows an OPENDIR answered ENOSYS
+    if (dir->kept != nullptr) dir->kept->kept_listing.Get().End();
     op.fs()->Unregister(dir);
     delete dir;
   }
