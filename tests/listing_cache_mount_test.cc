@@ -15,7 +15,6 @@
 
 #include <cerrno>
 #include <cstring>
-
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,8 +48,8 @@ class ListingCacheMountTest : public MountTest, public testing::WithParamInterfa
   // kTrip, made by GetParam().creator.
   void MakeTrip() {
     uid_t creator = GetParam().creator;
-    SCOPEDFS_ASSERT_OK(storage_.MkdirLower(
-        kTrip, creator != 0 ? std::optional<uid_t>(creator) : std::nullopt));
+    SCOPEDFS_ASSERT_OK(
+        storage_.MkdirLower(kTrip, creator != 0 ? std::optional<uid_t>(creator) : std::nullopt));
   }
   int64_t Counter(const std::string& name) {
     absl::StatusOr<DaemonStats> stats = storage_.Stats();

@@ -13,7 +13,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,11 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
-
-#include "daemon/judge/file_info.h"
 #include "daemon/ops/handlers.h"
 #include "daemon/ops/handles.h"
+#include "daemon/ops/kernel_listings.h"
 #include "daemon/ops/resolve.h"
 #include "daemon/ops/tree_walk.h"
 #include "daemon/ops/views.h"
@@ -35,86 +32,6 @@ namespace scopedfs::daemon {
 namespace {
 bool IsDot(const char* name) { return strcmp(name, ".") == 0 || strcmp(name, "..") == 0; }
 
-// At most this many entries are read to prove a listing shared; a larger directory is listed
-// per open.
-constexpr int kMaxSharedListingEntries = 4096;
-
-// Whether the entry `ent` of the directory `r` is one that every caller who may list `r` lists:
-// a directory the rules show to every caller of the storage's user whatever it holds and whoever
-// made it (Engine::VisibleToEveryCaller: a proof from the rules alone, so no write to a file and
-// no creator can change it). A file never is: under a policy whose rules look at the caller, its
-// visibility depends on its creator and its content, which change without the directory changing.
-bool ListedByEveryCaller(const RequestContext& ctx, const Resolved& r, int dir_fd,
-                         const dirent* ent) {
-  bool directory = ent->d_type == DT_DIR;
-  if (ent->d_type == DT_UNKNOWN) {
-    struct stat st;
-    directory = fstatat(dir_fd, ent->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
-  }
-  return directory && ctx.VisibleToEveryCaller(ChildPath(r.path, ent->d_name));
-}
-
-// Whether every caller who may open the directory `r` (its lower fd `dir_fd`) lists it alike, so
-// that the kernel may keep one listing of it for all of them: the caller is of the storage's user
-// (callers of another user, and every caller under the device layout, are judged per open), and
-// every entry is ListedByEveryCaller. A caller refused the directory's OPENDIR never reads the
-// kernel's listing: only an open answered with FOPEN_CACHE_DIR does.
-bool ListedAlikeByEveryCaller(const RequestContext& ctx, const Resolved& r, int dir_fd) {
-  if (ctx.engine() == nullptr || OfAnotherUser(ctx)) return false;
-  DirStream stream;
-  if (stream.Open(dir_fd) != 0) return false;
-  int entries = 0;
-  errno = 0;
-  while (dirent* ent = stream.Next()) {
-    if (IsDot(ent->d_name)) continue;
-    if (++entries > kMaxSharedListingEntries) return false;
-    if (!ListedByEveryCaller(ctx, r, stream.fd(), ent)) return false;
-    errno = 0;
-  }
-  return errno == 0;
-}
-
-// The lower directory's version as far as its listing goes: any entry added, removed or renamed,
-// through the mount or behind the daemon's back, changes its mtime and ctime. 0: unknown.
-uint64_t ListingVersion(const struct stat& st) {
-  uint64_t h = 1469598103934665603ull;
-  for (uint64_t v :
-       {static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_mtim.tv_sec),
-        static_cast<uint64_t>(st.st_mtim.tv_nsec), static_cast<uint64_t>(st.st_ctim.tv_sec),
-        static_cast<uint64_t>(st.st_ctim.tv_nsec), static_cast<uint64_t>(st.st_size),
-        static_cast<uint64_t>(st.st_nlink)}) {
-    h = (h ^ v) * 1099511628211ull;
-  }
-  return h == 0 ? 1 : h;
-}
-
-// Whether the caller made the directory `node` (its lower fd `dir_fd`, stat'ed `st`): the creator
-// recorded when it was made through the mount (under POSIX semantics, its owner). Only a
-// directory's creator may have the kernel keep a listing of it made for it alone (DoOpendir), so
-// what one app does never changes what another's listing costs.
-bool CallerMadeIt(Filesystem* fs, const RequestContext& ctx, Node* node, int dir_fd,
-                  const struct stat& st) {
-  if (fs->posix()) return st.st_uid == ctx.uid();
-  int64_t creator = node->creator.load(std::memory_order_relaxed);
-  if (creator < 0) {
-    char value[16];
-    ssize_t len = fgetxattr(dir_fd, kOwnerXattr, value, sizeof(value) - 1);
-    uint32_t uid;
-    if (len <= 0 || !absl::SimpleAtoi(absl::string_view(value, static_cast<size_t>(len)), &uid)) {
-      return false;
-    }
-    creator = uid;
-    node->creator.store(creator, std::memory_order_relaxed);
-  }
-  return creator == static_cast<int64_t>(ctx.uid());
-}
-
-// How long a listing the kernel keeps may be served before the daemon lists the directory again:
-// while the names and attributes that came with it (entry_cache_seconds) stay fresh for another
-// second, so that a kept listing never turns into a LOOKUP per name.
-int64_t KeptListingFreshNs(const Filesystem* fs) {
-  return static_cast<int64_t>(fs->options().entry_cache_seconds * 1e9) - 1'000'000'000;
-}
 }  // namespace
 
 // Under a caller-independent policy the listing is the same for every caller, so the kernel
@@ -162,42 +79,7 @@ int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
     fi->cache_readdir = 1;
     fi->keep_cache = 1;
   } else {
-    // The kernel keeps one listing per directory inode, read and filled only by opens that carry
-    // FOPEN_CACHE_DIR, and emptied by any open without FOPEN_KEEP_CACHE. Which opens may use it
-    // is KeptListing's to say (kept_listing.h): at any time, only opens of one viewer, so no
-    // caller is ever served a listing made for another. Two viewers may keep one: every caller,
-    // where each lists the directory alike (what READDIR serves such opens is only what every
-    // caller lists: ListingSource::ForSharedListing), and the directory's creator, for a
-    // listing of its own that depends on no file's content (an app's own tree). Every other
-    // open answers FOPEN_KEEP_CACHE alone: it reads the daemon's listing and leaves the
-    // kernel's alone. A kept listing lasts while the lower directory keeps its version: changes
-    // through the mount the kernel sees itself, one behind the daemon's back makes the next open
-    // fill afresh.
-    struct stat st;
-    bool alike = ListedAlikeByEveryCaller(ctx, r, dir->fd.get());
-    std::string viewer;
-    if (fstat(dir->fd.get(), &st) == 0) {
-      if (alike) {
-        viewer = ctx.EveryCallerViewer();
-      } else if (CallerMadeIt(fs, ctx, r.node.get(), dir->fd.get(), st)) {
-        viewer = ctx.ListingViewer();
-      }
-    }
-    KeptListing::Open kept = KeptListing::Open::kUncached;
-    if (!viewer.empty()) {
-      kept = r.node->kept_listing.Get().Begin(viewer, ListingVersion(st), SteadyNowNs(),
-                                              KeptListingFreshNs(fs), &dir->kept_fill);
-    }
-    dir->shared_listing = alike;
-    if (alike) fs->stats().shared_listing_opens.fetch_add(1, std::memory_order_relaxed);
-    fi->cache_readdir = kept != KeptListing::Open::kUncached;
-    fi->keep_cache = kept != KeptListing::Open::kFill;
-    if (kept != KeptListing::Open::kUncached) {
-      dir->kept = r.node;
-      (kept == KeptListing::Open::kKeep ? fs->stats().kept_listing_keeps
-                                        : fs->stats().kept_listing_fills)
-          .fetch_add(1, std::memory_order_relaxed);
-    }
+    ChooseKernelListing(fs, ctx, r, dir, fi);
   }
   fi->fh = reinterpret_cast<uint64_t>(dir);
   fs->Register(dir);
@@ -319,7 +201,8 @@ class ListingSource {
       dir->loaded = false;
       dir->entries.clear();
       bool depends_on_content = false;
-      if (int err = LoadDir(fs, ctx, ino, dir, dir->kept != nullptr ? &depends_on_content : nullptr)) {
+      if (int err =
+              LoadDir(fs, ctx, ino, dir, dir->kept != nullptr ? &depends_on_content : nullptr)) {
         return err;
       }
       // Listed from its start: what the kernel keeps of this open is this listing.
