@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "daemon/judge/file_info.h"
 #include "daemon/ops/tree_walk.h"
@@ -52,17 +53,22 @@ bool ListedAlikeByEveryCaller(const RequestContext& ctx, const Resolved& r, int 
   return errno == 0;
 }
 
-// The lower directory's version as far as its listing goes: any entry added, removed or renamed,
-// through the mount or behind the daemon's back, changes its mtime and ctime. 0: unknown.
-uint64_t ListingVersion(const struct stat& st) {
+// The version of the directory `r` (stat'ed `st`) as far as a listing of it goes: any entry
+// added, removed or renamed, through the mount or behind the daemon's back, changes the lower
+// directory's mtime and ctime; and what the rules show of it can change with its path, which a
+// rename of an ancestor changes and nothing in the directory itself records. 0: never.
+uint64_t ListingVersion(const Resolved& r, const struct stat& st) {
   uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
   for (uint64_t v :
        {static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_mtim.tv_sec),
         static_cast<uint64_t>(st.st_mtim.tv_nsec), static_cast<uint64_t>(st.st_ctim.tv_sec),
         static_cast<uint64_t>(st.st_ctim.tv_nsec), static_cast<uint64_t>(st.st_size),
         static_cast<uint64_t>(st.st_nlink)}) {
-    h = (h ^ v) * 1099511628211ull;
+    mix(v);
   }
+  mix(r.path.size());
+  for (char c : r.path) mix(static_cast<unsigned char>(c));
   return h == 0 ? 1 : h;
 }
 
@@ -109,19 +115,32 @@ int64_t KeptListingFreshNs(const Filesystem* fs) {
 void ChooseKernelListing(Filesystem* fs, const RequestContext& ctx, const Resolved& r, OpenDir* dir,
                          fuse_file_info* fi) {
   struct stat st;
-  bool alike = ListedAlikeByEveryCaller(ctx, r, dir->fd.get());
+  if (fstat(dir->fd.get(), &st) != 0)
+    return;  // neither flag: read afresh; the kernel empties its own
+  uint64_t version = ListingVersion(r, st);
+  KeptListing& listing = r.node->kept_listing.Get();
+  // Whether every caller lists it alike is a question of its entries, its path and the rules,
+  // which its version and the engine's serial pin down: asked once per version (a read of the
+  // whole directory), and taken from the record of whom the listing at this version was kept
+  // for after that.
+  std::string everyone = ctx.EveryCallerViewer();
+  std::string recorded = listing.ViewerAt(version);
+  bool alike;
+  if (!everyone.empty() && !recorded.empty() &&
+      absl::StartsWith(recorded, everyone.substr(0, everyone.size() - 1))) {
+    alike = recorded == everyone && !OfAnotherUser(ctx);
+  } else {
+    alike = ListedAlikeByEveryCaller(ctx, r, dir->fd.get());
+  }
   std::string viewer;
-  if (fstat(dir->fd.get(), &st) == 0) {
-    if (alike) {
-      viewer = ctx.EveryCallerViewer();
-    } else if (CallerMadeIt(fs, ctx, r.node.get(), dir->fd.get(), st)) {
-      viewer = ctx.ListingViewer();
-    }
+  if (alike) {
+    viewer = std::move(everyone);
+  } else if (CallerMadeIt(fs, ctx, r.node.get(), dir->fd.get(), st)) {
+    viewer = ctx.ListingViewer();
   }
   KeptListing::Open kept = KeptListing::Open::kUncached;
   if (!viewer.empty()) {
-    kept = r.node->kept_listing.Get().Begin(viewer, ListingVersion(st), SteadyNowNs(),
-                                            KeptListingFreshNs(fs), &dir->kept_fill);
+    kept = listing.Begin(viewer, version, SteadyNowNs(), KeptListingFreshNs(fs), &dir->kept_fill);
   }
   dir->shared_listing = alike;
   if (alike) fs->stats().shared_listing_opens.fetch_add(1, std::memory_order_relaxed);

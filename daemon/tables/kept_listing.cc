@@ -52,6 +52,11 @@ KeptListing& KeptListingSlot::Get() {
   return *listing;
 }
 
+std::string KeptListing::ViewerAt(uint64_t version) {
+  absl::MutexLock lock(&mu_);
+  return version != 0 && version_ == version ? viewer_ : std::string();
+}
+
 void KeptListing::End() {
   absl::MutexLock lock(&mu_);
   if (open_ > 0) --open_;

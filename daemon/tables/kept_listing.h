@@ -52,6 +52,9 @@ class KeptListing {
   void Listed(uint64_t fill, bool content_free, int64_t now_ns) ABSL_LOCKS_EXCLUDED(mu_);
   // The RELEASEDIR of an open Begin answered kFill or kKeep.
   void End() ABSL_LOCKS_EXCLUDED(mu_);
+  // The viewer of the latest fill when it was of `version`, else "": whom the listing at that
+  // version was found to be for.
+  std::string ViewerAt(uint64_t version) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   enum class Content { kUnknown, kFree, kDepends };

@@ -104,6 +104,20 @@ TEST(KeptListingTest, AnUnknownVersionOrViewerIsNeverCached) {
   EXPECT_EQ(k.Begin("", 7, 0, kFresh, &fill), Open::kUncached);
 }
 
+TEST(KeptListingTest, ViewerAtTellsWhomTheLatestFillAtAVersionWasFor) {
+  KeptListing k;
+  uint64_t fill = 0;
+  EXPECT_EQ(k.ViewerAt(7), "");
+  ASSERT_EQ(k.Begin("app", 7, 0, kFresh, &fill), Open::kFill);
+  EXPECT_EQ(k.ViewerAt(7), "app");
+  EXPECT_EQ(k.ViewerAt(8), "");
+  k.End();
+  ASSERT_EQ(k.Begin("other", 8, 0, kFresh, &fill), Open::kFill);
+  EXPECT_EQ(k.ViewerAt(7), "");
+  EXPECT_EQ(k.ViewerAt(8), "other");
+  EXPECT_EQ(k.ViewerAt(0), "");
+}
+
 TEST(KeptListingSlotTest, MadeOnceAtFirstUse) {
   KeptListingSlot slot;
   KeptListing* first = &slot.Get();
