@@ -2,6 +2,7 @@
 #include "policy/engine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 
 #include "absl/strings/match.h"
@@ -82,6 +83,8 @@ absl::StatusOr<std::unique_ptr<const Engine>> Engine::Create(const LoadedConfig&
   AppRegistry apps = AppRegistry::Build(config.apps, config.packages_list, permissions);
   std::unique_ptr<Engine> engine(
       new Engine(std::move(permissions), std::move(apps), std::move(layout)));
+  static std::atomic<uint64_t> next_serial{1};
+  engine->serial_ = next_serial.fetch_add(1, std::memory_order_relaxed);
   for (const Rule& rule : config.policy.rule()) {
     ASSIGN_OR_RETURN(CompiledRule compiled,
                      CompileRule(rule, engine->permissions_, engine->layout_));

@@ -77,6 +77,9 @@ class Engine {
   // would be with location present (null: not asked). Each equals the matching Decide.
   LookupDecisions DecideLookup(const Request& request, const media::ContentFacts* located) const;
 
+  // Unique to this engine among every engine the process made: two requests judged by engines
+  // of one serial are judged by the same rules (a reload makes a new engine).
+  uint64_t serial() const { return serial_; }
   const AppRegistry& apps() const { return apps_; }
   const StorageLayout& layout() const { return layout_; }
   const std::vector<CompiledRule>& rules() const { return rules_; }
@@ -192,6 +195,7 @@ class Engine {
   bool reads_owner_ = true;
   bool reads_content_ = true;
   bool may_redact_ = true;
+  uint64_t serial_ = 0;
   bool lookup_reads_location_ = true;
   Semantics semantics_ = SEMANTICS_ANDROID;
   Visibility visibility_ = VISIBILITY_STRICT;

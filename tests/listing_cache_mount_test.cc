@@ -1,17 +1,25 @@
 // Listings the kernel keeps under android.textproto, whose rules look at the caller, as real app
 // uids: a directory every caller lists alike (it holds only directories the rules show to every
-// app) is listed from the kernel's cache by every app after the first listing, and apps whose
-// listings differ get their own, across creates, removals, renames, content changes that flip an
-// entry's visibility and changes made to the lower tree behind the daemon's back. Each test runs
-// on a mount only one user's apps reach (--mount_reached_by_one_user, where directories'
-// attributes are cached too) and on the default mount. Needs root and /dev/fuse; skips, saying
-// so, without them.
+// app) is listed from the kernel's cache by every app after the first listing; a directory an app
+// made is listed from the kernel's cache by that app when its listing depends on no file's
+// content, whatever other apps list meanwhile; and apps whose listings differ get their own,
+// across creates, removals, renames, content changes that flip an entry's visibility (through the
+// mount and behind the daemon's back) and changes made to the lower tree behind the daemon's
+// back. Each test runs on a mount only one user's apps reach (--mount_reached_by_one_user, where
+// directories' attributes are cached too) and on the default mount, with the listed directory
+// made by no app, by the notes app (whose listing of it depends on no content) and by the
+// gallery (which holds READ_MEDIA_IMAGES, so its listing depends on what other apps' files hold).
+// Needs root and /dev/fuse; skips, saying so, without them.
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
@@ -22,15 +30,26 @@ namespace {
 
 constexpr char kTrip[] = "Download/trip";
 
-class ListingCacheMountTest : public MountTest, public testing::WithParamInterface<bool> {
+struct Setup {
+  bool one_user;
+  uid_t creator;  // who made kTrip; 0: no app (the lower tree has no creator for it)
+};
+
+class ListingCacheMountTest : public MountTest, public testing::WithParamInterface<Setup> {
  protected:
   DaemonOptions Options() const override {
     DaemonOptions o;
     o.policy = "policy/configs/android.textproto";
     o.control_socket = true;
     o.extra_flags.push_back(
-        absl::StrCat("--mount_reached_by_one_user=", GetParam() ? "true" : "false"));
+        absl::StrCat("--mount_reached_by_one_user=", GetParam().one_user ? "true" : "false"));
     return o;
+  }
+  // kTrip, made by GetParam().creator.
+  void MakeTrip() {
+    uid_t creator = GetParam().creator;
+    SCOPEDFS_ASSERT_OK(
+        storage_.MkdirLower(kTrip, creator != 0 ? std::optional<uid_t>(creator) : std::nullopt));
   }
   int64_t Counter(const std::string& name) {
     absl::StatusOr<DaemonStats> stats = storage_.Stats();
@@ -58,14 +77,22 @@ class ListingCacheMountTest : public MountTest, public testing::WithParamInterfa
   }
 };
 
-INSTANTIATE_TEST_SUITE_P(ListingCache, ListingCacheMountTest, testing::Bool(),
-                         [](const testing::TestParamInfo<bool>& info) {
-                           return info.param ? "OneUser" : "Default";
+INSTANTIATE_TEST_SUITE_P(ListingCache, ListingCacheMountTest,
+                         testing::Values(Setup{true, 0}, Setup{false, 0}, Setup{true, kNotes},
+                                         Setup{false, kNotes}, Setup{true, kGallery},
+                                         Setup{false, kGallery}),
+                         [](const testing::TestParamInfo<Setup>& info) {
+                           const Setup& s = info.param;
+                           return absl::StrCat(s.one_user ? "OneUser" : "Default",
+                                               s.creator == kNotes     ? "MadeByNotes"
+                                               : s.creator == kGallery ? "MadeByGallery"
+                                                                       : "MadeByNoApp");
                          });
 
 // A directory of directories: the second listing, by the same app or by another, sends no
 // READDIR; the kernel lists it from the cache the first one filled.
 TEST_P(ListingCacheMountTest, ADirectoryEveryAppListsAlikeIsListedFromTheKernelsCache) {
+  MakeTrip();
   SCOPEDFS_ASSERT_OK(storage_.MkdirLower("Download/trip/day1", kNotes));
   SCOPEDFS_ASSERT_OK(storage_.MkdirLower("Download/trip/day2", kCamera));
   ASSERT_EQ(Listing(kNotes, kTrip), "day1 day2");
@@ -79,15 +106,39 @@ TEST_P(ListingCacheMountTest, ADirectoryEveryAppListsAlikeIsListedFromTheKernels
   EXPECT_EQ(Counter("shared_listing_opens") - shared, 3);
 }
 
-// A directory holding a file is listed per app: every listing asks the daemon.
-TEST_P(ListingCacheMountTest, ADirectoryWithAFileIsListedPerOpen) {
+// A directory holding a file is listed per app, except by the app that made it where its listing
+// depends on no file's content (the notes app: its own file and a directory): that app's second
+// listing is the kernel's, and so is its next one after another app listed the directory. The
+// gallery's listing of a directory it made depends on the content of the notes app's file (an
+// image would be shown to it), so it is listed per open too.
+TEST_P(ListingCacheMountTest, ADirectoryWithAFileIsKeptOnlyForItsCreatorsContentFreeListing) {
+  MakeTrip();
   SCOPEDFS_ASSERT_OK(storage_.MkdirLower("Download/trip/day1", kNotes));
   SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/trip/notes.pdf", PdfBytes(), kNotes));
+  bool kept = GetParam().creator == kNotes;
   ASSERT_EQ(Listing(kNotes, kTrip), "day1 notes.pdf");
-  int64_t readdirs = Counter("requests_readdir");
-  EXPECT_EQ(Listing(kNotes, kTrip), "day1 notes.pdf");
-  EXPECT_EQ(Listing(kMusic, kTrip), "day1");
-  EXPECT_GE(Counter("requests_readdir") - readdirs, 2);
+  ASSERT_EQ(Listing(kGallery, kTrip), "day1");
+  int64_t keeps = Counter("kept_listing_keeps");
+  auto readdirs_of = [this](uid_t uid, const std::string& want) {
+    int64_t before = Counter("requests_readdir");
+    EXPECT_EQ(Listing(uid, kTrip), want) << "uid " << uid;
+    return Counter("requests_readdir") - before;
+  };
+  int64_t notes = readdirs_of(kNotes, "day1 notes.pdf");
+  int64_t music = readdirs_of(kMusic, "day1");
+  int64_t gallery = readdirs_of(kGallery, "day1");
+  int64_t notes_again = readdirs_of(kNotes, "day1 notes.pdf");
+  EXPECT_GE(music, 2) << "another app was served the creator's kept listing";
+  EXPECT_GE(gallery, 2) << "a listing that depends on content was kept";
+  if (kept) {
+    EXPECT_EQ(notes, 0) << "the creator's listing was not kept";
+    EXPECT_EQ(notes_again, 0) << "another app's listing emptied the creator's kept one";
+    EXPECT_EQ(Counter("kept_listing_keeps") - keeps, 2);
+  } else {
+    EXPECT_GE(notes, 2);
+    EXPECT_GE(notes_again, 2);
+    EXPECT_EQ(Counter("kept_listing_keeps") - keeps, 0);
+  }
 }
 
 // Apps whose listings of one directory differ each get their own, whatever the others listed
@@ -96,6 +147,7 @@ TEST_P(ListingCacheMountTest, ADirectoryWithAFileIsListedPerOpen) {
 // change makes it an image (so an app holding READ_MEDIA_IMAGES lists it from then on, with the
 // directory unchanged), a directory and a file added behind the daemon's back.
 TEST_P(ListingCacheMountTest, AppsWhoseListingsDifferAlwaysGetTheirOwn) {
+  MakeTrip();
   SCOPEDFS_ASSERT_OK(storage_.MkdirLower("Download/trip/day1", kNotes));
   ExpectListings("start", "day1", "day1", "day1", "day1");
 
@@ -120,6 +172,12 @@ TEST_P(ListingCacheMountTest, AppsWhoseListingsDifferAlwaysGetTheirOwn) {
   ExpectListings("an image", "shot.jpg", "shot.jpg", "shot.jpg", "");
   ASSERT_TRUE(Succeeds(As(kNotes).Write("Download/trip/shot.jpg", PdfBytes(), O_WRONLY | O_TRUNC)));
   ExpectListings("a document again", "shot.jpg", "shot.jpg", "", "");
+  // The same flips made behind the daemon's back, the directory unchanged: no kept listing may
+  // outlive them.
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/trip/shot.jpg", JpegBytes(), kNotes));
+  ExpectListings("an image in the lower tree", "shot.jpg", "shot.jpg", "shot.jpg", "");
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/trip/shot.jpg", PdfBytes(), kNotes));
+  ExpectListings("a document in the lower tree", "shot.jpg", "shot.jpg", "", "");
   ASSERT_TRUE(Succeeds(As(kNotes).Unlink("Download/trip/shot.jpg")));
   ExpectListings("empty again", "", "", "", "");
 
@@ -130,6 +188,32 @@ TEST_P(ListingCacheMountTest, AppsWhoseListingsDifferAlwaysGetTheirOwn) {
   SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/trip/lower.pdf", PdfBytes(), kNotes));
   ExpectListings("a file added to the lower tree", "day3 lower.pdf", "day3 lower.pdf", "day3",
                  "day3");
+}
+
+// A reload makes a new policy snapshot, and a listing is kept for one snapshot only: the app that
+// made the directory gets a fresh listing first (a fill), which is then kept again. The directory
+// is held open meanwhile, so the kernel keeps its inode (and the daemon its node) across the
+// reload, as it does for an app whose working directory it is.
+TEST_P(ListingCacheMountTest, AReloadEndsEveryKeptListing) {
+  MakeTrip();
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/trip/notes.pdf", PdfBytes(), kNotes));
+  int held = open(absl::StrCat(storage_.mountpoint(), "/", kTrip).c_str(),
+                  O_PATH | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(held, 0) << strerror(errno);
+  absl::Cleanup close_held = [held] { close(held); };
+  ASSERT_EQ(Listing(kNotes, kTrip), "notes.pdf");
+  ASSERT_EQ(Listing(kNotes, kTrip), "notes.pdf");
+  int64_t fills = Counter("kept_listing_fills");
+  int64_t keeps = Counter("kept_listing_keeps");
+  absl::StatusOr<std::string> reloaded =
+      storage_.Ctl({"reload", "--policy=policy/configs/android.textproto",
+                    "--apps=policy/configs/apps.textproto"});
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  EXPECT_EQ(Listing(kNotes, kTrip), "notes.pdf");
+  EXPECT_EQ(Listing(kNotes, kTrip), "notes.pdf");
+  bool kept = GetParam().creator == kNotes;
+  EXPECT_EQ(Counter("kept_listing_fills") - fills, kept ? 1 : 0);
+  EXPECT_EQ(Counter("kept_listing_keeps") - keeps, kept ? 1 : 0);
 }
 
 }  // namespace

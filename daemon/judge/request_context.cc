@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "policy/app_registry.h"
 
 namespace scopedfs::daemon {
@@ -123,6 +124,16 @@ bool RequestContext::HiddenWhateverIsThere(absl::string_view path) const {
   if (!hidden) return false;
   NoteDecision(*hidden, OP_LOOKUP, path, false, nullptr);
   return true;
+}
+
+std::string RequestContext::ListingViewer() const {
+  if (engine_ == nullptr || domain_failed_) return "";
+  return absl::StrCat(engine_->serial(), ":", uid_, ":", domain_);
+}
+
+std::string RequestContext::EveryCallerViewer() const {
+  if (engine_ == nullptr) return "";
+  return absl::StrCat(engine_->serial(), ":*");
 }
 
 bool RequestContext::DependsOnContent(scopedfs::Op op, absl::string_view path,

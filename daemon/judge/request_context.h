@@ -110,6 +110,14 @@ class RequestContext {
   // whether an existing name is hidden): audit lines name it, and the judged one beside it.
   void set_request_op(scopedfs::Op op) { request_op_ = op; }
 
+  // Whom a listing made for this caller is for, as an opaque key: requests with equal keys are
+  // shown the same entries of a directory at one version, being judged by one engine snapshot as
+  // one uid in one SELinux domain. Empty when nothing decides (no engine, an unreadable context).
+  std::string ListingViewer() const;
+  // The key of a listing every caller of the storage's user is shown alike, under this request's
+  // engine snapshot; empty as above.
+  std::string EveryCallerViewer() const;
+
   uid_t uid() const { return uid_; }
   pid_t pid() const { return pid_; }
   // --user_id: the storage's user without the device layout; under it, only the default of

@@ -82,6 +82,8 @@ std::string FuseOpcodeName(uint32_t opcode);
   X(requests_xattr)                \
   X(requests_flush)                \
   X(shared_listing_opens)          \
+  X(kept_listing_fills)            \
+  X(kept_listing_keeps)            \
   X(reply_defects)
 
 class Stats {

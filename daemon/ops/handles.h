@@ -70,6 +70,11 @@ struct OpenDir {
   // Opened while every caller lists the directory alike (ops_dir.cc, ListedAlikeByEveryCaller):
   // no snapshot, and only entries every caller lists are served.
   bool shared_listing = false;
+  // An open that may read or fill the listing the kernel keeps of the directory (answered
+  // FOPEN_CACHE_DIR: ops_dir.cc, KeptListing): the directory's node, whose KeptListing hears of
+  // its listings and its end, and the fill it belongs to. Null for every other open.
+  std::shared_ptr<Node> kept;
+  uint64_t kept_fill = 0;
   std::vector<DirEntry> entries;
   bool loaded = false;
 };

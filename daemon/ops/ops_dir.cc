@@ -1,6 +1,6 @@
 // Directory ops: OPENDIR, READDIR and READDIRPLUS (filtered by what the caller may see: one
-// listing per open where that depends on the caller, else read afresh and cached by the kernel),
-// RELEASEDIR and FSYNCDIR.
+// listing per open where that depends on the caller, kept by the kernel for one viewer where it
+// may be, else read afresh and cached by the kernel for all), RELEASEDIR and FSYNCDIR.
 //
 // READDIRPLUS under POSIX semantics: an entry with attributes saves the kernel a LOOKUP per name
 // of a cold listing, but makes it forget the inode's cached ACLs (fuse_direntplus_link calls
@@ -17,10 +17,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "daemon/ops/handlers.h"
 #include "daemon/ops/handles.h"
+#include "daemon/ops/kernel_listings.h"
 #include "daemon/ops/resolve.h"
 #include "daemon/ops/tree_walk.h"
 #include "daemon/ops/views.h"
@@ -30,60 +32,6 @@ namespace scopedfs::daemon {
 namespace {
 bool IsDot(const char* name) { return strcmp(name, ".") == 0 || strcmp(name, "..") == 0; }
 
-// At most this many entries are read to prove a listing shared; a larger directory is listed
-// per open.
-constexpr int kMaxSharedListingEntries = 4096;
-
-// Whether the entry `ent` of the directory `r` is one that every caller who may list `r` lists:
-// a directory the rules show to every caller of the storage's user whatever it holds and whoever
-// made it (Engine::VisibleToEveryCaller: a proof from the rules alone, so no write to a file and
-// no creator can change it). A file never is: under a policy whose rules look at the caller, its
-// visibility depends on its creator and its content, which change without the directory changing.
-bool ListedByEveryCaller(const RequestContext& ctx, const Resolved& r, int dir_fd,
-                         const dirent* ent) {
-  bool directory = ent->d_type == DT_DIR;
-  if (ent->d_type == DT_UNKNOWN) {
-    struct stat st;
-    directory = fstatat(dir_fd, ent->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
-  }
-  return directory && ctx.VisibleToEveryCaller(ChildPath(r.path, ent->d_name));
-}
-
-// Whether every caller who may open the directory `r` (its lower fd `dir_fd`) lists it alike, so
-// that the kernel may keep one listing of it for all of them: the caller is of the storage's user
-// (callers of another user, and every caller under the device layout, are judged per open), and
-// every entry is ListedByEveryCaller. A caller refused the directory's OPENDIR never reads the
-// kernel's listing: only an open answered with FOPEN_CACHE_DIR does.
-bool ListedAlikeByEveryCaller(const RequestContext& ctx, const Resolved& r, int dir_fd) {
-  if (ctx.engine() == nullptr || OfAnotherUser(ctx)) return false;
-  DirStream stream;
-  if (stream.Open(dir_fd) != 0) return false;
-  int entries = 0;
-  errno = 0;
-  while (dirent* ent = stream.Next()) {
-    if (IsDot(ent->d_name)) continue;
-    if (++entries > kMaxSharedListingEntries) return false;
-    if (!ListedByEveryCaller(ctx, r, stream.fd(), ent)) return false;
-    errno = 0;
-  }
-  return errno == 0;
-}
-
-// The lower directory's version as far as its listing goes: any entry added, removed or renamed,
-// through the mount or behind the daemon's back, changes its mtime and ctime. 0: unknown.
-uint64_t ListingVersion(int dir_fd) {
-  struct stat st;
-  if (fstat(dir_fd, &st) != 0) return 0;
-  uint64_t h = 1469598103934665603ull;
-  for (uint64_t v :
-       {static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_mtim.tv_sec),
-        static_cast<uint64_t>(st.st_mtim.tv_nsec), static_cast<uint64_t>(st.st_ctim.tv_sec),
-        static_cast<uint64_t>(st.st_ctim.tv_nsec), static_cast<uint64_t>(st.st_size),
-        static_cast<uint64_t>(st.st_nlink)}) {
-    h = (h ^ v) * 1099511628211ull;
-  }
-  return h == 0 ? 1 : h;
-}
 }  // namespace
 
 // Under a caller-independent policy the listing is the same for every caller, so the kernel
@@ -92,8 +40,8 @@ uint64_t ListingVersion(int dir_fd) {
 // the mount (any create, unlink or rename in it bumps the directory's version), when its mtime
 // changes (checked at every listing from the start, once the cached attributes expire, so changes
 // made behind the daemon's back are seen as late as a cached name), and at every reload
-// (Filesystem::SetEngine invalidates every inode). An open under any other policy keeps neither
-// flag, so it empties that cache and never reads it: no caller is ever shown a listing made for
+// (Filesystem::SetEngine invalidates every inode). Under any other policy, which opens may use the
+// kernel's listing is KeptListing's to say (below): no caller is ever shown a listing made for
 // another.
 //
 // Under such a policy OPENDIR itself is answered ENOSYS (FUSE_NO_OPENDIR_SUPPORT): the kernel then
@@ -130,19 +78,8 @@ int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
     dir->kernel_caches = true;
     fi->cache_readdir = 1;
     fi->keep_cache = 1;
-  } else if (ListedAlikeByEveryCaller(ctx, r, dir->fd.get())) {
-    // The kernel keeps one listing per directory inode, read only by opens that carry
-    // FOPEN_CACHE_DIR, and an open without FOPEN_KEEP_CACHE drops it: every other open of it
-    // (a caller whose listing is its own) empties it. What it holds is only ever what READDIR
-    // served such opens, which is only what every caller lists (ListingSource::ForSharedListing).
-    // It is kept only while the lower directory has the version it had when the kernel was last
-    // told to cache a listing of it: a change behind the daemon's back makes the kernel list
-    // it afresh at the next open, changes through the mount the kernel sees itself.
-    dir->shared_listing = true;
-    fi->cache_readdir = 1;
-    uint64_t version = ListingVersion(dir->fd.get());
-    fi->keep_cache = version != 0 && r.node->shared_listing_version.exchange(version) == version;
-    fs->stats().shared_listing_opens.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    ChooseKernelListing(fs, ctx, r, dir, fi);
   }
   fi->fh = reinterpret_cast<uint64_t>(dir);
   fs->Register(dir);
@@ -154,7 +91,7 @@ int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
 // caller), or an errno: any other failure (out of fds, an I/O error) fails the listing rather than
 // leave the entry out in silence.
 int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, const dirent* ent,
-                DirEntry* out, bool* shown) {
+                DirEntry* out, bool* shown, bool* depends_on_content = nullptr) {
   *shown = false;
   if (IsDot(ent->d_name)) {
     *out = {ent->d_name, ent->d_ino, ent->d_type};
@@ -166,6 +103,10 @@ int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, co
     return err == ENOENT ? 0 : err;
   }
   policy::Decision seen = ctx.Decide(OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
+  if (depends_on_content != nullptr && !S_ISDIR(child.st.st_mode) &&
+      ctx.DependsOnContent(OP_LOOKUP, child.path, child.info)) {
+    *depends_on_content = true;
+  }
   if (seen.outcome == OUTCOME_HIDE || seen.outcome == OUTCOME_DENY) {
     ctx.RefusalSuperseded();
     return 0;
@@ -176,8 +117,10 @@ int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, co
 }
 
 // Lists the directory once per open, keeping only the names the caller may see; an entry's
-// offset is its index.
-int LoadDir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, OpenDir* dir) {
+// offset is its index. For an open that may fill the kernel's kept listing, *depends_on_content
+// says whether any name's visibility to the caller could depend on its file's content.
+int LoadDir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, OpenDir* dir,
+            bool* depends_on_content) {
   Resolved r;
   if (int err = Resolve(fs, ino, &r)) return err;
   DirStream stream;
@@ -185,7 +128,7 @@ int LoadDir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, OpenDir* 
   while (dirent* ent = stream.Next()) {
     DirEntry entry;
     bool shown;
-    if (int err = ListedEntry(fs, ctx, r, ent, &entry, &shown)) {
+    if (int err = ListedEntry(fs, ctx, r, ent, &entry, &shown, depends_on_content)) {
       dir->entries.clear();
       return err;
     }
@@ -257,7 +200,16 @@ class ListingSource {
       // at the next READDIR, whatever its offset, rather than read as empty.
       dir->loaded = false;
       dir->entries.clear();
-      if (int err = LoadDir(fs, ctx, ino, dir)) return err;
+      bool depends_on_content = false;
+      if (int err =
+              LoadDir(fs, ctx, ino, dir, dir->kept != nullptr ? &depends_on_content : nullptr)) {
+        return err;
+      }
+      // Listed from its start: what the kernel keeps of this open is this listing.
+      if (dir->kept != nullptr && off == 0) {
+        dir->kept->kernel_lists.store(true, std::memory_order_relaxed);
+        dir->kept->kept_listing.Get().Listed(dir->kept_fill, !depends_on_content, SteadyNowNs());
+      }
     }
     out->dir_ = dir;
     out->index_ = static_cast<size_t>(off);
@@ -290,6 +242,10 @@ class ListingSource {
     if (int err = Verdict(ctx.Decide(OP_READ, out->r_.path, true, nullptr))) return err;
     if (int err = out->stream_.Open(dir->fd.get())) return err;
     if (off != 0) out->stream_.Seek(off);
+    // Only directories are served, whose visibility no content changes.
+    if (dir->kept != nullptr && off == 0) {
+      dir->kept->kept_listing.Get().Listed(dir->kept_fill, /*content_free=*/true, SteadyNowNs());
+    }
     out->fs_ = fs;
     out->ctx_ = &ctx;
     out->shared_only_ = true;
@@ -420,6 +376,7 @@ void sfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fus
 void sfs_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   OpRequest op(req, FUSE_RELEASEDIR);
   if (OpenDir* dir = DirOf(fi)) {  // never null: no RELEASEDIR follows an OPENDIR answered ENOSYS
+    if (dir->kept != nullptr) dir->kept->kept_listing.Get().End();
     op.fs()->Unregister(dir);
     delete dir;
   }

@@ -41,6 +41,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "base/unique_fd.h"
+#include "daemon/tables/kept_listing.h"
 #include "daemon/tables/object_id.h"
 
 namespace scopedfs::daemon {
@@ -117,10 +118,12 @@ struct Node {
   // Directories: the kernel may hold this directory's listing in its cache (FOPEN_CACHE_DIR, a
   // listing from the start was served to an open that caches it). A hint, as above.
   std::atomic<bool> kernel_lists{false};
-  // Directories: the version (ops_dir.cc, ListingVersion) of the lower directory when a listing
-  // every caller shares was last handed to the kernel to cache; 0: none. An OPENDIR lets the
-  // kernel keep its cached listing only while the directory still has this version.
-  std::atomic<uint64_t> shared_listing_version{0};
+  // Directories: whose listing the kernel may keep of it, and which opens may read it
+  // (kept_listing.h; ops_dir.cc decides who may keep one).
+  KeptListingSlot kept_listing;
+  // Directories: the creator recorded for it (ops_dir.cc, CreatorOf), once read; -1: not read,
+  // or none recorded (read again: a record is written just after the directory is made).
+  std::atomic<int64_t> creator{-1};
   // FilesystemOptions::mount_reached_by_one_user: the last LOOKUP of this node cached its name
   // for every caller of the storage's user, so its attributes may be cached as long
   // (views.h, CachesAttrsWithName). Set by PublishEntry and DoLookup only.

@@ -294,6 +294,25 @@ else
     "${GALLERY_CONTENDERS[@]}" redacted nopassthrough
     bindfs mergerfs)
 fi
+# BENCH_CONTENDERS="native android_device_uring ...": only these of the mode's contenders, for a
+# quick A/B while working (BENCHMARKS.md is never written from such a run: pass --out).
+if [[ -n ${BENCH_CONTENDERS:-} ]]; then
+  if [[ "$OUT" == "$REPO" ]]; then
+    echo "run.sh: BENCH_CONTENDERS needs --out=DIR (a partial run never writes BENCHMARKS.md)" >&2
+    exit 2
+  fi
+  picked=()
+  for c in $BENCH_CONTENDERS; do
+    found=0
+    for k in "${CONTENDERS[@]}"; do [[ $k == "$c" ]] && found=1; done
+    if ((!found)); then
+      echo "run.sh: BENCH_CONTENDERS names $c, which this mode does not run (${CONTENDERS[*]})" >&2
+      exit 2
+    fi
+    picked+=("$c")
+  done
+  CONTENDERS=("${picked[@]}")
+fi
 declare -A LABEL=(
   [native]="native"
   [ceiling]="FUSE ceiling ($([[ $CEILING_KIND == hp ]] && echo "passthrough_hp, libfuse master" || echo "passthrough_ll"), cached)"
