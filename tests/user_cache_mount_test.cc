@@ -3,17 +3,20 @@
 // and without it (the default, where no attribute is cached). With it, another app's second stat
 // of a Download file costs no request, a size written through passthrough is fresh for the next
 // app, the owner's walk of files of unknown content asks nothing and sees at once what an app
-// owed their redacted view changed (a chmod changes nothing), redacted views still ask, a reload
-// still invalidates, and an app of another user is refused wherever it reaches the daemon. Needs
-// root and /dev/fuse; skips, saying so, without them.
+// owed their redacted view changed (a chmod changes nothing), a redacted view's name and
+// attributes are cached too (each app still reads its own view), a redacted open reads to the size
+// the file has now, a reload still invalidates, and an app of another user is refused wherever it
+// reaches the daemon. Needs root and /dev/fuse; skips, saying so, without them.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/mount_harness.h"
@@ -23,6 +26,7 @@ namespace {
 
 constexpr char kDoc[] = "Download/notes.pdf";    // notes' document, found by every app (LISTING)
 constexpr char kPhoto[] = "Pictures/photo.jpg";  // camera's photo: its view differs by app
+constexpr char kGpsLocation[] = "37.7749 -122.4194";  // what exiftool reads in tests/media/gps.jpg
 constexpr uid_t kOtherUsersFiles = 10 * 100000 + kFiles;
 // notes' text file of unknown content: the all-files app (no ACCESS_MEDIA_LOCATION) reads and
 // writes it through its redacted view, its owner through the raw one.
@@ -145,6 +149,18 @@ class UserCacheMountTest : public MountTest, public testing::WithParamInterface<
     }
     return after;
   }
+  // What exiftool finds as GPS in `bytes` ("" for none).
+  std::string GpsIn(const std::string& bytes) {
+    std::string copy = absl::StrCat(storage_.work_dir(), "/copy", ++copies_, ".jpg");
+    FILE* f = fopen(copy.c_str(), "w");
+    if (f == nullptr) return "cannot write a copy";
+    fwrite(bytes.data(), 1, bytes.size(), f);
+    fclose(f);
+    std::string out;
+    RunCommand({"exiftool", "-q", "-q", "-n", "-p", "$GPSLatitude $GPSLongitude", copy}, &out);
+    return std::string(absl::StripAsciiWhitespace(out));
+  }
+  int copies_ = 0;
   // Requests three stats of `path` by `uid`, in one process, cost the daemon.
   int64_t AskedForThreeStats(uid_t uid, const std::string& path) {
     int64_t before = Asked();
@@ -199,23 +215,30 @@ TEST_P(UserCacheMountTest, SizeIsFreshAfterAnotherAppsPassthroughWrite) {
   EXPECT_EQ(SizeAs(kCamera, path), 100) << "a stale size after O_TRUNC";
 }
 
-// A photo's view differs by app (a redacted inode for apps without location access): its
-// attributes are asked again for each fstat of a redacted open, and each walk of an app that
-// reads it redacted asks its name. Its owner's first walk asks, to swap the dentry back to the
-// raw view, whose attributes are then cached with its name like any other found name's.
-TEST_P(UserCacheMountTest, RedactedViewsStillAsk) {
-  EXPECT_GE(AskedForThreeStats(kSocial, kPhoto), 3);
+// A photo's view differs by app (a redacted inode for apps without location access). By
+// default each walk of an app that reads it redacted asks its name, and each fstat of a redacted
+// open its attributes. With the option the redacted view's name and attributes are cached as the
+// raw view's are: the social app's later walks, its open and its fstats ask nothing. The owner,
+// walking through the name the social app left, is sent back by OPEN's ESTALE to its own view and
+// reads the raw bytes; the social app, walking through the owner's name then, still reads them
+// redacted (exiftool finds no GPS in what it read).
+TEST_P(UserCacheMountTest, RedactedViewsNamesAreCachedOnlyOnAOneUserMount) {
+  const std::string raw = ReadFileOrDie(storage_.Lower(kPhoto));
+  ASSERT_EQ(GpsIn(raw), kGpsLocation) << "the sample has no GPS";
+  // The first read records the photo's facts on it, which moves its ctime (the open after asks
+  // for the attributes again), and marks its atime stale in the kernel (the stat after asks).
+  ASSERT_TRUE(Succeeds(As(kSocial).Read(kPhoto)));
+  ASSERT_TRUE(Succeeds(As(kSocial).Stat(kPhoto)));
+  int64_t asked = AskedForThreeStats(kSocial, kPhoto);
   if (cached()) {
-    // Two LOOKUPs: the revalidation that finds another node, and the lookup that replaces it.
-    EXPECT_LE(AskedForThreeStats(kCamera, kPhoto), 2) << "the owner's raw view";
-    EXPECT_EQ(AskedForThreeStats(kCamera, kPhoto), 0) << "the owner's raw view";
+    EXPECT_EQ(asked, 0) << "the redacted view's name or attributes were not cached";
   } else {
-    EXPECT_GE(AskedForThreeStats(kCamera, kPhoto), 3) << "the owner's raw view";
+    EXPECT_GE(asked, 3) << "the redacted view's name was cached";
   }
-  int64_t getattrs = Count("getattr");
-  AppResult r = As(kSocial).Run("fstat thrice", [] {
+  int64_t before = Asked(), getattrs = Count("getattr");
+  AppResult social = As(kSocial).Run("open, fstat thrice, read", [] {
     AppResult out;
-    int fd = open(kPhoto, O_RDONLY);
+    int fd = open(kPhoto, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       out.err = errno;
       return out;
@@ -224,11 +247,49 @@ TEST_P(UserCacheMountTest, RedactedViewsStillAsk) {
     for (int i = 0; i < 3; ++i) {
       if (fstat(fd, &st) != 0) out.err = errno;
     }
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof(buf))) > 0) out.data.append(buf, static_cast<size_t>(n));
+    if (n < 0) out.err = errno;
     close(fd);
     return out;
   });
-  ASSERT_TRUE(Succeeds(r));
-  EXPECT_GE(Count("getattr") - getattrs, 2) << "the redacted view's attributes were cached";
+  ASSERT_TRUE(Succeeds(social));
+  if (cached()) {
+    EXPECT_EQ(Asked() - before, 0) << "the redacted open's walk or fstat asked: "
+                                   << Count("getattr") - getattrs << " GETATTRs";
+  } else {
+    EXPECT_GE(Count("getattr") - getattrs, 2) << "the redacted view's attributes were cached";
+  }
+  EXPECT_EQ(social.data.size(), raw.size());
+  EXPECT_EQ(GpsIn(social.data), "") << "the social app read GPS";
+  // The owner, then the social app again, through whatever name the other left.
+  AppResult owner = As(kCamera).Read(kPhoto);
+  ASSERT_TRUE(Succeeds(owner));
+  EXPECT_TRUE(owner.data == raw) << "the owner did not read the raw bytes";
+  AppResult again = As(kSocial).Read(kPhoto);
+  ASSERT_TRUE(Succeeds(again));
+  EXPECT_TRUE(again.data == social.data) << "the social app's second read differs";
+  EXPECT_EQ(GpsIn(again.data), "") << "the social app read GPS after the owner's walk";
+}
+
+// A change the kernel applies to the raw inode only (here one made to the lower file behind the
+// daemon's back, as a passthrough write is) leaves the redacted inode's cached attributes behind:
+// the redacted reader's next open drops them, so it reads the file to its new end.
+TEST_P(UserCacheMountTest, ARedactedOpenReadsToTheSizeTheFileHasNow) {
+  ASSERT_TRUE(Succeeds(As(kSocial).Read(kPhoto)));
+  ASSERT_TRUE(Succeeds(As(kSocial).Stat(kPhoto)));
+  int fd = open(storage_.Lower(kPhoto).c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  std::string tail(8192, 'z');
+  ssize_t wrote = write(fd, tail.data(), tail.size());
+  close(fd);
+  ASSERT_EQ(wrote, static_cast<ssize_t>(tail.size()));
+  const std::string raw = ReadFileOrDie(storage_.Lower(kPhoto));
+  AppResult social = As(kSocial).Read(kPhoto);
+  ASSERT_TRUE(Succeeds(social));
+  EXPECT_EQ(social.data.size(), raw.size()) << "read to a stale size";
+  EXPECT_EQ(GpsIn(social.data), "") << "the social app read GPS";
 }
 
 // Files of unknown content, whose view differs by app (the all-files app reads them redacted):
