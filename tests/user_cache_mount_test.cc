@@ -3,21 +3,17 @@
 // and without it (the default, where no attribute is cached). With it, another app's second stat
 // of a Download file costs no request, a size written through passthrough is fresh for the next
 // app, the owner's walk of files of unknown content asks nothing and sees at once what an app
-// owed their redacted view changed (a chmod changes nothing), a redacted view's name and
-// attributes are cached too (each app still reads its own view), a redacted open reads to the size
-// the file has now, a reload still invalidates, and an app of another user is refused wherever it
-// reaches the daemon. Needs root and /dev/fuse; skips, saying so, without them.
-#include <dirent.h>
+// owed their redacted view changed (a chmod changes nothing), a reload still invalidates, and an
+// app of another user is refused wherever it reaches the daemon (redacted views' names:
+// redacted_cache_mount_test). Needs root and /dev/fuse; skips, saying so, without them.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/mount_harness.h"
@@ -27,7 +23,6 @@ namespace {
 
 constexpr char kDoc[] = "Download/notes.pdf";    // notes' document, found by every app (LISTING)
 constexpr char kPhoto[] = "Pictures/photo.jpg";  // camera's photo: its view differs by app
-constexpr char kGpsLocation[] = "37.7749 -122.4194";  // what exiftool reads in tests/media/gps.jpg
 constexpr uid_t kOtherUsersFiles = 10 * 100000 + kFiles;
 // notes' text file of unknown content: the all-files app (no ACCESS_MEDIA_LOCATION) reads and
 // writes it through its redacted view, its owner through the raw one.
@@ -150,18 +145,6 @@ class UserCacheMountTest : public MountTest, public testing::WithParamInterface<
     }
     return after;
   }
-  // What exiftool finds as GPS in `bytes` ("" for none).
-  std::string GpsIn(const std::string& bytes) {
-    std::string copy = absl::StrCat(storage_.work_dir(), "/copy", ++copies_, ".jpg");
-    FILE* f = fopen(copy.c_str(), "w");
-    if (f == nullptr) return "cannot write a copy";
-    fwrite(bytes.data(), 1, bytes.size(), f);
-    fclose(f);
-    std::string out;
-    RunCommand({"exiftool", "-q", "-q", "-n", "-p", "$GPSLatitude $GPSLongitude", copy}, &out);
-    return std::string(absl::StripAsciiWhitespace(out));
-  }
-  int copies_ = 0;
   // Requests three stats of `path` by `uid`, in one process, cost the daemon.
   int64_t AskedForThreeStats(uid_t uid, const std::string& path) {
     int64_t before = Asked();
@@ -214,143 +197,6 @@ TEST_P(UserCacheMountTest, SizeIsFreshAfterAnotherAppsPassthroughWrite) {
   EXPECT_EQ(SizeAs(kCamera, path), size + 7) << "a stale size after a truncate";
   ASSERT_TRUE(Succeeds(As(kNotes).Write(path, PdfBytes(100), O_WRONLY | O_TRUNC)));
   EXPECT_EQ(SizeAs(kCamera, path), 100) << "a stale size after O_TRUNC";
-}
-
-// A photo's view differs by app (a redacted inode for apps without location access). By
-// default each walk of an app that reads it redacted asks its name, and each fstat of a redacted
-// open its attributes. With the option the redacted view's name and attributes are cached as the
-// raw view's are: the social app's later walks, its open and its fstats ask nothing. The owner,
-// walking through the name the social app left, is sent back by OPEN's ESTALE to its own view and
-// reads the raw bytes; the social app, walking through the owner's name then, still reads them
-// redacted (exiftool finds no GPS in what it read).
-TEST_P(UserCacheMountTest, RedactedViewsNamesAreCachedOnlyOnAOneUserMount) {
-  const std::string raw = ReadFileOrDie(storage_.Lower(kPhoto));
-  ASSERT_EQ(GpsIn(raw), kGpsLocation) << "the sample has no GPS";
-  // The first read records the photo's facts on it, which moves its ctime (the open after asks
-  // for the attributes again), and marks its atime stale in the kernel (the stat after asks).
-  ASSERT_TRUE(Succeeds(As(kSocial).Read(kPhoto)));
-  ASSERT_TRUE(Succeeds(As(kSocial).Stat(kPhoto)));
-  int64_t asked = AskedForThreeStats(kSocial, kPhoto);
-  if (cached()) {
-    EXPECT_EQ(asked, 0) << "the redacted view's name or attributes were not cached";
-  } else {
-    EXPECT_GE(asked, 3) << "the redacted view's name was cached";
-  }
-  int64_t before = Asked(), getattrs = Count("getattr");
-  AppResult social = As(kSocial).Run("open, fstat thrice, read", [] {
-    AppResult out;
-    int fd = open(kPhoto, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      out.err = errno;
-      return out;
-    }
-    struct stat st;
-    for (int i = 0; i < 3; ++i) {
-      if (fstat(fd, &st) != 0) out.err = errno;
-    }
-    char buf[65536];
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof(buf))) > 0) out.data.append(buf, static_cast<size_t>(n));
-    if (n < 0) out.err = errno;
-    close(fd);
-    return out;
-  });
-  ASSERT_TRUE(Succeeds(social));
-  if (cached()) {
-    EXPECT_EQ(Asked() - before, 0) << "the redacted open's walk or fstat asked: "
-                                   << Count("getattr") - getattrs << " GETATTRs";
-  } else {
-    EXPECT_GE(Count("getattr") - getattrs, 2) << "the redacted view's attributes were cached";
-  }
-  EXPECT_EQ(social.data.size(), raw.size());
-  EXPECT_EQ(GpsIn(social.data), "") << "the social app read GPS";
-  // The owner, then the social app again, through whatever name the other left.
-  AppResult owner = As(kCamera).Read(kPhoto);
-  ASSERT_TRUE(Succeeds(owner));
-  EXPECT_TRUE(owner.data == raw) << "the owner did not read the raw bytes";
-  AppResult again = As(kSocial).Read(kPhoto);
-  ASSERT_TRUE(Succeeds(again));
-  EXPECT_TRUE(again.data == social.data) << "the social app's second read differs";
-  EXPECT_EQ(GpsIn(again.data), "") << "the social app read GPS after the owner's walk";
-}
-
-// The gallery workload's redacted app (tools/bench/metaops gallery): the social app lists a
-// camera folder, stats each photo and reads its first 64 KiB, twice. Its second walk costs one
-// OPEN per photo (and the close's FLUSH and RELEASE) and nothing else with the option: no
-// LOOKUP, no GETATTR of a photo, and no READ, as the redacted pages kept from the first walk serve it
-// (keep_cache while the file's version holds); by default a LOOKUP per photo at least. Every
-// read is filled, with or without GPS in the photo.
-TEST_P(UserCacheMountTest, AGalleryWalksSecondPassAsksOnlyTheOpens) {
-  constexpr int kPhotos = 6;
-  const std::string gps = ReadFileOrDie("tests/media/gps.jpg");
-  for (int i = 0; i < kPhotos; ++i) {
-    std::string name = absl::StrCat("DCIM/Camera/IMG_", i, ".jpg");
-    SCOPEDFS_ASSERT_OK(storage_.WriteLower(
-        name, i % 2 == 0 ? gps : ReadFileOrDie("tests/media/clean.jpg"), kCamera));
-  }
-  auto walk = [] {
-    AppResult out;
-    DIR* d = opendir("DCIM/Camera");
-    if (d == nullptr) {
-      out.err = errno;
-      return out;
-    }
-    while (dirent* e = readdir(d)) {
-      if (e->d_name[0] == '.') continue;
-      struct stat st;
-      int fd = -1;
-      char buf[65536];
-      if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-          (fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC)) < 0 ||
-          read(fd, buf, sizeof(buf)) <= 0) {
-        out.err = errno;
-      }
-      if (fd >= 0) close(fd);
-      ++out.value;
-    }
-    closedir(d);
-    return out;
-  };
-  AppResult first = As(kSocial).Run("gallery walk", walk);
-  ASSERT_TRUE(Succeeds(first));
-  ASSERT_EQ(first.value, kPhotos);
-  int64_t lookups = Count("lookup"), getattrs = Count("getattr"), reads = Count("read"),
-          opens = Count("open");
-  AppResult second = As(kSocial).Run("gallery walk", walk);
-  ASSERT_TRUE(Succeeds(second));
-  EXPECT_EQ(Count("open") - opens, kPhotos);
-  EXPECT_EQ(Count("read") - reads, 0) << "the redacted pages were not kept across opens";
-  if (cached()) {
-    EXPECT_EQ(Count("lookup") - lookups, 0);
-    // At most one, not the photos': the listing's directory may be asked once.
-    EXPECT_LE(Count("getattr") - getattrs, 1);
-  } else {
-    EXPECT_GE(Count("lookup") - lookups, kPhotos);
-  }
-  for (int i = 0; i < kPhotos; i += 2) {
-    AppResult r = As(kSocial).Read(absl::StrCat("DCIM/Camera/IMG_", i, ".jpg"));
-    ASSERT_TRUE(Succeeds(r));
-    EXPECT_EQ(GpsIn(r.data), "") << "IMG_" << i << ".jpg";
-  }
-}
-
-// A change the kernel applies to the raw inode only (here one made to the lower file behind the
-// daemon's back, as a passthrough write is) leaves the redacted inode's cached attributes behind:
-// the redacted reader's next open drops them, so it reads the file to its new end.
-TEST_P(UserCacheMountTest, ARedactedOpenReadsToTheSizeTheFileHasNow) {
-  ASSERT_TRUE(Succeeds(As(kSocial).Read(kPhoto)));
-  ASSERT_TRUE(Succeeds(As(kSocial).Stat(kPhoto)));
-  int fd = open(storage_.Lower(kPhoto).c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  ASSERT_GE(fd, 0);
-  std::string tail(8192, 'z');
-  ssize_t wrote = write(fd, tail.data(), tail.size());
-  close(fd);
-  ASSERT_EQ(wrote, static_cast<ssize_t>(tail.size()));
-  const std::string raw = ReadFileOrDie(storage_.Lower(kPhoto));
-  AppResult social = As(kSocial).Read(kPhoto);
-  ASSERT_TRUE(Succeeds(social));
-  EXPECT_EQ(social.data.size(), raw.size()) << "read to a stale size";
-  EXPECT_EQ(GpsIn(social.data), "") << "the social app read GPS";
 }
 
 // Files of unknown content, whose view differs by app (the all-files app reads them redacted):
