@@ -24,7 +24,7 @@
 namespace scopedfs::tests {
 namespace {
 
-constexpr char kPhoto[] = "Pictures/photo.jpg";  // camera's photo with GPS
+constexpr char kPhoto[] = "Pictures/photo.jpg";       // camera's photo with GPS
 constexpr char kGpsLocation[] = "37.7749 -122.4194";  // what exiftool reads in tests/media/gps.jpg
 
 class RedactedCacheMountTest : public MountTest, public testing::WithParamInterface<bool> {
@@ -117,8 +117,9 @@ TEST_P(RedactedCacheMountTest, RedactedViewsNamesAreCachedOnlyOnAOneUserMount) {
   });
   ASSERT_TRUE(Succeeds(social));
   if (cached()) {
-    EXPECT_EQ(Asked() - before, 0) << "the redacted open's walk or fstat asked: "
-                                   << Count("getattr") - getattrs << " GETATTRs";
+    EXPECT_EQ(Asked() - before, 0)
+        << "the redacted open's walk or fstat asked: " << Count("getattr") - getattrs
+        << " GETATTRs";
   } else {
     EXPECT_GE(Count("getattr") - getattrs, 2) << "the redacted view's attributes were cached";
   }
@@ -137,8 +138,8 @@ TEST_P(RedactedCacheMountTest, RedactedViewsNamesAreCachedOnlyOnAOneUserMount) {
 // The gallery workload's redacted app (tools/bench/metaops gallery): the social app lists a
 // camera folder, stats each photo and reads its first 64 KiB, twice. Its second walk costs one
 // OPEN per photo (and the close's FLUSH and RELEASE) and nothing else with the option: no
-// LOOKUP, no GETATTR of a photo, and no READ, as the redacted pages kept from the first walk serve it
-// (keep_cache while the file's version holds); by default a LOOKUP per photo at least. Every
+// LOOKUP, no GETATTR of a photo, and no READ, as the redacted pages kept from the first walk serve
+// it (keep_cache while the file's version holds); by default a LOOKUP per photo at least. Every
 // read is filled, with or without GPS in the photo.
 TEST_P(RedactedCacheMountTest, AGalleryWalksSecondPassAsksOnlyTheOpens) {
   constexpr int kPhotos = 6;
