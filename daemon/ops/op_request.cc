@@ -179,6 +179,7 @@ void OpRequest::ReplyAttr(int err, struct stat st, fuse_ino_t ino) {
     std::shared_ptr<Node> node = fs_->nodes().Get(ino);
     if (node != nullptr && node->attrs_cached_with_name.load(std::memory_order_relaxed)) {
       timeout = fs_->options().entry_cache_seconds;
+      if (node->view != kRawView) NoteKernelAttrs(node.get(), st);
     }
   }
   fuse_reply_attr(req_, &st, timeout);

@@ -63,8 +63,10 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
   // served to a caller owed a redacted copy (and never opened for writing by one: a held raw fd
   // would be passthrough, out of the daemon's sight); a caller entitled to raw bytes that holds a
   // redacted inode (an fd passed to it) reads the redacted copy, which hides nothing it may not
-  // see.
+  // see; but where the redacted view's name is cached, a walk by such a caller may end at the
+  // redacted inode too, and is sent back to walk again to its own (views.h, RedactedNamesCached).
   if (judged.view != kRawView && !redacted) return ESTALE;
+  if (judged.view == kRawView && redacted && RedactedNamesCached(fs)) return ESTALE;
   if (writes) {
     // OP_WRITE refuses callers the location guard redacts whenever the file can carry location,
     // so a redacted view is written only while its file is of no carrier format; its writes are
@@ -91,10 +93,20 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
     // Served in userspace through the page cache, which holds only redacted bytes; kept while
     // the lower file is unchanged, so repeated opens read from memory.
     FileVersion version = VersionOf(st);
+    bool stale_attrs;
     {
       absl::MutexLock lock(&r.node->backing_mu);
       fi->keep_cache = r.node->cached_version == version && !writes;
       r.node->cached_version = writes ? FileVersion{} : version;
+      // Attributes cached with the name may be of a version before a change made through the raw
+      // view (the kernel updates the raw inode's only): dropped, so this open reads to the size
+      // the file has.
+      stale_attrs = r.node->attrs_cached_with_name.load(std::memory_order_relaxed) &&
+                    r.node->kernel_attrs_version != version;
+      if (stale_attrs) r.node->kernel_attrs_version = FileVersion{};
+    }
+    if (stale_attrs && fs->session() != nullptr) {
+      fs->session()->notifier().InvalidateAttributes(r.node->id);
     }
     *backing_id = -1;
     fs->stats().open_mediated.fetch_add(1);

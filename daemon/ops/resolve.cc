@@ -142,6 +142,7 @@ std::shared_ptr<Node> PublishEntry(Filesystem* fs, const RequestContext& ctx, fu
       e->entry_timeout > 0 && CachesAttrsWithName(fs, ctx, &child->path, child->st.st_mode);
   node->attrs_cached_with_name.store(with_name, std::memory_order_relaxed);
   if (with_name) e->attr_timeout = e->entry_timeout;
+  if (view != kRawView) NoteKernelAttrs(node.get(), child->st);
   return node;
 }
 
@@ -166,7 +167,7 @@ double EntryTimeoutFor(Filesystem* fs, const RequestContext& ctx, const std::str
     if (ctx.device_layout() && path != absl::StrCat(options.user_id)) return 0.0;
   }
   bool everyone = ctx.CallerIndependent() || (directory && ctx.VisibleToEveryCaller(path)) ||
-                  (!redacted && ctx.FoundByEveryCaller(path));
+                  ((!redacted || RedactedNamesCached(fs)) && ctx.FoundByEveryCaller(path));
   return everyone ? fs->options().entry_cache_seconds : 0.0;
 }
 

@@ -12,7 +12,9 @@
 #include <memory>
 #include <string>
 
+#include "absl/synchronization/mutex.h"
 #include "base/unique_fd.h"
+#include "daemon/judge/facts_cache.h"
 #include "daemon/judge/file_info.h"
 #include "daemon/judge/request_context.h"
 #include "daemon/ops/filesystem.h"
@@ -40,6 +42,12 @@ inline void MarkKernelAttrsFresh(Node* node, double seconds) {
 }
 inline void MarkKernelAttrsStale(Node* node) {
   node->kernel_fresh_until_ns.store(0, std::memory_order_relaxed);
+}
+
+// A redacted view's attributes as handed to the kernel (Node::kernel_attrs_version).
+inline void NoteKernelAttrs(Node* node, const struct stat& st) {
+  absl::MutexLock lock(&node->backing_mu);
+  node->kernel_attrs_version = VersionOf(st);
 }
 
 int StatFd(int fd, struct stat* st);

@@ -79,6 +79,8 @@ bool CachesAttrsWithName(const Filesystem* fs, const RequestContext& ctx, const 
          (path == nullptr || !ctx.OfAnotherUser(*path));
 }
 
+bool RedactedNamesCached(const Filesystem* fs) { return fs->options().mount_reached_by_one_user; }
+
 bool OfAnotherUserAt(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino) {
   if (!ctx.device_layout()) return OfAnotherUser(ctx);
   std::string path;

@@ -95,8 +95,18 @@ inline double AttrTimeoutFor(const RequestContext& ctx, const struct stat& st, d
 // storage to another's).
 bool CachesAttrsWithName(const Filesystem* fs, const RequestContext& ctx, const std::string* path,
                          mode_t mode);
+// Whether a redacted view's name may be cached like its raw view's: on a mount only one user's
+// apps reach (FilesystemOptions::mount_reached_by_one_user). Both views of a file have the same
+// attributes, so a stat through either inode is right for every caller; what keeps each caller to
+// its own view's bytes is DoOpen, which then refuses an open of a redacted inode by a caller owed
+// the raw view with ESTALE (as it refuses the raw inode to a caller owed the redacted one), and
+// the kernel walks the path again asking LOOKUP and swaps the dentry. Elsewhere the redacted
+// view's name is never cached, and a caller entitled to raw bytes that holds a redacted inode (an
+// fd passed to it) reads the redacted copy, which hides nothing it may not see.
+bool RedactedNamesCached(const Filesystem* fs);
 // `path` names a directory when `directory` is set; `redacted`: the node published is a file's
-// redacted view, whose name is never cached (the cache choices above say why the raw view's is).
+// redacted view, whose name is cached only where RedactedNamesCached says (the cache choices above
+// say why the raw view's is).
 double EntryTimeoutFor(Filesystem* fs, const RequestContext& ctx, const std::string& path,
                        bool directory, bool redacted);
 // Which view (inode) a caller reads a file through, written once: the redacted view when its read

@@ -110,6 +110,11 @@ struct Node {
   // Redacted views: the lower file version the kernel's page cache of this inode was filled
   // from, so an open of an unchanged file keeps the cache.
   FileVersion cached_version ABSL_GUARDED_BY(backing_mu);
+  // Redacted views whose attributes are cached with their name (attrs_cached_with_name): the
+  // version of the lower file whose attributes the kernel was last given for this inode, so an
+  // open that finds another version (a change through the raw view, which the kernel applies to
+  // the raw inode only) drops them first. Empty: not known.
+  FileVersion kernel_attrs_version ABSL_GUARDED_BY(backing_mu);
 
   // Until when (steady clock, ns) the kernel holds this node's name and current attributes, as
   // far as the daemon can tell; 0: not known to. Set through resolve.h's
