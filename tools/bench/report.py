@@ -363,7 +363,8 @@ def request_summary(reqs, c, step, files):
 # The request-count table's columns: the ceiling first, then scopedfs under each policy and
 # transport (a column whose contender did not run shows n/a with the reason below the table).
 CEILING_COLUMNS = ("ceiling", "ceiling_uring", "permissive", "permissive_noattr", "permissive_nosys", "android_owner",
-                   "android_strict", "permissive_uring", "android_owner_uring", "android_device_uring",
+                   "android_strict", "permissive_uring", "permissive_nosys_uring", "android_owner_uring",
+                   "android_device_uring",
                    "bindfs", "mergerfs")
 
 

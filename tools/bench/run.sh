@@ -283,9 +283,9 @@ GALLERY_CONTENDERS=(gallery_location gallery_redacted gallery_location_uring gal
 if [[ "$ONLY" == semantics ]]; then
   CONTENDERS=(native permissive permissive_android permissive_app permissive_android_app)
 elif [[ "$ONLY" == targets ]]; then
-  # permissive_nosys: the permissive mount answering xattrs as the ceiling does (ENOSYS), beside it
-  # in the ceiling table (not a target row).
-  CONTENDERS=(native ceiling ceiling_uring "${TARGET_CONTENDERS[@]}" permissive_nosys "${GALLERY_CONTENDERS[@]}" bindfs mergerfs)
+  # permissive_nosys(_uring): the permissive mount answering xattrs as the ceiling does (ENOSYS),
+  # beside it in the ceiling table on each transport (not a target row).
+  CONTENDERS=(native ceiling ceiling_uring "${TARGET_CONTENDERS[@]}" permissive_nosys permissive_nosys_uring "${GALLERY_CONTENDERS[@]}" bindfs mergerfs)
 elif [[ "$ONLY" == gallery ]]; then
   CONTENDERS=(native ceiling ceiling_uring "${GALLERY_CONTENDERS[@]}")
 else
@@ -325,6 +325,7 @@ declare -A LABEL=(
   [permissive_noattr]="scopedfs permissive --xattr=noattr, root"
   [permissive_nosys]="scopedfs permissive --xattr=nosys, root"
   [permissive_uring]="scopedfs permissive, root, io_uring"
+  [permissive_nosys_uring]="scopedfs permissive --xattr=nosys, root, io_uring"
   [android_owner_uring]="scopedfs android, owner app, io_uring"
   [android_device_uring]="scopedfs android, owner app, io_uring, one user's mount"
   [permissive]="scopedfs permissive, root"
@@ -358,6 +359,12 @@ setup() {
     permissive_noattr | permissive_nosys)
       SOCK=$work/ctl-$c
       BENCH_POSIX_LOCKS=$PERMISSIVE_LOCKS BENCH_XATTR=${c#permissive_} bench_start_scopedfsd "$SCOPEDFSD" "$lower" "$mnt" "$BENCH_PERMISSIVE" true "$SOCK" \
+        "$work/daemon-$c.log" || { REASON="scopedfsd did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
+      ;;
+    permissive_nosys_uring)
+      bench_uring_usable "$SCOPEDFSD" "$URING_OK" || { REASON=$BENCH_URING_REASON; return 1; }
+      SOCK=$work/ctl-$c
+      BENCH_POSIX_LOCKS=$PERMISSIVE_LOCKS BENCH_XATTR=nosys BENCH_TRANSPORT=uring bench_start_scopedfsd "$SCOPEDFSD" "$lower" "$mnt" "$BENCH_PERMISSIVE" true "$SOCK" \
         "$work/daemon-$c.log" || { REASON="scopedfsd did not mount: $(tail -1 "$work/daemon-$c.log")"; return 1; }
       ;;
     permissive_uring)
