@@ -333,6 +333,10 @@ class Run {
   std::string Judge(Expect expect, const WorkerResult& r);
   std::string DoStep(const Step& step);
   std::string CheckLower();
+  // The lower tree at `rel` (a file, or a directory and everything below it) as the model
+  // records it; empty when nothing is there.
+  std::map<std::string, Entry> ReadLower(const std::string& rel);
+  void ResyncLoose();
   std::string CheckViews();
   std::string LowerPath(const std::string& rel) const { return storage_.Lower(rel); }
   std::string Respell(const std::string& path);
@@ -575,6 +579,7 @@ std::string Run::Judge(Expect expect, const WorkerResult& r) {
 std::string Run::Do(const Step& step) {
   std::string err = DoStep(step);
   if (!err.empty()) return absl::StrCat(StepToString(step), ": ", err);
+  if (loose_step_) ResyncLoose();
   if (std::string e = CheckLower(); !e.empty())
     return absl::StrCat("after ", StepToString(step), ": ", e);
   if (std::string e = CheckViews(); !e.empty())
@@ -944,36 +949,61 @@ std::string Run::DoStep(const Step& step) {
   return "unknown step";
 }
 
-// The lower tree, walked as root, against the model: names, kinds, bytes and recorded creators.
-std::string Run::CheckLower() {
+std::map<std::string, Entry> Run::ReadLower(const std::string& rel) {
   std::map<std::string, Entry> seen;
-  std::vector<std::string> pending = {""};
+  struct stat st;
+  if (lstat(LowerPath(rel).c_str(), &st) != 0) return seen;
+  std::vector<std::string> pending;
+  auto record = [&](const std::string& path, const struct stat& st) {
+    Entry e;
+    e.dir = S_ISDIR(st.st_mode);
+    if (e.dir) {
+      pending.push_back(path);
+    } else {
+      absl::StatusOr<std::string> bytes = storage_.ReadLower(path);
+      e.content = bytes.value_or("<unreadable>");
+    }
+    std::optional<std::string> owner = storage_.LowerOwner(path);
+    uint32_t o;
+    if (owner && absl::SimpleAtoi(*owner, &o)) e.owner = o;
+    seen[path] = std::move(e);
+  };
+  record(rel, st);
   while (!pending.empty()) {
-    std::string rel = pending.back();
+    std::string dir = pending.back();
     pending.pop_back();
-    DIR* d = opendir(LowerPath(rel).c_str());
-    if (d == nullptr) return absl::StrCat("lower opendir ", rel, ": ", ErrName(errno));
+    DIR* d = opendir(LowerPath(dir).c_str());
+    if (d == nullptr) continue;
     while (dirent* de = readdir(d)) {
       std::string name = de->d_name;
       if (name == "." || name == "..") continue;
-      std::string path = Join(rel, name);
-      struct stat st;
-      if (lstat(LowerPath(path).c_str(), &st) != 0) continue;
-      Entry e;
-      e.dir = S_ISDIR(st.st_mode);
-      if (e.dir) {
-        pending.push_back(path);
-      } else {
-        absl::StatusOr<std::string> bytes = storage_.ReadLower(path);
-        e.content = bytes.value_or("<unreadable>");
-      }
-      std::optional<std::string> owner = storage_.LowerOwner(path);
-      uint32_t o;
-      if (owner && absl::SimpleAtoi(*owner, &o)) e.owner = o;
-      seen[path] = std::move(e);
+      std::string path = Join(dir, name);
+      struct stat child;
+      if (lstat(LowerPath(path).c_str(), &child) != 0) continue;
+      record(path, child);
     }
     closedir(d);
   }
+  return seen;
+}
+
+// After a step that named a loose name: what it did to the lower tree is not the model's to
+// predict (the kernel may have walked a name cached from before a change behind the daemon's
+// back to the object it named then, wherever that object is now), as what it answered is not
+// (Judge). So the model takes the lower tree's word for every loose name and what is below it,
+// as it was not told otherwise; every other name is still checked against the model.
+void Run::ResyncLoose() {
+  for (const std::string& l : model_.loose) {
+    if (l.empty()) continue;  // the root holds the arena: its loose children are resynced
+    model_.Erase(l);
+    std::map<std::string, Entry> now = ReadLower(l);
+    model_.tree.insert(now.begin(), now.end());
+  }
+}
+
+// The lower tree, walked as root, against the model: names, kinds, bytes and recorded creators.
+std::string Run::CheckLower() {
+  std::map<std::string, Entry> seen = ReadLower("");
   seen[""] = model_.tree[""];
   for (const auto& [path, want] : model_.tree) {
     auto it = seen.find(path);
