@@ -73,7 +73,7 @@ int DoRemove(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
           Verdict(ctx.Decide(directory ? OP_RMDIR : OP_DELETE, child.path, is_dir, &child.info))) {
     return err;
   }
-  DirStamp before = StampOf(p.fd.get());
+  DirStamp before = StampOf(p.fd.get(), p.node->generation);
   ObjectId object = ObjectOf(child);
   if (unlinkat(p.fd.get(), real.c_str(), directory ? AT_REMOVEDIR : 0) != 0) return errno;
   fs->NamespaceChanged();
@@ -200,7 +200,7 @@ int DoRename(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
   if (no_scan.missed() && GainChecked(ctx)) return kFactsNotCurrent;
   ObjectId src_object = ObjectOf(src);
   ObjectId replaced_object = had_target ? ObjectOf(replaced) : ObjectId{};
-  DirStamp before = StampOf(np.fd.get());
+  DirStamp before = StampOf(np.fd.get(), np.node->generation);
   if (renameat2(p.fd.get(), src_name.c_str(), np.fd.get(), dst_name.c_str(), flags) != 0) {
     return errno;
   }

@@ -357,7 +357,8 @@ void CaseIndex::Removed(int dir_fd, const DirStamp& before, absl::string_view na
 }
 
 void CaseIndex::Changed(int dir_fd, const DirStamp& before, absl::string_view name, bool added) {
-  DirStamp after = StampOf(dir_fd);
+  // The same directory as `before` (its callers stamp one fd twice): its generation is known.
+  DirStamp after = StampOf(dir_fd, before.generation);
   uint64_t hash = FoldedHash(name);
   absl::MutexLock lock(&mu_);
   auto it = dirs_.find(Key{before.dev, before.ino});

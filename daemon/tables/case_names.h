@@ -102,8 +102,9 @@ class CaseIndex {
   // `generation` is the directory's ObjectId::generation (its node's).
   int LowerSpelling(int dir_fd, uint64_t generation, absl::string_view name, std::string* lower)
       ABSL_LOCKS_EXCLUDED(mu_);
-  // `name` was just added to the directory by the daemon, which had the stamp `before` just
-  // before: an index of that state learns the name; any other index of the directory goes.
+  // `name` was just added to the directory by the daemon, which had the stamp `before` of this
+  // `dir_fd` just before: an index of that state learns the name; any other index of the
+  // directory goes.
   void Added(int dir_fd, const DirStamp& before, absl::string_view name) ABSL_LOCKS_EXCLUDED(mu_);
   // The same for a name the daemon just removed.
   void Removed(int dir_fd, const DirStamp& before, absl::string_view name) ABSL_LOCKS_EXCLUDED(mu_);
