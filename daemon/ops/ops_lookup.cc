@@ -64,6 +64,12 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
              fuse_entry_param* e, int64_t* fresh_until_before, base::UniqueFd* refused) {
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
+  return DoLookupIn(fs, ctx, p, name, e, fresh_until_before, refused);
+}
+
+int DoLookupIn(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
+               fuse_entry_param* e, int64_t* fresh_until_before, base::UniqueFd* refused) {
+  fuse_ino_t parent = p.node->id;
   if (NameError(name, ENOENT) == 0 && ctx.HiddenWhateverIsThere(ChildPath(p.path, name))) {
     return ENOENT;
   }
