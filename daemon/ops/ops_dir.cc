@@ -408,7 +408,8 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     fuse_entry_param e = {};
     bool dot = entry.name == "." || entry.name == "..";
     int64_t fresh_until_before = 0;
-    if (dot || KernelHoldsFresh(fs, ctx, entry)) {
+    bool held_fresh = !dot && KernelHoldsFresh(fs, ctx, entry);
+    if (dot || held_fresh) {
       // Nodeid 0 (e.ino): the kernel makes or changes no dentry; only the name and type matter.
       e.attr.st_ino = fs->PresentedIno(entry.dev, entry.ino);
       e.attr.st_mode = static_cast<mode_t>(DTTOIF(entry.type));
@@ -438,6 +439,8 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
       break;
     }
     used += need;
+    if (held_fresh)
+      fs->stats().listing_entries_without_lookup.fetch_add(1, std::memory_order_relaxed);
   }
   op.ReplyBuf(buf.data(), used);
 }
