@@ -69,7 +69,7 @@ int LowerName(Filesystem* fs, const Resolved& parent, const char* name, std::str
   struct stat st;
   if (fstatat(parent.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT) return 0;
   std::string match;
-  int err = fs->case_index().Find(parent.fd.get(), name, &match);
+  int err = fs->case_index().Find(parent.fd.get(), parent.node->generation, name, &match);
   if (err == 0) *real = std::move(match);
   return err == EMFILE ? EMFILE : 0;
 }
@@ -123,7 +123,9 @@ int OpenLowerChild(Filesystem* fs, const Resolved& parent, const char* name, Chi
   if (err != ENOENT || fs->posix() || NameError(name, ENOENT) != 0) return err;
   // A directory too large to search answers for exact names only.
   std::string match;
-  if (fs->case_index().Find(parent.fd.get(), name, &match) != 0) return ENOENT;
+  if (fs->case_index().Find(parent.fd.get(), parent.node->generation, name, &match) != 0) {
+    return ENOENT;
+  }
   *real = std::move(match);
   return OpenChild(fs, parent, real->c_str(), child, needs);
 }

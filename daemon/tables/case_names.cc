@@ -223,9 +223,15 @@ int CaseIndex::Search(int dir_fd, absl::string_view name, std::string* match) {
 }
 
 int CaseIndex::Find(int dir_fd, absl::string_view name, std::string* match) {
+  return Find(dir_fd, StampOf(dir_fd), name, match);
+}
+
+int CaseIndex::Find(int dir_fd, uint64_t generation, absl::string_view name, std::string* match) {
+  return Find(dir_fd, StampOf(dir_fd, generation), name, match);
+}
+
+int CaseIndex::Find(int dir_fd, const DirStamp& stamp, absl::string_view name, std::string* match) {
   match->clear();
-  // Taken before the directory is read: a change during the read makes the index stale at once.
-  DirStamp stamp = StampOf(dir_fd);
   if (stamp.mtime_ns < 0) return Search(dir_fd, name, match);
   Key key{stamp.dev, stamp.ino};
   bool ambiguous = false;
