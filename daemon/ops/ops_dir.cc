@@ -439,8 +439,9 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
       break;
     }
     used += need;
-    if (held_fresh)
+    if (held_fresh) {
       fs->stats().listing_entries_without_lookup.fetch_add(1, std::memory_order_relaxed);
+    }
   }
   op.ReplyBuf(buf.data(), used);
 }
