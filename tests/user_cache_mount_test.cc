@@ -3,18 +3,22 @@
 // and without it (the default, where no attribute is cached). With it, another app's second stat
 // of a Download file costs no request, a size written through passthrough is fresh for the next
 // app, the owner's walk of files of unknown content asks nothing and sees at once what an app
-// owed their redacted view changed (a chmod changes nothing), a reload still invalidates, and an
-// app of another user is refused wherever it reaches the daemon (redacted views' names:
-// redacted_cache_mount_test). Needs root and /dev/fuse; skips, saying so, without them.
+// owed their redacted view changed (a chmod changes nothing), a warm listing looks up no file
+// the kernel holds fresh but still a photo for an app owed its redacted view, a reload still
+// invalidates, and an app of another user is refused wherever it reaches the daemon (redacted
+// views' names: redacted_cache_mount_test). Needs root and /dev/fuse; skips, saying so, without
+// them.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "tests/mount_harness.h"
 
@@ -66,6 +70,12 @@ class UserCacheMountTest : public MountTest, public testing::WithParamInterface<
   }
   // LOOKUPs and GETATTRs the daemon served.
   int64_t Asked() { return Count("lookup") + Count("getattr"); }
+  // READDIRPLUS entries sent without a lookup (the kernel held them fresh).
+  int64_t EntriesWithoutLookup() {
+    absl::StatusOr<DaemonStats> stats = storage_.Stats();
+    EXPECT_TRUE(stats.ok()) << stats.status();
+    return stats.ok() ? (*stats)["listing_entries_without_lookup"] : -1;
+  }
   // The size `uid`'s stat of `path` finds, or -errno.
   int64_t SizeAs(uid_t uid, const std::string& path) {
     AppResult r = As(uid).Run(absl::StrCat("stat ", path), [path] {
@@ -197,6 +207,63 @@ TEST_P(UserCacheMountTest, SizeIsFreshAfterAnotherAppsPassthroughWrite) {
   EXPECT_EQ(SizeAs(kCamera, path), size + 7) << "a stale size after a truncate";
   ASSERT_TRUE(Succeeds(As(kNotes).Write(path, PdfBytes(100), O_WRONLY | O_TRUNC)));
   EXPECT_EQ(SizeAs(kCamera, path), 100) << "a stale size after O_TRUNC";
+}
+
+// READDIRPLUS under ANDROID semantics: the owner's second listing of its files sends each as a
+// plain name, without a lookup, since the kernel holds each node and its attributes fresh (on a
+// one-user mount), and the stats after it ask nothing and find the right sizes. By default the
+// kernel holds no attributes, so every entry is looked up again.
+TEST_P(UserCacheMountTest, AWarmListingLooksUpNoFileTheKernelHoldsFresh) {
+  for (int i = 1; i <= 3; ++i) {
+    SCOPEDFS_ASSERT_OK(storage_.WriteLower(absl::StrCat("Download/warm/f", i, ".txt"),
+                                           std::string(i, 'x'), kNotes));
+  }
+  ASSERT_TRUE(Succeeds(As(kNotes).List("Download/warm")));
+  int64_t plain = EntriesWithoutLookup();
+  AppResult listed = As(kNotes).List("Download/warm");
+  ASSERT_TRUE(Succeeds(listed));
+  EXPECT_EQ(absl::StrJoin(listed.names, " "), "f1.txt f2.txt f3.txt");
+  EXPECT_EQ(EntriesWithoutLookup() - plain, cached() ? 3 : 0);
+  int64_t asked = Asked();
+  for (int i = 1; i <= 3; ++i) {
+    EXPECT_EQ(SizeAs(kNotes, absl::StrCat("Download/warm/f", i, ".txt")), i);
+  }
+  if (cached()) {
+    EXPECT_EQ(Asked() - asked, 0) << "the kernel did not hold what the listing left";
+  }
+}
+
+// The same listing by an app owed the redacted view of a photo, after its owner's listings left
+// the raw node fresh in the kernel: the photo is looked up (its view is the lookup's to pick), and
+// the app reads the redacted bytes. The owner's next listing looks it up too (the kernel's dentry
+// may now lead to the redacted node), and the owner reads the raw bytes.
+TEST_P(UserCacheMountTest, AWarmListingLooksUpAPhotoForAnAppOwedItsRedactedView) {
+  ASSERT_TRUE(Succeeds(As(kCamera).List("Pictures")));
+  int64_t plain = EntriesWithoutLookup();
+  ASSERT_TRUE(Succeeds(As(kCamera).List("Pictures")));
+  EXPECT_EQ(EntriesWithoutLookup() - plain, cached() ? 1 : 0) << "the owner's raw view";
+  // The raw node stays in the kernel (and the daemon's table) while the test holds it, after the
+  // redacted reader's lookup has pointed the name at the redacted node.
+  int held = open(absl::StrCat(storage_.mountpoint(), "/", kPhoto).c_str(), O_PATH | O_CLOEXEC);
+  ASSERT_GE(held, 0) << strerror(errno);
+  plain = EntriesWithoutLookup();
+  AppResult listed = As(kSocial).List("Pictures");
+  ASSERT_TRUE(Succeeds(listed));
+  EXPECT_EQ(absl::StrJoin(listed.names, " "), "photo.jpg");
+  EXPECT_EQ(EntriesWithoutLookup() - plain, 0) << "the photo went plain to a redacted reader";
+  AppResult seen = As(kSocial).Read(kPhoto);
+  ASSERT_TRUE(Succeeds(seen));
+  std::string raw = ReadFileOrDie("tests/media/gps.jpg");
+  EXPECT_EQ(seen.data.size(), raw.size());
+  EXPECT_NE(seen.data, raw) << "the redacted reader read the raw bytes";
+  plain = EntriesWithoutLookup();
+  ASSERT_TRUE(Succeeds(As(kCamera).List("Pictures")));
+  EXPECT_EQ(EntriesWithoutLookup() - plain, 0)
+      << "the photo went plain while a redacted node exists";
+  AppResult owners = As(kCamera).Read(kPhoto);
+  ASSERT_TRUE(Succeeds(owners));
+  EXPECT_TRUE(owners.data == raw) << "the owner read other bytes than its photo's";
+  close(held);
 }
 
 // Files of unknown content, whose view differs by app (the all-files app reads them redacted):

@@ -101,6 +101,13 @@ FactNeeds NeedsOf(const policy::Engine* engine) {
 
 FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view name,
                             FactNeeds needs) {
+  ObjectId object;
+  if (UsesIdentity(st, needs)) object = ObjectIdOf(fd, st);
+  return Lookup(fd, st, object, name, needs);
+}
+
+FileInfo FactsCache::Lookup(int fd, const struct stat& st, const ObjectId& object,
+                            absl::string_view name, FactNeeds needs) {
   // Only a regular file's bytes are ever read; a directory, symlink, fifo or socket has only
   // its creator.
   if (!S_ISREG(st.st_mode)) needs.content = false;
@@ -113,7 +120,7 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, absl::string_view nam
   }
   if (!needs.owner && !needs.content) return info;
 
-  Key key = ObjectIdOf(fd, st);
+  const Key& key = object;
   FileVersion version = VersionOf(st);
   Entry entry;
   {

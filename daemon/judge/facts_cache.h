@@ -98,6 +98,15 @@ class FactsCache {
   // creator), per version.
   FileInfo Lookup(int fd, const struct stat& st, absl::string_view name, FactNeeds needs = {})
       ABSL_LOCKS_EXCLUDED(mu_);
+  // The same for a caller that knows the object `fd` is (ObjectIdOf(fd, st), e.g. from its node
+  // or from the identity it read to publish the node): no name_to_handle_at of its own.
+  FileInfo Lookup(int fd, const struct stat& st, const ObjectId& object, absl::string_view name,
+                  FactNeeds needs = {}) ABSL_LOCKS_EXCLUDED(mu_);
+  // Whether Lookup with `needs` looks at the cache, and so at the object's identity, for an
+  // object stat'ed as `st` (otherwise it answers from the name alone).
+  static bool UsesIdentity(const struct stat& st, FactNeeds needs) {
+    return (needs.content && S_ISREG(st.st_mode)) || (needs.owner && !needs.owner_is_uid);
+  }
   // What the cache holds of the object of `fd` at this version, by the same probe as Lookup's,
   // reading nothing and caching nothing: what it does not hold is left unknown (content_read
   // false, the name's facts, no owner).

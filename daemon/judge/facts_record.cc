@@ -172,4 +172,6 @@ bool WriteFactsRecord(int fd, const ObjectId& id, const struct stat& before,
 
 void DropFactsRecord(int fd) { removexattr(ProcPath(fd).c_str(), kFactsXattr); }
 
+void DropFactsRecordOfOpenFile(int fd) { fremovexattr(fd, kFactsXattr); }
+
 }  // namespace scopedfs::daemon

@@ -72,6 +72,8 @@ bool WriteFactsRecord(int fd, const ObjectId& id, const struct stat& before,
                       struct stat* after);
 // Removes the record of `fd` (a change through the mount that a version might not show).
 void DropFactsRecord(int fd);
+// The same for `fd` open for reading or writing (not O_PATH): no path walk through /proc.
+void DropFactsRecordOfOpenFile(int fd);
 
 }  // namespace scopedfs::daemon
 

@@ -27,6 +27,11 @@ namespace scopedfs::daemon {
 int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
              fuse_entry_param* e, int64_t* fresh_until_before = nullptr,
              base::UniqueFd* refused = nullptr);
+// DoLookup in the directory `p`, resolved by the caller: READDIRPLUS looks up each name of a chunk
+// in one directory resolved once for the request (its listing was judged under one path too).
+int DoLookupIn(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
+               fuse_entry_param* e, int64_t* fresh_until_before = nullptr,
+               base::UniqueFd* refused = nullptr);
 int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi,
            int* backing_id);
 

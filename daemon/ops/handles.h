@@ -55,6 +55,12 @@ struct DirEntry {
   unsigned char type;
   dev_t dev = 0;   // 0 for . and ..
   off_t next = 0;  // the READDIR offset of the entry after it
+  // The object's ObjectId::generation, when the listing read its identity (`identified`), and
+  // whether the caller reads its raw view (views.h, CallerView): what READDIRPLUS needs to know
+  // that the node the kernel may hold for the name is the one a lookup would give (ops_dir.cc).
+  uint64_t generation = 0;
+  bool identified = false;
+  bool raw_view = true;
 };
 
 // An open directory handle (fuse_file_info::fh): the directory's fd and, under a policy whose

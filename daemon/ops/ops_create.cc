@@ -127,7 +127,7 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, f
   std::optional<uid_t> slot;
   if (int err = fs->TakeHandleSlot(ctx, &slot)) return err;
   base::UniqueFd fd;
-  DirStamp before = StampOf(p.fd.get());
+  DirStamp before = StampOf(p.fd.get(), p.node->generation);
   if (int err = MakeAs(as, [&] {
         fd.reset(openat(p.fd.get(), name, flags, clamped));
         return fd.valid() ? 0 : -1;
@@ -211,7 +211,7 @@ int DoMkdir(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fu
   std::string path = ChildPath(p.path, name);
   if (int err = Verdict(ctx.Decide(OP_MKDIR, path, true, nullptr))) return err;
   mode_t clamped = as != nullptr ? mode : AndroidNewMode(ctx, mode, /*directory=*/true);
-  DirStamp before = StampOf(p.fd.get());
+  DirStamp before = StampOf(p.fd.get(), p.node->generation);
   if (int err = MakeAs(as, [&] { return mkdirat(p.fd.get(), name, clamped); })) return err;
   fs->NamespaceChanged();
   fs->case_index().Added(p.fd.get(), before, name);

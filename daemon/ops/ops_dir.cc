@@ -112,6 +112,11 @@ int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, co
     return 0;
   }
   *out = {ent->d_name, ent->d_ino, ent->d_type, child.st.st_dev};
+  if (child.identity) {
+    out->generation = child.identity->id.generation;
+    out->identified = true;
+  }
+  out->raw_view = CallerView(ctx, child) == kRawView;
   *shown = true;
   return 0;
 }
@@ -160,15 +165,33 @@ void sfs_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 // A name's attributes count as held by the kernel when they stay fresh for another second.
 constexpr int64_t kFreshMarginNs = 1'000'000'000;
 
-// Under POSIX semantics, whether a listed name's node is one the kernel holds fresh, found without
-// a lookup: its READDIRPLUS entry then goes without attributes, and costs no more than a READDIR
-// entry (the listing already judged that the caller sees the name). Policies that may redact are
-// left to KeepKernelsEntry: the caller's view, and so the node, is the lookup's to choose.
+// Whether a listed name's node is one the kernel holds fresh, found without a lookup: its
+// READDIRPLUS entry then goes without attributes (nodeid 0: the kernel makes or changes no dentry
+// and keeps the attributes it has), and costs no more than a READDIR entry (the listing already
+// judged that the caller sees the name). What the kernel holds fresh it serves to every caller
+// without asking anyway (views.h caches names and attributes only where that is right), so the
+// entry changes nothing a lookup would have changed, but for one thing: under a policy that may
+// redact, a lookup picks the node of the caller's view, and the kernel's dentry may lead to the
+// other one. So there the entry goes plain only when the caller reads the raw view and the table
+// has no redacted node of that number (the kernel holds only nodes of the table), and the raw
+// node found is the listed object (its generation). A wrong guess about freshness costs a
+// GETATTR or a LOOKUP later, never a wrong answer. Under ANDROID semantics only regular files go
+// plain: there are no ACLs for a resent entry to drop, and a directory listed since its entry was
+// sent has a stale atime in the kernel (the file header), which a resent entry refreshes where a
+// plain one would cost `find` or `du` a GETATTR.
 bool KernelHoldsFresh(Filesystem* fs, const RequestContext& ctx, const DirEntry& entry) {
-  if (!fs->posix() || entry.dev == 0 || ctx.engine() == nullptr || ctx.engine()->may_redact()) {
-    return false;
+  if (entry.dev == 0 || ctx.engine() == nullptr) return false;
+  if (!fs->posix() && entry.type != DT_REG) return false;
+  std::shared_ptr<Node> node;
+  if (ctx.engine()->may_redact()) {
+    if (!entry.raw_view || !entry.identified ||
+        fs->nodes().FindNumber(entry.dev, entry.ino, kRedactedView) != nullptr) {
+      return false;
+    }
+    node = fs->nodes().Find(ObjectId{entry.dev, entry.ino, entry.generation}, kRawView);
+  } else {
+    node = fs->nodes().FindNumber(entry.dev, entry.ino, kRawView);
   }
-  std::shared_ptr<Node> node = fs->nodes().FindNumber(entry.dev, entry.ino, kRawView);
   return node != nullptr && node->kernel_fresh_until_ns.load(std::memory_order_relaxed) >=
                                 SteadyNowNs() + kFreshMarginNs;
 }
@@ -308,6 +331,16 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   if (opened != 0) return op.ReplyErr(opened);
   std::vector<char> buf(size);
   size_t used = 0;
+  // READDIRPLUS: the directory its entries are looked up in, resolved at the first lookup.
+  Resolved parent;
+  auto lookup = [&](const char* name, fuse_entry_param* e, int64_t* fresh_until_before) {
+    if (!parent.fd.valid()) {
+      Resolved r;
+      if (int err = Resolve(fs, ino, &r)) return err;
+      parent = std::move(r);
+    }
+    return DoLookupIn(fs, ctx, parent, name, e, fresh_until_before);
+  };
   while (true) {
     DirEntry entry;
     bool end;
@@ -331,11 +364,12 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     fuse_entry_param e = {};
     bool dot = entry.name == "." || entry.name == "..";
     int64_t fresh_until_before = 0;
-    if (dot || KernelHoldsFresh(fs, ctx, entry)) {
+    bool held_fresh = !dot && KernelHoldsFresh(fs, ctx, entry);
+    if (dot || held_fresh) {
       // Nodeid 0 (e.ino): the kernel makes or changes no dentry; only the name and type matter.
       e.attr.st_ino = fs->PresentedIno(entry.dev, entry.ino);
       e.attr.st_mode = static_cast<mode_t>(DTTOIF(entry.type));
-    } else if (int err = DoLookup(fs, ctx, ino, entry.name.c_str(), &e, &fresh_until_before)) {
+    } else if (int err = lookup(entry.name.c_str(), &e, &fresh_until_before)) {
       // Gone or hidden since the listing was taken: not an entry any more. Anything else (out of
       // fds, an I/O error) must not drop the entry in silence: what is in the buffer is sent
       // and the kernel asks again from this entry, or the error is the answer.
@@ -361,6 +395,9 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
       break;
     }
     used += need;
+    if (held_fresh) {
+      fs->stats().listing_entries_without_lookup.fetch_add(1, std::memory_order_relaxed);
+    }
   }
   op.ReplyBuf(buf.data(), used);
 }

@@ -139,7 +139,7 @@ constexpr int kKillSuidGid = FUSE_SET_ATTR_KILL_SUID;
 int TruncateUnnamed(Filesystem* fs, OpenFile* file, off_t size, struct stat* out) {
   if (ftruncate(file->fd.get(), size) != 0) return errno;
   fs->facts().Invalidate(file->node->object());
-  DropFactsRecord(file->fd.get());
+  DropFactsRecordOfOpenFile(file->fd.get());
   return fstat(file->fd.get(), out) == 0 ? 0 : errno;
 }
 
@@ -318,7 +318,7 @@ void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info
 // mount (the write's own mtime would tell the record apart too; this does not rely on it).
 void Written(Filesystem* fs, OpenFile* file) {
   fs->facts().Invalidate(file->node->object());
-  DropFactsRecord(file->fd.get());
+  DropFactsRecordOfOpenFile(file->fd.get());
 }
 
 // A write through a redacted view (a caller the location guard redacts, writing a file that was

@@ -64,6 +64,12 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
              fuse_entry_param* e, int64_t* fresh_until_before, base::UniqueFd* refused) {
   Resolved p;
   if (int err = Resolve(fs, parent, &p)) return err;
+  return DoLookupIn(fs, ctx, p, name, e, fresh_until_before, refused);
+}
+
+int DoLookupIn(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
+               fuse_entry_param* e, int64_t* fresh_until_before, base::UniqueFd* refused) {
+  fuse_ino_t parent = p.node->id;
   if (NameError(name, ENOENT) == 0 && ctx.HiddenWhateverIsThere(ChildPath(p.path, name))) {
     return ENOENT;
   }
@@ -90,7 +96,9 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
     // Found: the view depends on the file's location, so its scan is taken now.
     if (scanned || !judge_view || child.info.content_read || !needs.content) break;
     needs.location = true;
-    child.info = fs->facts().Lookup(child.fd.get(), child.st, real, needs);
+    child.info = child.identity
+                     ? fs->facts().Lookup(child.fd.get(), child.st, child.identity->id, real, needs)
+                     : fs->facts().Lookup(child.fd.get(), child.st, real, needs);
   }
   View view = judge_view ? ViewFor(d.read, d.read_if_located) : kRawView;
   // The node keeps the lower spelling (its path is what decisions see); the kernel's dentry has

@@ -73,8 +73,8 @@ int DoRemove(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
           Verdict(ctx.Decide(directory ? OP_RMDIR : OP_DELETE, child.path, is_dir, &child.info))) {
     return err;
   }
-  DirStamp before = StampOf(p.fd.get());
-  ObjectId object = ObjectIdOf(child.fd.get(), child.st);
+  DirStamp before = StampOf(p.fd.get(), p.node->generation);
+  ObjectId object = ObjectOf(child);
   if (unlinkat(p.fd.get(), real.c_str(), directory ? AT_REMOVEDIR : 0) != 0) return errno;
   fs->NamespaceChanged();
   fs->case_index().Removed(p.fd.get(), before, real);
@@ -198,9 +198,9 @@ int DoRename(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
   Child replaced;
   bool had_target = OpenChild(fs, np, dst_name.c_str(), &replaced) == 0;
   if (no_scan.missed() && GainChecked(ctx)) return kFactsNotCurrent;
-  ObjectId src_object = ObjectIdOf(src.fd.get(), src.st);
-  ObjectId replaced_object = had_target ? ObjectIdOf(replaced.fd.get(), replaced.st) : ObjectId{};
-  DirStamp before = StampOf(np.fd.get());
+  ObjectId src_object = ObjectOf(src);
+  ObjectId replaced_object = had_target ? ObjectOf(replaced) : ObjectId{};
+  DirStamp before = StampOf(np.fd.get(), np.node->generation);
   if (renameat2(p.fd.get(), src_name.c_str(), np.fd.get(), dst_name.c_str(), flags) != 0) {
     return errno;
   }

@@ -69,7 +69,7 @@ int LowerName(Filesystem* fs, const Resolved& parent, const char* name, std::str
   struct stat st;
   if (fstatat(parent.fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT) return 0;
   std::string match;
-  int err = fs->case_index().Find(parent.fd.get(), name, &match);
+  int err = fs->case_index().Find(parent.fd.get(), parent.node->generation, name, &match);
   if (err == 0) *real = std::move(match);
   return err == EMFILE ? EMFILE : 0;
 }
@@ -82,8 +82,18 @@ int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* c
   if (fstatat(child->fd.get(), "", &child->st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
     return errno;
   child->path = ChildPath(parent.path, name);
-  child->info = fs->facts().Lookup(child->fd.get(), child->st, name, needs);
+  child->identity.reset();
+  if (!FactsCache::UsesIdentity(child->st, needs)) {
+    child->info = fs->facts().Lookup(child->fd.get(), child->st, name, needs);
+    return 0;
+  }
+  child->identity = IdentityOf(child->fd.get(), child->st);
+  child->info = fs->facts().Lookup(child->fd.get(), child->st, child->identity->id, name, needs);
   return 0;
+}
+
+ObjectId ObjectOf(const Child& child) {
+  return child.identity ? child.identity->id : ObjectIdOf(child.fd.get(), child.st);
 }
 
 int OpenLowerChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child,
@@ -113,7 +123,9 @@ int OpenLowerChild(Filesystem* fs, const Resolved& parent, const char* name, Chi
   if (err != ENOENT || fs->posix() || NameError(name, ENOENT) != 0) return err;
   // A directory too large to search answers for exact names only.
   std::string match;
-  if (fs->case_index().Find(parent.fd.get(), name, &match) != 0) return ENOENT;
+  if (fs->case_index().Find(parent.fd.get(), parent.node->generation, name, &match) != 0) {
+    return ENOENT;
+  }
   *real = std::move(match);
   return OpenChild(fs, parent, real->c_str(), child, needs);
 }
@@ -124,8 +136,12 @@ std::shared_ptr<Node> PublishEntry(Filesystem* fs, const RequestContext& ctx, fu
                                    const char* name, Child* child, View view, fuse_entry_param* e,
                                    int64_t* fresh_until_before) {
   std::shared_ptr<Node> node =
-      fs->nodes().Upsert(parent, name, std::move(child->fd), child->st.st_dev, child->st.st_ino,
-                         child->st.st_mode & S_IFMT, view);
+      child->identity
+          ? fs->nodes().Upsert(parent, name, std::move(child->fd), *std::move(child->identity),
+                               child->st.st_mode & S_IFMT, view)
+          : fs->nodes().Upsert(parent, name, std::move(child->fd), child->st.st_dev,
+                               child->st.st_ino, child->st.st_mode & S_IFMT, view);
+  child->identity.reset();
   int64_t before = node->kernel_fresh_until_ns.exchange(0, std::memory_order_relaxed);
   if (fresh_until_before != nullptr) *fresh_until_before = before;
   *e = {};
@@ -172,12 +188,13 @@ double EntryTimeoutFor(Filesystem* fs, const RequestContext& ctx, const std::str
 }
 
 FileInfo InfoAtPath(Filesystem* fs, int fd, absl::string_view path, const struct stat& st,
-                    FactNeeds needs) {
+                    FactNeeds needs, const ObjectId* object) {
   absl::string_view name = path;
   if (size_t slash = name.rfind('/'); slash != absl::string_view::npos) {
     name.remove_prefix(slash + 1);
   }
-  return fs->facts().Lookup(fd, st, name, needs);
+  return object != nullptr ? fs->facts().Lookup(fd, st, *object, name, needs)
+                           : fs->facts().Lookup(fd, st, name, needs);
 }
 
 FileInfo InfoForDecisions(Filesystem* fs, const RequestContext& ctx, const Resolved& r,

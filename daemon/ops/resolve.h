@@ -10,6 +10,7 @@
 #include <chrono>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/synchronization/mutex.h"
@@ -77,7 +78,12 @@ struct Child {
   struct stat st;
   std::string path;
   FileInfo info;
+  // Read by OpenChild when the facts cache needs it, then handed on to the node table
+  // (PublishEntry) and to ObjectOf, so a request asks the kernel for a child's handle once.
+  std::optional<ObjectIdentity> identity;
 };
+// The object `child` is (ObjectIdOf of its fd), from its identity when OpenChild read it.
+ObjectId ObjectOf(const Child& child);
 int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child,
               FactNeeds needs = {});
 // OpenChild of `name` as the lower tree spells it (LowerName); *real gets that spelling. A
@@ -94,10 +100,13 @@ std::shared_ptr<Node> PublishEntry(Filesystem* fs, const RequestContext& ctx, fu
 // Content facts and owner of the lower object `fd` (stat'ed in `st`), judged under the name
 // its node path `path` ends with.
 FileInfo InfoAtPath(Filesystem* fs, int fd, absl::string_view path, const struct stat& st,
-                    FactNeeds needs = {});
+                    FactNeeds needs = {}, const ObjectId* object = nullptr);
+// InfoAtPath of a resolved node: its fd was opened from the node, so the object is the node's
+// (Node::object) and needs no name_to_handle_at.
 inline FileInfo InfoOfNode(Filesystem* fs, const Resolved& r, const struct stat& st,
                            FactNeeds needs = {}) {
-  return InfoAtPath(fs, r.fd.get(), r.path, st, needs);
+  ObjectId object = r.node->object();
+  return InfoAtPath(fs, r.fd.get(), r.path, st, needs, &object);
 }
 
 // A node as the caller may see it: resolved, stat'ed, its content facts known, and not hidden

@@ -223,9 +223,15 @@ int CaseIndex::Search(int dir_fd, absl::string_view name, std::string* match) {
 }
 
 int CaseIndex::Find(int dir_fd, absl::string_view name, std::string* match) {
+  return Find(dir_fd, StampOf(dir_fd), name, match);
+}
+
+int CaseIndex::Find(int dir_fd, uint64_t generation, absl::string_view name, std::string* match) {
+  return Find(dir_fd, StampOf(dir_fd, generation), name, match);
+}
+
+int CaseIndex::Find(int dir_fd, const DirStamp& stamp, absl::string_view name, std::string* match) {
   match->clear();
-  // Taken before the directory is read: a change during the read makes the index stale at once.
-  DirStamp stamp = StampOf(dir_fd);
   if (stamp.mtime_ns < 0) return Search(dir_fd, name, match);
   Key key{stamp.dev, stamp.ino};
   bool ambiguous = false;
@@ -357,7 +363,8 @@ void CaseIndex::Removed(int dir_fd, const DirStamp& before, absl::string_view na
 }
 
 void CaseIndex::Changed(int dir_fd, const DirStamp& before, absl::string_view name, bool added) {
-  DirStamp after = StampOf(dir_fd);
+  // The same directory as `before` (its callers stamp one fd twice): its generation is known.
+  DirStamp after = StampOf(dir_fd, before.generation);
   uint64_t hash = FoldedHash(name);
   absl::MutexLock lock(&mu_);
   auto it = dirs_.find(Key{before.dev, before.ino});

@@ -93,6 +93,9 @@ class CaseIndex {
 
   // As FindCaseMatch(dir_fd, name, match).
   int Find(int dir_fd, absl::string_view name, std::string* match) ABSL_LOCKS_EXCLUDED(mu_);
+  // The same for a directory whose generation is known (its node's): no name_to_handle_at.
+  int Find(int dir_fd, uint64_t generation, absl::string_view name, std::string* match)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // The spelling the directory's index holds of `name`, whichever it is, `name` itself included:
   // 0 with *lower set (still to be confirmed by opening it), ENOENT when the index holds no
   // spelling of it, or EAGAIN when the index cannot tell (no index fits, twins or a collision,
@@ -102,8 +105,9 @@ class CaseIndex {
   // `generation` is the directory's ObjectId::generation (its node's).
   int LowerSpelling(int dir_fd, uint64_t generation, absl::string_view name, std::string* lower)
       ABSL_LOCKS_EXCLUDED(mu_);
-  // `name` was just added to the directory by the daemon, which had the stamp `before` just
-  // before: an index of that state learns the name; any other index of the directory goes.
+  // `name` was just added to the directory by the daemon, which had the stamp `before` of this
+  // `dir_fd` just before: an index of that state learns the name; any other index of the
+  // directory goes.
   void Added(int dir_fd, const DirStamp& before, absl::string_view name) ABSL_LOCKS_EXCLUDED(mu_);
   // The same for a name the daemon just removed.
   void Removed(int dir_fd, const DirStamp& before, absl::string_view name) ABSL_LOCKS_EXCLUDED(mu_);
@@ -149,6 +153,10 @@ class CaseIndex {
   // directory's index if it fits (else a Dir::unindexable one); *indexed says whether it did.
   int ReadAndIndex(int dir_fd, const DirStamp& stamp, absl::string_view name, std::string* match,
                    bool* indexed) ABSL_LOCKS_EXCLUDED(mu_);
+  // Find with the directory's stamp, taken before the directory is read: a change during the read
+  // makes the index stale at once.
+  int Find(int dir_fd, const DirStamp& stamp, absl::string_view name, std::string* match)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Applies one change the daemon made (`added` or removed) to an index of the state `before`.
   void Changed(int dir_fd, const DirStamp& before, absl::string_view name, bool added)
       ABSL_LOCKS_EXCLUDED(mu_);

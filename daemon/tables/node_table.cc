@@ -30,6 +30,14 @@ FileHandle HandleOf(int fd, int* mount_id) {
   return handle;
 }
 
+ObjectIdentity IdentityOf(int fd, const struct stat& st) {
+  ObjectIdentity identity;
+  identity.handle = HandleOf(fd, &identity.mount_id);
+  identity.id =
+      ObjectId{st.st_dev, st.st_ino, HandleDigest(identity.handle.type, identity.handle.bytes)};
+  return identity;
+}
+
 size_t NodeTable::BytesPerNode() {
   // The node, its table entry and the two hash-map slots that index it.
   return sizeof(Node) + sizeof(Entry) + sizeof(std::pair<NodeId, Entry>) +
@@ -112,13 +120,23 @@ NodeTable::NodeTable(base::UniqueFd root_fd, dev_t dev, ino_t ino) {
 
 std::shared_ptr<Node> NodeTable::Upsert(NodeId parent, const std::string& name, base::UniqueFd fd,
                                         dev_t dev, ino_t ino, mode_t type, View view) {
-  // Outside the lock: a syscall. A handle opens only through a mount fd of its own filesystem,
-  // so an object elsewhere keeps its fd instead.
-  int mount_id = -1;
-  FileHandle handle = HandleOf(fd.get(), &mount_id);
+  // Outside the lock: a syscall.
+  ObjectIdentity identity;
+  identity.handle = HandleOf(fd.get(), &identity.mount_id);
+  identity.id = ObjectId{dev, ino, HandleDigest(identity.handle.type, identity.handle.bytes)};
+  return Upsert(parent, name, std::move(fd), std::move(identity), type, view);
+}
+
+std::shared_ptr<Node> NodeTable::Upsert(NodeId parent, const std::string& name, base::UniqueFd fd,
+                                        ObjectIdentity identity, mode_t type, View view) {
+  dev_t dev = identity.id.dev;
+  ino_t ino = identity.id.ino;
   // The identity is the handle the filesystem gives, kept or not (ObjectIdOf computes the same).
-  uint64_t generation = HandleDigest(handle.type, handle.bytes);
-  if (mount_id != root_mount_id_) handle = {};
+  uint64_t generation = identity.id.generation;
+  // A handle opens only through a mount fd of its own filesystem, so an object elsewhere keeps
+  // its fd instead.
+  FileHandle handle = std::move(identity.handle);
+  if (identity.mount_id != root_mount_id_) handle = {};
   std::vector<std::shared_ptr<Node>> doomed;  // released after the lock: closing an fd may block
   absl::MutexLock lock(&mu_);
   Key key{dev, ino, view};

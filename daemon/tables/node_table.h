@@ -28,6 +28,7 @@
 #define SCOPEDFS_DAEMON_TABLES_NODE_TABLE_H_
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -84,6 +85,17 @@ struct FileHandle {
 // The handle of the object `fd` (any fd of it, O_PATH included) and the mount id it belongs to;
 // an empty handle if the filesystem cannot export one.
 FileHandle HandleOf(int fd, int* mount_id);
+
+// What one name_to_handle_at tells of an object: its handle, the mount it is on, and the ObjectId
+// that handle gives (ObjectIdOf's). A request that needs the object's identity for the facts cache
+// and then publishes it in the node table asks the kernel once and hands this on.
+struct ObjectIdentity {
+  ObjectId id;
+  FileHandle handle;
+  int mount_id = -1;
+};
+// The identity of the object `fd` (any fd of it) as stat'ed in `st`. One name_to_handle_at.
+ObjectIdentity IdentityOf(int fd, const struct stat& st);
 
 struct Node {
   NodeId id = 0;
@@ -155,6 +167,9 @@ class NodeTable {
   // it (backing id, cached version, kept fd).
   std::shared_ptr<Node> Upsert(NodeId parent, const std::string& name, base::UniqueFd fd, dev_t dev,
                                ino_t ino, mode_t type, View view);
+  // The same with the object's identity already read from `fd` (IdentityOf): no syscall.
+  std::shared_ptr<Node> Upsert(NodeId parent, const std::string& name, base::UniqueFd fd,
+                               ObjectIdentity identity, mode_t type, View view);
   std::shared_ptr<Node> Get(NodeId id) const;
   // The node of the object `id` in `view`, if the table has one; counts no lookup.
   std::shared_ptr<Node> Find(const ObjectId& id, View view) const;
