@@ -212,9 +212,9 @@ TEST_P(ReplyOnceTest, EveryRequestGetsOneReplyAndOneAuditDecision) {
 
   // RELEASE and FORGET are sent without waiting for their answer: the counts settle once the
   // daemon has served them, and the FORGETs drop_caches queued are counted once the daemon has
-  // read them (over io_uring they stay on /dev/fuse, read by a thread of their own), which can be
-  // after every count already agrees: the wait is for both. Bounded: a request that never gets
-  // its reply, or a FORGET that never comes, fails the test.
+  // read them (over io_uring they stay on /dev/fuse, read by the session's reader, not the ring's
+  // threads), which can be after every count already agrees: the wait is for both. Bounded: a
+  // request that never gets its reply, or a FORGET that never comes, fails the test.
   auto forgot = [](std::map<std::string, OpcodeRow>& rows) {
     return (rows.count("FORGET") && rows["FORGET"].requests > 0) ||
            (rows.count("BATCH_FORGET") && rows["BATCH_FORGET"].requests > 0);

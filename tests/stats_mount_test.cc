@@ -154,12 +154,12 @@ class StatsMountTest : public MountTest {
   void ExpectNoLeakAfterCycles() {
     SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/cycle.bin", "cycle", kNotes));
     // The baseline is taken before any request names the file, when the daemon holds only the
-    // fds it opened before it said it serves: a request's reply can reach the app before the work
-    // it owes afterwards (after_reply.h: the facts record of a file whose head a lookup read
-    // holds a dup of the file's fd until it is written), so a count sampled right after a stat
-    // of the file may still include that dup, which closes later. A node keeps no fd (node_table.h:
-    // a handle), so the count must come back to this one exactly once the last RELEASE and its
-    // after-reply work are done.
+    // fds it opened before it said it serves. A stat of the file can return while the daemon
+    // still holds an fd of it: the work the request owes after its reply (after_reply.h: the
+    // facts record of a file whose head a lookup read holds a dup of its fd until it is written),
+    // or a location scan still queued or running after the lookup's wait for it ended. A node
+    // keeps no fd (node_table.h: a handle), so the count must come back to this one exactly once
+    // the last RELEASE and the work after it are done.
     std::map<int, std::string> fds_then = FdsOf(storage_.daemon_pid());
     absl::StatusOr<int> fds_before = storage_.DaemonFdCount();
     ASSERT_TRUE(fds_before.ok()) << fds_before.status();
@@ -169,8 +169,8 @@ class StatsMountTest : public MountTest {
     ASSERT_TRUE(Succeeds(cycles));
     ASSERT_EQ(cycles.value, kCycles);
 
-    // RELEASE reaches the daemon asynchronously after close(), and its after-reply work after
-    // that: wait for the last ones, then demand the exact starting figures.
+    // RELEASE reaches the daemon asynchronously after close(), and the work above after that:
+    // wait for the last ones, then demand the exact starting figures.
     EXPECT_EQ(SettleFdCount(*fds_before), *fds_before)
         << "scopedfsd leaked fds; it holds now and did not then:\n"
         << FdsNotIn(FdsOf(storage_.daemon_pid()), fds_then) << "it held then and does not now:\n"
@@ -257,8 +257,9 @@ TEST_F(StatsMountTest, ForgottenNodesLeaveTheTable) {
   if (drop == nullptr) GTEST_SKIP() << "cannot write /proc/sys/vm/drop_caches: " << strerror(errno);
   fputs("2\n", drop);
   fclose(drop);
-  // FORGET requests are asynchronous (over io_uring too they come through /dev/fuse, read by a
-  // thread of their own): the daemon's node count is asked until it is back to the baseline.
+  // FORGET requests are asynchronous (over io_uring too they come through /dev/fuse, read by the
+  // session's reader, not the ring's threads): the daemon's node count is asked until it is back
+  // to the baseline.
   absl::StatusOr<DaemonStats> forgotten =
       storage_.StatsOnce([&](const DaemonStats& s) { return s.at("nodes") <= baseline; }, "nodes");
   EXPECT_TRUE(forgotten.ok()) << forgotten.status() << " (baseline " << baseline << ")";
