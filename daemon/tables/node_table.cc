@@ -154,6 +154,10 @@ std::shared_ptr<Node> NodeTable::Upsert(NodeId parent, const std::string& name, 
     Entry& e = entries_[it->second];
     ++e.lookups;
     if (it->second != kRootNodeId) {
+      if (!e.unlinked && (e.parent != parent || e.name != name)) {
+        if (e.former_names.size() >= kMaxFormerNames) e.former_names.erase(e.former_names.begin());
+        e.former_names.emplace_back(e.parent, e.name);
+      }
       Reparent(e, parent, &doomed);
       e.name = name;
       e.unlinked = false;
@@ -324,6 +328,7 @@ std::vector<std::pair<NodeId, std::string>> NodeTable::Names() const {
   names.reserve(entries_.size());
   for (const auto& [id, e] : entries_) {
     if (id != kRootNodeId && !e.unlinked) names.emplace_back(e.parent, e.name);
+    names.insert(names.end(), e.former_names.begin(), e.former_names.end());
   }
   return names;
 }

@@ -184,6 +184,7 @@ class NodeTable {
   // handle no longer opens, until the node goes. At most kMaxKeptRemoved at once (then nothing is
   // kept and the removed directory answers ESTALE, as one removed behind the daemon's back).
   static constexpr int kMaxKeptRemoved = 1024;
+  static constexpr size_t kMaxFormerNames = 4;
   void KeepRemoved(Node* node, base::UniqueFd fd);
   // Bytes one remembered node costs, not counting its name and handle bytes or allocator
   // rounding (docs/performance.md has the measured figure).
@@ -225,6 +226,11 @@ class NodeTable {
     NodeId parent = 0;
     std::string name;
     bool unlinked = false;
+    // Names it had before a lookup found it under another (a rename behind the daemon's back, a
+    // hard link, another spelling): the kernel may still hold a dentry of each, which nothing it
+    // asks the daemon reaches, so what must drop every cached name drops these too (Names). At
+    // most kMaxFormerNames, the latest.
+    std::vector<std::pair<NodeId, std::string>> former_names;
     uint64_t children = 0;     // entries that pin this one as their parent
     bool pins_parent = false;  // counted in its parent's children (Reparent)
   };

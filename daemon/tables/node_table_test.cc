@@ -6,8 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace scopedfs::daemon {
@@ -164,6 +166,29 @@ TEST_F(NodeTableTest, LookupMovesANodeToTheNameItWasFoundBy) {
   NodeId again = Add(dir, "b", 12, S_IFREG);
   EXPECT_EQ(a, again);
   EXPECT_EQ(Path(a), "Download/b");
+}
+
+// A name the node had before a lookup found it under another may still be a dentry in the kernel
+// (a rename behind the daemon's back): Names() keeps it, so a reload drops it too; at most the
+// latest kMaxFormerNames of them.
+TEST_F(NodeTableTest, NamesKeepTheNamesANodeWasFoundByBefore) {
+  NodeId dir = Add(kRootNodeId, "Download", 10);
+  NodeId pictures = Add(kRootNodeId, "Pictures", 11);
+  Add(dir, "a", 12, S_IFREG);
+  Add(pictures, "b", 12, S_IFREG);
+  std::vector<std::pair<NodeId, std::string>> names = table_.Names();
+  auto has = [&names](NodeId parent, const std::string& name) {
+    return std::find(names.begin(), names.end(), std::make_pair(parent, name)) != names.end();
+  };
+  EXPECT_TRUE(has(pictures, "b"));
+  EXPECT_TRUE(has(dir, "a")) << "the name it had before was forgotten";
+  for (int i = 0; i < 10; ++i) Add(dir, absl::StrCat("c", i), 12, S_IFREG);
+  names = table_.Names();
+  EXPECT_FALSE(has(dir, "a"));
+  EXPECT_TRUE(has(dir, "c8"));
+  EXPECT_EQ(
+      std::count_if(names.begin(), names.end(), [dir](const auto& n) { return n.first == dir; }),
+      static_cast<long>(NodeTable::kMaxFormerNames) + 1);
 }
 
 TEST_F(NodeTableTest, ForgottenNodesLeave) {
