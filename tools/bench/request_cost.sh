@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # What one FUSE request costs the daemon, transport and all, against libfuse master's
 # passthrough_hp (the ceiling) in the same run: a stat in a loop over 100 names, with every cache
-# off (scopedfsd --entry_cache_seconds=0 under the permissive policy; passthrough_hp --nocache), so
-# each stat is one request the daemon answers with little work. Four contenders: scopedfsd over
+# off (scopedfsd --entry_cache_seconds=0 under the permissive policy; passthrough_hp --nocache):
+# a LOOKUP each on scopedfsd; passthrough_hp's nocache stat costs it more requests, counted. Four contenders: scopedfsd over
 # /dev/fuse (sfs_dev) and io_uring (sfs_uring), passthrough_hp over /dev/fuse (hp_dev) and io_uring
 # (hp_uring), each on a tmpfs of its own, caller root. Per contender, medians over the rounds:
-# µs per stat, the daemon's CPU (user+system, /proc/PID/stat) and its context switches (every
-# thread's voluntary and involuntary, /proc/PID/task/*/status) per stat, and µs per stat relative
-# to hp_uring. The kernel offers io_uring only while /sys/module/fuse/parameters/enable_uring is
+# µs per operation, the requests each costs (the kernel's fuse_request_send tracepoint), and per
+# request: µs, the daemon's CPU (user+system, /proc/PID/stat), its context switches (every
+# thread's voluntary and involuntary, /proc/PID/task/*/status), and µs relative to hp_uring. The kernel offers io_uring only while /sys/module/fuse/parameters/enable_uring is
 # Y: set right before each io_uring mount, the previous value put back at the end.
 # Usage: tools/bench/request_cost.sh --libfuse=DIR [ROUNDS (5)] [SECONDS per figure (2)]
 #   DIR: a libfuse checkout (3.18+) whose passthrough_hp is built in DIR/build (meson), or is
@@ -94,42 +94,50 @@ switches() {
     awk '/^(voluntary|nonvoluntary)_ctxt_switches/ {s += $2} END {print s}'
 }
 hz=$(getconf CLK_TCK)
+ops=(stat)
+declare -A count=([stat]=100)  # names stated in each pass
 declare -A us cpu cs
 for ((round = 1; round <= rounds; round++)); do
+  for o in "${ops[@]}"; do
   for c in "${contenders[@]}"; do
     t0=$(cpu_ticks "${pid[$c]}") s0=$(switches "${pid[$c]}")
-    rate=$("$METAOPS" stat "$work/mnt_$c/s" 100 "$seconds" 2>"$work/calls")
+    rate=$("$METAOPS" "$o" "$work/mnt_$c/s" "${count[$o]}" "$seconds" 2>"$work/calls")
     t1=$(cpu_ticks "${pid[$c]}") s1=$(switches "${pid[$c]}")
-    ops=$(awk '/^calls/ {print $2}' "$work/calls")
-    us[$c]+="$(echo "1000000 / $rate" | bc -l) "
-    cpu[$c]+="$(echo "($t1 - $t0) * 1000000 / $hz / $ops" | bc -l) "
-    cs[$c]+="$(echo "($s1 - $s0) / $ops" | bc -l) "
+    n=$(awk '/^calls/ {print $2}' "$work/calls")
+    us[$o.$c]+="$(echo "1000000 / $rate" | bc -l) "
+    cpu[$o.$c]+="$(echo "($t1 - $t0) * 1000000 / $hz / $n" | bc -l) "
+    cs[$o.$c]+="$(echo "($s1 - $s0) / $n" | bc -l) "
+  done
   done
 done
 # The requests one stat costs each contender, from the kernel's fuse_request_send tracepoint in
 # one more, untimed pass (lib.sh's bench_trace_*): the figures above are then per request too.
 declare -A per
 bench_trace_start "$work" || echo "request_cost.sh: no request counts: $BENCH_TRACE_REASON" >&2
+for o in "${ops[@]}"; do
 for c in "${contenders[@]}"; do
-  per[$c]=1
+  per[$o.$c]=1
   [[ -n "$BENCH_TRACE" ]] || continue
   bench_trace_begin "$work/mnt_$c"
-  "$METAOPS" stat "$work/mnt_$c/s" 100 0.5 >/dev/null 2>"$work/calls"
-  n=$(bench_trace_end "$c" stat | awk '{ if ($3 == "_lost") lost = 1; n += $4 } END {print lost ? "lost" : n}')
+  "$METAOPS" "$o" "$work/mnt_$c/s" "${count[$o]}" 0.5 >/dev/null 2>"$work/calls"
+  n=$(bench_trace_end "$c" "$o" | awk '{ if ($3 == "_lost") lost = 1; n += $4 } END {print lost ? "lost" : n}')
   [[ $n != lost ]] || { echo "request_cost.sh: trace buffer overran for $c" >&2; continue; }
-  per[$c]=$(echo "$n / $(awk '/^calls/ {print $2}' "$work/calls")" | bc -l)
+  per[$o.$c]=$(echo "$n / $(awk '/^calls/ {print $2}' "$work/calls")" | bc -l)
+done
 done
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]}'; }
 div() { echo "scale=2; $1 / $2" | bc; }
-base=$(div "$(echo "${us[hp_uring]}" | median)" "${per[hp_uring]}")
-printf "%-10s %9s %9s %12s %12s %12s %10s\n" contender "µs/stat" "req/stat" "µs/req" \
+printf "%-6s %-10s %9s %9s %9s %11s %11s %10s\n" op contender "µs/op" "req/op" "µs/req" \
   "CPU µs/req" "switch/req" "/hp_uring"
-for c in "${contenders[@]}"; do
-  u=$(echo "${us[$c]}" | median)
-  r=${per[$c]}
-  printf "%-10s %9s %9.2f %12s %12s %12s %10s\n" "$c" "$u" "$r" "$(div "$u" "$r")" \
-    "$(div "$(echo "${cpu[$c]}" | median)" "$r")" "$(div "$(echo "${cs[$c]}" | median)" "$r")" \
-    "$(div "$(div "$u" "$r")" "$base")"
+for o in "${ops[@]}"; do
+  base=$(div "$(echo "${us[$o.hp_uring]}" | median)" "${per[$o.hp_uring]}")
+  for c in "${contenders[@]}"; do
+    u=$(echo "${us[$o.$c]}" | median)
+    r=${per[$o.$c]}
+    printf "%-6s %-10s %9s %9.2f %9s %11s %11s %10s\n" "$o" "$c" "$u" "$r" "$(div "$u" "$r")" \
+      "$(div "$(echo "${cpu[$o.$c]}" | median)" "$r")" "$(div "$(echo "${cs[$o.$c]}" | median)" "$r")" \
+      "$(div "$(div "$u" "$r")" "$base")"
+  done
 done
-echo "(µs/req, CPU µs/req and switch/req divide the per-stat medians by req/stat)"
+echo "(µs/req, CPU µs/req and switch/req: the per-operation medians over req/op; /hp_uring: µs/req)"
 echo "($rounds rounds of $seconds s, medians; $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg); $(uname -r))"
