@@ -191,6 +191,51 @@ class UserspaceStatsMountTest : public StatsMountTest {
   bool passthrough() const override { return false; }
 };
 
+// The permissive policy decides on nothing a file holds: removing files reads none of them.
+class PermissiveStatsMountTest : public StatsMountTest {
+ protected:
+  DaemonOptions Options() const override {
+    DaemonOptions options = StatsMountTest::Options();
+    options.policy = "policy/configs/permissive.textproto";
+    return options;
+  }
+  // The stats once no location scan is queued.
+  DaemonStats Idle() {
+    absl::StatusOr<DaemonStats> stats = storage_.StatsOnce(
+        [](const DaemonStats& s) {
+          auto it = s.find("scans_pending");
+          return it != s.end() && it->second == 0;
+        },
+        "scans_pending");
+    EXPECT_TRUE(stats.ok()) << stats.status();
+    return stats.ok() ? *stats : DaemonStats{};
+  }
+};
+
+TEST_F(PermissiveStatsMountTest, UnlinkReadsNoContent) {
+  constexpr int kFiles = 20;
+  for (int i = 0; i < kFiles; ++i) {
+    SCOPEDFS_ASSERT_OK(
+        storage_.WriteLower(absl::StrCat("Download/rm/f", i), std::string(4096, 'x'), kNotes));
+  }
+  DaemonStats before = Idle();
+  // Root, so the lower directory's owner (the harness) is no obstacle under POSIX semantics.
+  int removed = RunAs(
+      0,
+      [&] {
+        int gone = 0;
+        for (int i = 0; i < kFiles; ++i) {
+          if (unlink(absl::StrCat("Download/rm/f", i).c_str()) == 0) ++gone;
+        }
+        return gone == kFiles ? 0 : 1;
+      },
+      storage_.mountpoint());
+  ASSERT_EQ(removed, 0);
+  DaemonStats after = Idle();
+  EXPECT_EQ(after["location_scans"], before["location_scans"]);
+  EXPECT_EQ(after["content_reads"], before["content_reads"]);
+}
+
 TEST_F(StatsMountTest, KernelAcceptedPassthrough) { EXPECT_EQ(Stats()["passthrough_enabled"], 1); }
 
 TEST_F(StatsMountTest, PassthroughReadsNeverReachTheDaemon) {

@@ -65,7 +65,10 @@ int DoRemove(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
   if (int err = Resolve(fs, parent, &p)) return err;
   Child child;
   std::string real;
-  if (int err = OpenLowerChild(fs, p, name, &child, &real)) return err;
+  // Only the facts the policy's decisions read (FindsName, Decide): a policy that reads no
+  // content (permissive) queues no location scan of every file it removes, which the scan
+  // threads would then spend the CPU on while the caller removes the next.
+  if (int err = OpenLowerChild(fs, p, name, &child, &real, NeedsOf(ctx.engine()))) return err;
   bool is_dir = S_ISDIR(child.st.st_mode);
   if (!FindsName(ctx, child.path, is_dir, child.info)) return ENOENT;
   if (directory != is_dir) return directory ? ENOTDIR : EISDIR;
