@@ -47,8 +47,14 @@ emulator_prepare=""
 if [ "${SCOPEDFS_EMULATOR:-1}" != 0 ]; then
   bazel build //daemon:scopedfsd //tools:scopedfsctl //tools/emulator:vold_mount \
     //tools/emulator:answer_probe
-  tools/emulator/run.sh --prepare --bin_dir="$(bazel info bazel-bin 2>/dev/null)" \
-    >"$passes/emulator-prepare.log" 2>&1 &
+  # Its exit status goes to a file: bash 5.2 can lose a finished background job's status by the
+  # time it is waited for ("wait: pid N is not a child of this shell", seen once in CI).
+  (
+    rc=0
+    tools/emulator/run.sh --prepare --bin_dir="$(bazel info bazel-bin 2>/dev/null)" \
+      >"$passes/emulator-prepare.log" 2>&1 || rc=$?
+    echo "$rc" >"$passes/emulator-prepare.status"
+  ) &
   emulator_prepare=$!
 fi
 
@@ -101,7 +107,13 @@ keep_logs ext4 ext4_tests "$@"
 # SCOPEDFS_EMULATOR=0 skips this pass.
 if [ "${SCOPEDFS_EMULATOR:-1}" != 0 ]; then
   echo "test: the emulated device (tools/emulator/run.sh)"
-  if ! wait "$emulator_prepare"; then
+  wait "$emulator_prepare" 2>/dev/null || true
+  # A status lost by bash (above) leaves the file to say it; the preparation is bounded itself.
+  for _ in $(seq 3600); do
+    [[ -s "$passes/emulator-prepare.status" ]] && break
+    sleep 1
+  done
+  if [[ "$(cat "$passes/emulator-prepare.status" 2>/dev/null)" != 0 ]]; then
     cat "$passes/emulator-prepare.log" >&2
     echo "test: could not prepare the emulated device's base system" >&2
     status=1
