@@ -2,15 +2,13 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 
 #include <cerrno>
-#include <cstring>
+#include <optional>
 #include <string>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
-#include "daemon/judge/file_info.h"
+#include "daemon/judge/facts_cache.h"
 #include "daemon/ops/tree_walk.h"
 #include "daemon/ops/views.h"
 
@@ -27,8 +25,6 @@ bool ListedByEveryCaller(const RequestContext& ctx, const Resolved& r, int dir_f
 }
 
 namespace {
-bool IsDot(const char* name) { return strcmp(name, ".") == 0 || strcmp(name, "..") == 0; }
-
 // At most this many entries are read to prove a listing shared; a larger directory is listed
 // per open.
 constexpr int kMaxSharedListingEntries = 4096;
@@ -74,20 +70,16 @@ uint64_t ListingVersion(const Resolved& r, const struct stat& st) {
 
 // Whether the caller made the directory `node` (its lower fd `dir_fd`, stat'ed `st`): the creator
 // recorded when it was made through the mount (under POSIX semantics, its owner). Only a
-// directory's creator may have the kernel keep a listing of it made for it alone (DoOpendir), so
-// what one app does never changes what another's listing costs.
+// directory's creator may have the kernel keep a listing of it made for it alone
+// (ChooseKernelListing), so what one app does never changes what another's listing costs.
 bool CallerMadeIt(Filesystem* fs, const RequestContext& ctx, Node* node, int dir_fd,
                   const struct stat& st) {
   if (fs->posix()) return st.st_uid == ctx.uid();
   int64_t creator = node->creator.load(std::memory_order_relaxed);
   if (creator < 0) {
-    char value[16];
-    ssize_t len = fgetxattr(dir_fd, kOwnerXattr, value, sizeof(value) - 1);
-    uint32_t uid;
-    if (len <= 0 || !absl::SimpleAtoi(absl::string_view(value, static_cast<size_t>(len)), &uid)) {
-      return false;
-    }
-    creator = uid;
+    std::optional<uint32_t> recorded = RecordedOwner(dir_fd);
+    if (!recorded.has_value()) return false;
+    creator = *recorded;
     node->creator.store(creator, std::memory_order_relaxed);
   }
   return creator == static_cast<int64_t>(ctx.uid());

@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -28,11 +27,6 @@
 #include "daemon/ops/views.h"
 
 namespace scopedfs::daemon {
-
-namespace {
-bool IsDot(const char* name) { return strcmp(name, ".") == 0 || strcmp(name, "..") == 0; }
-
-}  // namespace
 
 // Under a caller-independent policy the listing is the same for every caller, so the kernel
 // caches it: FOPEN_CACHE_DIR fills the directory's page cache from the READDIR replies, and

@@ -29,9 +29,9 @@ int DirStream::Open(int dir_fd) {
   return 0;
 }
 
-namespace {
-
 bool IsDot(const char* name) { return strcmp(name, ".") == 0 || strcmp(name, "..") == 0; }
+
+namespace {
 
 int WalkEntries(int dir_fd, const std::string& rel, int depth, int* budget,
                 const std::function<int(int, const struct stat&, const std::string&,

@@ -15,6 +15,9 @@
 namespace scopedfs::daemon {
 
 // A directory stream that owns its fd (closedir when it goes away).
+// "." or "..": the entries of every directory that name no child.
+bool IsDot(const char* name);
+
 class DirStream {
  public:
   DirStream() = default;
