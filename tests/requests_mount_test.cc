@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -223,6 +224,45 @@ TEST_F(ListingCacheTest, AListingHeldAcrossARefusedReloadKeepsListing) {
   AppResult fresh = As(kSocial).List("Documents/l");
   ASSERT_TRUE(Succeeds(fresh));
   EXPECT_EQ(fresh.names.size(), static_cast<size_t>(kFiles)) << fresh;
+}
+
+// A reload to another caller-independent policy is accepted on a pinned mount; the kernel's
+// listings it keeps without asking (no OPENDIR after the pin) must go with it, also where the
+// daemon no longer knows any name in the directory (the kernel forgot them, the directory stays
+// in use): a listing cached before the reload must not show a name the new policy hides.
+TEST_F(ListingCacheTest, AReloadDropsListingsWhoseNamesTheKernelForgot) {
+  ASSERT_TRUE(Succeeds(As(kNotes).List("Documents/l")));  // pinned, and the kernel keeps it
+  ASSERT_EQ(Count("listings_pinned"), 1);
+  // Held open so that the directory's inode, and the kernel's listing in its pages, stay.
+  int held = open((storage_.mountpoint() + "/Documents/l").c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(held, 0) << strerror(errno);
+  // The kernel forgets the names (dentries and inodes, not the pages of inodes in use).
+  FILE* drop = fopen("/proc/sys/vm/drop_caches", "w");
+  ASSERT_NE(drop, nullptr) << "cannot write /proc/sys/vm/drop_caches: " << strerror(errno);
+  fputs("2", drop);
+  fclose(drop);
+  absl::StatusOr<DaemonStats> forgot = storage_.StatsOnce(
+      [](const DaemonStats& s) { return s.count("nodes") != 0 && s.at("nodes") <= 4; }, "nodes");
+  ASSERT_TRUE(forgot.ok()) << "the daemon still knows the directory's names: " << forgot.status();
+  std::string policy = ReadFileOrDie("policy/configs/permissive.textproto");
+  const std::string kFirstRule = "rule {";
+  size_t at = policy.find(kFirstRule);
+  ASSERT_NE(at, std::string::npos);
+  policy.insert(at, "rule { name: \"hide-f1\" path { glob: \"Documents/l/f1\" } "
+                    "action { outcome: OUTCOME_HIDE } }\n");
+  std::string path = absl::StrCat(::testing::TempDir(), "/permissive_hiding_f1.textproto");
+  std::ofstream(path) << policy;
+  absl::StatusOr<std::string> reloaded =
+      storage_.Ctl({"reload", absl::StrCat("--policy=", path),
+                    "--apps=policy/configs/apps.textproto"});
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  AppResult listed = As(kSocial).List("Documents/l");
+  close(held);
+  ASSERT_TRUE(Succeeds(listed));
+  EXPECT_FALSE(Contains(listed.names, "f1")) << "the listing from before the reload was served: "
+                                             << listed;
+  EXPECT_TRUE(Contains(listed.names, "f2")) << listed;
+  EXPECT_TRUE(FailsWith(As(kSocial).Stat("Documents/l/f1"), ENOENT));
 }
 
 // Walks the tree below `dir` as `app`, opening every directory (as find does): value is the number

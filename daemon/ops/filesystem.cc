@@ -164,7 +164,13 @@ absl::Status Filesystem::SetEngine(std::shared_ptr<const policy::Engine> engine)
   for (const auto& [parent, name] : nodes_.Names()) {
     fuse_lowlevel_notify_inval_entry(se, parent, name.c_str(), name.size());
   }
-  for (NodeId id : nodes_.Ids()) fuse_lowlevel_notify_inval_inode(se, id, -1, 0);
+  // A directory's pages are the listing the kernel keeps (FOPEN_CACHE_DIR), which after a pin it
+  // serves without asking (no OPENDIR): offset 0 drops them, also where no name in the directory
+  // is known any more (the entry invalidations above then reach nothing that would reset it).
+  // Other nodes keep their pages: what a redacted view fills cannot change at a reload.
+  for (const NodeTable::IdAndKind& n : nodes_.Ids()) {
+    fuse_lowlevel_notify_inval_inode(se, n.id, n.directory ? 0 : -1, 0);
+  }
   return absl::OkStatus();
 }
 

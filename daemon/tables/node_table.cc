@@ -333,11 +333,11 @@ std::vector<std::pair<NodeId, std::string>> NodeTable::Names() const {
   return names;
 }
 
-std::vector<NodeId> NodeTable::Ids() const {
+std::vector<NodeTable::IdAndKind> NodeTable::Ids() const {
   absl::MutexLock lock(&mu_);
-  std::vector<NodeId> ids;
+  std::vector<IdAndKind> ids;
   ids.reserve(entries_.size());
-  for (const auto& [id, e] : entries_) ids.push_back(id);
+  for (const auto& [id, e] : entries_) ids.push_back({id, S_ISDIR(e.node->type)});
   return ids;
 }
 

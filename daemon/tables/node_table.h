@@ -217,7 +217,12 @@ class NodeTable {
   // Every (parent, name) the kernel may hold a dentry for, and every node id: what a policy
   // reload must invalidate.
   std::vector<std::pair<NodeId, std::string>> Names() const;
-  std::vector<NodeId> Ids() const;
+  // Every node the kernel holds, and whether it is a directory (whose pages are its listing).
+  struct IdAndKind {
+    NodeId id;
+    bool directory;
+  };
+  std::vector<IdAndKind> Ids() const;
 
  private:
   struct Entry {
