@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -248,19 +248,19 @@ TEST_F(ListingCacheTest, AReloadDropsListingsWhoseNamesTheKernelForgot) {
   const std::string kFirstRule = "rule {";
   size_t at = policy.find(kFirstRule);
   ASSERT_NE(at, std::string::npos);
-  policy.insert(at, "rule { name: \"hide-f1\" path { glob: \"Documents/l/f1\" } "
-                    "action { outcome: OUTCOME_HIDE } }\n");
+  policy.insert(at,
+                "rule { name: \"hide-f1\" path { glob: \"Documents/l/f1\" } "
+                "action { outcome: OUTCOME_HIDE } }\n");
   std::string path = absl::StrCat(::testing::TempDir(), "/permissive_hiding_f1.textproto");
   std::ofstream(path) << policy;
-  absl::StatusOr<std::string> reloaded =
-      storage_.Ctl({"reload", absl::StrCat("--policy=", path),
-                    "--apps=policy/configs/apps.textproto"});
+  absl::StatusOr<std::string> reloaded = storage_.Ctl(
+      {"reload", absl::StrCat("--policy=", path), "--apps=policy/configs/apps.textproto"});
   ASSERT_TRUE(reloaded.ok()) << reloaded.status();
   AppResult listed = As(kSocial).List("Documents/l");
   close(held);
   ASSERT_TRUE(Succeeds(listed));
-  EXPECT_FALSE(Contains(listed.names, "f1")) << "the listing from before the reload was served: "
-                                             << listed;
+  EXPECT_FALSE(Contains(listed.names, "f1"))
+      << "the listing from before the reload was served: " << listed;
   EXPECT_TRUE(Contains(listed.names, "f2")) << listed;
   EXPECT_TRUE(FailsWith(As(kSocial).Stat("Documents/l/f1"), ENOENT));
 }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "policy/app_registry.h"
 
@@ -134,6 +135,10 @@ std::string RequestContext::ListingViewer() const {
 std::string RequestContext::EveryCallerViewer() const {
   if (engine_ == nullptr) return "";
   return absl::StrCat(engine_->serial(), ":*");
+}
+
+bool RequestContext::OfThisSnapshot(absl::string_view viewer) const {
+  return engine_ != nullptr && absl::StartsWith(viewer, absl::StrCat(engine_->serial(), ":"));
 }
 
 bool RequestContext::DependsOnContent(scopedfs::Op op, absl::string_view path,

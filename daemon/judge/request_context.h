@@ -117,6 +117,9 @@ class RequestContext {
   // The key of a listing every caller of the storage's user is shown alike, under this request's
   // engine snapshot; empty as above.
   std::string EveryCallerViewer() const;
+  // Whether `viewer`, a key made by either of the two above, was made under this request's engine
+  // snapshot (whatever caller it names): the keys' format stays this class's.
+  bool OfThisSnapshot(absl::string_view viewer) const;
 
   uid_t uid() const { return uid_; }
   pid_t pid() const { return pid_; }

@@ -159,6 +159,28 @@ TEST(RequestContextTest, AppsAreTheAppAndUnknownUids) {
   EXPECT_FALSE(RequestContext(1000, 1, engine, 0, nullptr).IsApp());
 }
 
+// Listing viewer keys: equal for requests shown alike, and told apart by snapshot.
+TEST(RequestContextTest, ListingViewersAreKeyedByCallerAndSnapshot) {
+  FakeContexts contexts(/*enabled=*/false);
+  auto engine = MakeEngine(kPolicy);
+  auto next = MakeEngine(kPolicy);  // a reload: another snapshot of the same rules
+  RequestContext platform(10100, 42, engine, 0, &contexts);
+  RequestContext plain(10101, 43, engine, 0, &contexts);
+  RequestContext reloaded(10100, 42, next, 0, &contexts);
+  EXPECT_EQ(platform.ListingViewer(),
+            RequestContext(10100, 44, engine, 0, &contexts).ListingViewer());
+  EXPECT_NE(platform.ListingViewer(), plain.ListingViewer());
+  EXPECT_NE(platform.ListingViewer(), reloaded.ListingViewer());
+  EXPECT_EQ(platform.EveryCallerViewer(), plain.EveryCallerViewer());
+  EXPECT_NE(platform.EveryCallerViewer(), reloaded.EveryCallerViewer());
+  EXPECT_NE(platform.EveryCallerViewer(), platform.ListingViewer());
+  for (const std::string& key : {plain.ListingViewer(), plain.EveryCallerViewer()}) {
+    EXPECT_TRUE(platform.OfThisSnapshot(key)) << key;
+    EXPECT_FALSE(reloaded.OfThisSnapshot(key)) << key;
+  }
+  EXPECT_FALSE(platform.OfThisSnapshot(""));
+}
+
 // --- The device layout ------------------------------------------------------------------------
 
 TEST(PlaceNodePathTest, UserDirectoriesAreStoragesAndOtherNamesAreOutside) {

@@ -7,7 +7,6 @@
 #include <optional>
 #include <string>
 
-#include "absl/strings/match.h"
 #include "daemon/judge/facts_cache.h"
 #include "daemon/ops/tree_walk.h"
 #include "daemon/ops/views.h"
@@ -118,8 +117,7 @@ void ChooseKernelListing(Filesystem* fs, const RequestContext& ctx, const Resolv
   std::string everyone = ctx.EveryCallerViewer();
   std::string recorded = listing.ViewerAt(version);
   bool alike;
-  if (!everyone.empty() && !recorded.empty() &&
-      absl::StartsWith(recorded, everyone.substr(0, everyone.size() - 1))) {
+  if (!everyone.empty() && ctx.OfThisSnapshot(recorded)) {
     alike = recorded == everyone && !OfAnotherUser(ctx);
   } else {
     alike = ListedAlikeByEveryCaller(ctx, r, dir->fd.get());
