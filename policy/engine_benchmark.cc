@@ -2,11 +2,9 @@
 // plus a check that the decision hot path allocates nothing (global operator new is counted).
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
-#include <new>
 #include <optional>
 #include <random>
 #include <set>
@@ -24,83 +22,8 @@
 #include "benchmark/benchmark.h"
 #include "media/content_facts.h"
 #include "policy/config.h"
+#include "policy/counted_allocations.h"
 #include "policy/engine.h"
-
-// --- Allocation counting
-// -------------------------------------------------------------------------- Every global operator
-// new in the process (this binary, abseil, protobuf, libbenchmark) lands here. Counts are per
-// thread so a benchmark thread sees only its own allocations.
-
-namespace {
-
-thread_local uint64_t t_allocations = 0;
-
-void* CountedAlloc(std::size_t size) {
-  ++t_allocations;
-  void* p = std::malloc(size == 0 ? 1 : size);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-
-void* CountedAlignedAlloc(std::size_t size, std::align_val_t align) {
-  ++t_allocations;
-  std::size_t alignment = static_cast<std::size_t>(align);
-  if (alignment < sizeof(void*)) alignment = sizeof(void*);
-  void* p = nullptr;
-  if (posix_memalign(&p, alignment, size == 0 ? 1 : size) != 0) throw std::bad_alloc();
-  return p;
-}
-
-}  // namespace
-
-void* operator new(std::size_t size) { return CountedAlloc(size); }
-void* operator new[](std::size_t size) { return CountedAlloc(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  try {
-    return CountedAlloc(size);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  try {
-    return CountedAlloc(size);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new(std::size_t size, std::align_val_t align) {
-  return CountedAlignedAlloc(size, align);
-}
-void* operator new[](std::size_t size, std::align_val_t align) {
-  return CountedAlignedAlloc(size, align);
-}
-void* operator new(std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
-  try {
-    return CountedAlignedAlloc(size, align);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new[](std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
-  try {
-    return CountedAlignedAlloc(size, align);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace scopedfs::policy {
 namespace {
@@ -426,9 +349,9 @@ void PrintMixSummary(const Fixture& f, const std::string& policy_path) {
   std::map<std::string, size_t> by_outcome;
   size_t allocating = 0;
   for (const Request& r : f.mix) {
-    uint64_t before = t_allocations;
+    uint64_t before = ThreadAllocations();
     Decision d = f.engine->Decide(r);
-    if (t_allocations != before && allocating++ < 5) {
+    if (ThreadAllocations() != before && allocating++ < 5) {
       std::fprintf(stderr, "allocates: uid %u op %d path \"%s\" -> %s\n", r.uid, r.op,
                    std::string(r.path).c_str(), std::string(d.rule_name).c_str());
     }
@@ -443,11 +366,11 @@ void PrintMixSummary(const Fixture& f, const std::string& policy_path) {
   // Proves the counter is live: a refused path builds an error Status, which allocates.
   Request invalid = f.mix[0];
   invalid.path = "DCIM/../Android/data";
-  uint64_t before = t_allocations;
+  uint64_t before = ThreadAllocations();
   Decision d = f.engine->Decide(invalid);
   std::fprintf(stderr, "counter self-check: invalid-path Decide (%s) made %llu allocations\n",
                std::string(d.rule_name).c_str(),
-               static_cast<unsigned long long>(t_allocations - before));
+               static_cast<unsigned long long>(ThreadAllocations() - before));
   std::string outcomes;
   for (const auto& [name, count] : by_outcome) absl::StrAppend(&outcomes, " ", name, "=", count);
   std::fprintf(stderr, "outcomes:%s\n", outcomes.c_str());
@@ -472,13 +395,13 @@ void BM_DecideMix(benchmark::State& state) {
   const std::vector<Request>& mix = g_fixture->mix;
   // Threads start at different points of the mix.
   size_t i = (static_cast<size_t>(state.thread_index()) * (kMixSize / 2 + 17)) & (kMixSize - 1);
-  uint64_t allocations_before = t_allocations;
+  uint64_t allocations_before = ThreadAllocations();
   for (auto _ : state) {
     Decision decision = engine.Decide(mix[i]);
     benchmark::DoNotOptimize(decision);
     i = (i + 1) & (kMixSize - 1);
   }
-  uint64_t allocations = t_allocations - allocations_before;
+  uint64_t allocations = ThreadAllocations() - allocations_before;
   state.SetItemsProcessed(state.iterations());  // allocates (counter map); keep after the read
   SetAllocCounter(state, allocations);
 }
@@ -491,12 +414,12 @@ BENCHMARK(BM_DecideMix)->Threads(2)->UseRealTime();
 // engine's best case for that path through the rules.
 void DecideRepeatedly(benchmark::State& state, const Request& request) {
   const Engine& engine = *g_fixture->engine;
-  uint64_t allocations_before = t_allocations;
+  uint64_t allocations_before = ThreadAllocations();
   for (auto _ : state) {
     Decision decision = engine.Decide(request);
     benchmark::DoNotOptimize(decision);
   }
-  uint64_t allocations = t_allocations - allocations_before;
+  uint64_t allocations = ThreadAllocations() - allocations_before;
   state.SetItemsProcessed(state.iterations());  // allocates (counter map); keep after the read
   SetAllocCounter(state, allocations);
 }
