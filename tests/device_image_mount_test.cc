@@ -107,15 +107,12 @@ class DeviceImageMountTest : public testing::Test {
   // What exiftool (for photos) or ffprobe (for videos) finds as location in `bytes`.
   std::string LocationIn(const std::string& bytes, const std::string& ext) {
     std::string copy = absl::StrCat(storage_.work_dir(), "/copy", ++copies_, ".", ext);
+    if (ext == "jpg") return GpsExiftoolFinds(bytes, copy);
     WriteFile(copy, bytes);
     std::string out;
-    if (ext == "jpg") {
-      RunCommand({"exiftool", "-q", "-q", "-n", "-p", "$GPSLatitude $GPSLongitude", copy}, &out);
-    } else {
-      RunCommand({"ffprobe", "-v", "error", "-show_entries", "format_tags=location", "-of",
-                  "default=nw=1:nk=1", copy},
-                 &out);
-    }
+    RunCommand({"ffprobe", "-v", "error", "-show_entries", "format_tags=location", "-of",
+                "default=nw=1:nk=1", copy},
+               &out);
     return std::string(absl::StripAsciiWhitespace(out));
   }
 

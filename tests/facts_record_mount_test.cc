@@ -146,14 +146,7 @@ class FactsRecordMountTest : public ::testing::Test {
   }
   // What exiftool finds as GPS in `bytes` ("" for none).
   std::string Location(const std::string& bytes) {
-    std::string copy = absl::StrCat(::testing::TempDir(), "/copy", ++copies_, ".jpg");
-    FILE* f = fopen(copy.c_str(), "w");
-    if (f == nullptr) return "cannot write a copy";
-    fwrite(bytes.data(), 1, bytes.size(), f);
-    fclose(f);
-    std::string out;
-    RunCommand({"exiftool", "-q", "-q", "-n", "-p", "$GPSLatitude $GPSLongitude", copy}, &out);
-    return std::string(absl::StripAsciiWhitespace(out));
+    return GpsExiftoolFinds(bytes, absl::StrCat(::testing::TempDir(), "/copy", ++copies_, ".jpg"));
   }
   // The first walk, which reads every file and records what it learned.
   void FirstWalk() {

@@ -335,6 +335,8 @@ class MountTest : public ::testing::Test {
   // The daemon's count of LOOKUP requests (the daemon needs DaemonOptions::control_socket); -1,
   // with a test failure, when it cannot be read.
   int64_t Lookups();
+  // The same for any op family the daemon counts (e.g. "getattr").
+  int64_t Served(const std::string& op);
   // The LOOKUPs three stats of `path` by `uid`, in one process, cost: 0 where the kernel answers
   // from names it cached. The walks start in the path's top-level directory (entered before the
   // count), as names in the mount's root are cached only on a mount one user's apps reach.
@@ -342,6 +344,21 @@ class MountTest : public ::testing::Test {
 
   ScopedStorage storage_;
 };
+
+// A MountTest under policy/configs/android.textproto with a control socket, run with
+// --mount_reached_by_one_user (the parameter true: a device's per-user mount, where names and
+// attributes every app of the user finds alike are cached) and without it (false, the default).
+class OneUserParamMountTest : public MountTest, public ::testing::WithParamInterface<bool> {
+ protected:
+  bool cached() const { return GetParam(); }
+  DaemonOptions Options() const override;
+  // LOOKUPs and GETATTRs the daemon served.
+  int64_t Asked() { return Served("lookup") + Served("getattr"); }
+};
+
+// What exiftool finds as GPS in `bytes` ("latitude longitude", "" for none), reading a copy
+// written to `copy_path`.
+std::string GpsExiftoolFinds(const std::string& bytes, const std::string& copy_path);
 
 }  // namespace scopedfs::tests
 

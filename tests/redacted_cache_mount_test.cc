@@ -27,29 +27,13 @@ namespace {
 constexpr char kPhoto[] = "Pictures/photo.jpg";       // camera's photo with GPS
 constexpr char kGpsLocation[] = "37.7749 -122.4194";  // what exiftool reads in tests/media/gps.jpg
 
-class RedactedCacheMountTest : public MountTest, public testing::WithParamInterface<bool> {
+class RedactedCacheMountTest : public OneUserParamMountTest {
  protected:
-  bool cached() const { return GetParam(); }
-  DaemonOptions Options() const override {
-    DaemonOptions o;
-    o.policy = "policy/configs/android.textproto";
-    o.control_socket = true;
-    o.extra_flags.push_back(
-        absl::StrCat("--mount_reached_by_one_user=", cached() ? "true" : "false"));
-    return o;
-  }
   void SetUp() override {
-    MountTest::SetUp();
+    OneUserParamMountTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     SCOPEDFS_ASSERT_OK(storage_.WriteLower(kPhoto, ReadFileOrDie("tests/media/gps.jpg"), kCamera));
   }
-  int64_t Count(const std::string& op) {
-    absl::StatusOr<int64_t> n = storage_.OpCount(op);
-    EXPECT_TRUE(n.ok()) << n.status();
-    return n.ok() ? *n : -1;
-  }
-  // LOOKUPs and GETATTRs the daemon served.
-  int64_t Asked() { return Count("lookup") + Count("getattr"); }
   // Requests three stats of `path` by `uid`, in one process, cost the daemon.
   int64_t AskedForThreeStats(uid_t uid, const std::string& path) {
     int64_t before = Asked();
@@ -59,14 +43,7 @@ class RedactedCacheMountTest : public MountTest, public testing::WithParamInterf
   }
   // What exiftool finds as GPS in `bytes` ("" for none).
   std::string GpsIn(const std::string& bytes) {
-    std::string copy = absl::StrCat(storage_.work_dir(), "/copy", ++copies_, ".jpg");
-    FILE* f = fopen(copy.c_str(), "w");
-    if (f == nullptr) return "cannot write a copy";
-    fwrite(bytes.data(), 1, bytes.size(), f);
-    fclose(f);
-    std::string out;
-    RunCommand({"exiftool", "-q", "-q", "-n", "-p", "$GPSLatitude $GPSLongitude", copy}, &out);
-    return std::string(absl::StripAsciiWhitespace(out));
+    return GpsExiftoolFinds(bytes, absl::StrCat(storage_.work_dir(), "/copy", ++copies_, ".jpg"));
   }
   int copies_ = 0;
 };
@@ -96,7 +73,7 @@ TEST_P(RedactedCacheMountTest, RedactedViewsNamesAreCachedOnlyOnAOneUserMount) {
   } else {
     EXPECT_GE(asked, 3) << "the redacted view's name was cached";
   }
-  int64_t before = Asked(), getattrs = Count("getattr");
+  int64_t before = Asked(), getattrs = Served("getattr");
   AppResult social = As(kSocial).Run("open, fstat thrice, read", [] {
     AppResult out;
     int fd = open(kPhoto, O_RDONLY | O_CLOEXEC);
@@ -118,10 +95,10 @@ TEST_P(RedactedCacheMountTest, RedactedViewsNamesAreCachedOnlyOnAOneUserMount) {
   ASSERT_TRUE(Succeeds(social));
   if (cached()) {
     EXPECT_EQ(Asked() - before, 0)
-        << "the redacted open's walk or fstat asked: " << Count("getattr") - getattrs
+        << "the redacted open's walk or fstat asked: " << Served("getattr") - getattrs
         << " GETATTRs";
   } else {
-    EXPECT_GE(Count("getattr") - getattrs, 2) << "the redacted view's attributes were cached";
+    EXPECT_GE(Served("getattr") - getattrs, 2) << "the redacted view's attributes were cached";
   }
   EXPECT_EQ(social.data.size(), raw.size());
   EXPECT_EQ(GpsIn(social.data), "") << "the social app read GPS";
@@ -175,18 +152,18 @@ TEST_P(RedactedCacheMountTest, AGalleryWalksSecondPassAsksOnlyTheOpens) {
   AppResult first = As(kSocial).Run("gallery walk", walk);
   ASSERT_TRUE(Succeeds(first));
   ASSERT_EQ(first.value, kPhotos);
-  int64_t lookups = Count("lookup"), getattrs = Count("getattr"), reads = Count("read"),
-          opens = Count("open");
+  int64_t lookups = Served("lookup"), getattrs = Served("getattr"), reads = Served("read"),
+          opens = Served("open");
   AppResult second = As(kSocial).Run("gallery walk", walk);
   ASSERT_TRUE(Succeeds(second));
-  EXPECT_EQ(Count("open") - opens, kPhotos);
-  EXPECT_EQ(Count("read") - reads, 0) << "the redacted pages were not kept across opens";
+  EXPECT_EQ(Served("open") - opens, kPhotos);
+  EXPECT_EQ(Served("read") - reads, 0) << "the redacted pages were not kept across opens";
   if (cached()) {
-    EXPECT_EQ(Count("lookup") - lookups, 0);
+    EXPECT_EQ(Served("lookup") - lookups, 0);
     // At most one, not the photos': the listing's directory may be asked once.
-    EXPECT_LE(Count("getattr") - getattrs, 1);
+    EXPECT_LE(Served("getattr") - getattrs, 1);
   } else {
-    EXPECT_GE(Count("lookup") - lookups, kPhotos);
+    EXPECT_GE(Served("lookup") - lookups, kPhotos);
   }
   for (int i = 0; i < kPhotos; i += 2) {
     AppResult r = As(kSocial).Read(absl::StrCat("DCIM/Camera/IMG_", i, ".jpg"));

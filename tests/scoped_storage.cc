@@ -519,10 +519,21 @@ void MountTest::SetUp() {
   SCOPEDFS_ASSERT_OK(storage_.StartDaemon(Options()));
 }
 
-int64_t MountTest::Lookups() {
-  absl::StatusOr<int64_t> n = storage_.OpCount("lookup");
+int64_t MountTest::Lookups() { return Served("lookup"); }
+
+int64_t MountTest::Served(const std::string& op) {
+  absl::StatusOr<int64_t> n = storage_.OpCount(op);
   EXPECT_TRUE(n.ok()) << n.status();
   return n.ok() ? *n : -1;
+}
+
+DaemonOptions OneUserParamMountTest::Options() const {
+  DaemonOptions o;
+  o.policy = "policy/configs/android.textproto";
+  o.control_socket = true;
+  o.extra_flags.push_back(
+      absl::StrCat("--mount_reached_by_one_user=", cached() ? "true" : "false"));
+  return o;
 }
 
 int64_t MountTest::LookupsForThreeStats(uid_t uid, const std::string& path) {

@@ -1,9 +1,11 @@
 // The mount harness's test content (see mount_harness.h): deterministic bytes, files that sniff
 // as each media format, and the default layout's names.
+#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "tests/mount_harness.h"
 
@@ -42,6 +44,16 @@ std::string Mp4Bytes(size_t size) {
 std::string Mp3Bytes(size_t size) {
   static constexpr char kMagic[] = "ID3\x04\x00\x00\x00\x00\x00\x00";
   return WithMagic(absl::string_view(kMagic, sizeof(kMagic) - 1), size, 3);
+}
+
+std::string GpsExiftoolFinds(const std::string& bytes, const std::string& copy_path) {
+  FILE* f = fopen(copy_path.c_str(), "w");
+  if (f == nullptr) return absl::StrCat("cannot write a copy to ", copy_path);
+  size_t written = fwrite(bytes.data(), 1, bytes.size(), f);
+  if (fclose(f) != 0 || written != bytes.size()) return "cannot write a copy";
+  std::string out;
+  RunCommand({"exiftool", "-q", "-q", "-n", "-p", "$GPSLatitude $GPSLongitude", copy_path}, &out);
+  return std::string(absl::StripAsciiWhitespace(out));
 }
 
 std::string AndroidRulesUnderPosixSemantics() {

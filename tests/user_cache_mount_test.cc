@@ -45,31 +45,15 @@ struct Pipe {
   }
 };
 
-class UserCacheMountTest : public MountTest, public testing::WithParamInterface<bool> {
+class UserCacheMountTest : public OneUserParamMountTest {
  protected:
-  bool cached() const { return GetParam(); }
-  DaemonOptions Options() const override {
-    DaemonOptions o;
-    o.policy = "policy/configs/android.textproto";
-    o.control_socket = true;
-    o.extra_flags.push_back(
-        absl::StrCat("--mount_reached_by_one_user=", cached() ? "true" : "false"));
-    return o;
-  }
   void SetUp() override {
-    MountTest::SetUp();
+    OneUserParamMountTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     SCOPEDFS_ASSERT_OK(storage_.WriteLower(kDoc, PdfBytes(), kNotes));
     // A photo with GPS: apps without location access read a redacted view of it.
     SCOPEDFS_ASSERT_OK(storage_.WriteLower(kPhoto, ReadFileOrDie("tests/media/gps.jpg"), kCamera));
   }
-  int64_t Count(const std::string& op) {
-    absl::StatusOr<int64_t> n = storage_.OpCount(op);
-    EXPECT_TRUE(n.ok()) << n.status();
-    return n.ok() ? *n : -1;
-  }
-  // LOOKUPs and GETATTRs the daemon served.
-  int64_t Asked() { return Count("lookup") + Count("getattr"); }
   // READDIRPLUS entries sent without a lookup (the kernel held them fresh).
   int64_t EntriesWithoutLookup() {
     absl::StatusOr<DaemonStats> stats = storage_.Stats();
@@ -173,12 +157,12 @@ INSTANTIATE_TEST_SUITE_P(UserCache, UserCacheMountTest, testing::Bool(),
 // option the kernel answers all three from its cache; without it each costs a GETATTR.
 TEST_P(UserCacheMountTest, AnotherAppsStatSendsNoGetattr) {
   ASSERT_EQ(SizeAs(kNotes, kDoc), static_cast<int64_t>(PdfBytes().size()));
-  int64_t getattrs = Count("getattr");
+  int64_t getattrs = Served("getattr");
   int64_t asked = AskedForThreeStats(kCamera, kDoc);
   if (cached()) {
     EXPECT_EQ(asked, 0) << "the attributes the owner's stat left were not used";
   } else {
-    EXPECT_GE(Count("getattr") - getattrs, 3) << "attributes are never cached by default";
+    EXPECT_GE(Served("getattr") - getattrs, 3) << "attributes are never cached by default";
   }
 }
 
@@ -276,13 +260,13 @@ TEST_P(UserCacheMountTest, OwnersSecondWalkOfUnknownContentAsksNothing) {
     SCOPEDFS_ASSERT_OK(storage_.WriteLower(paths.back(), "int x;\n", kNotes));
   }
   ASSERT_TRUE(Succeeds(StatAll(kNotes, paths)));
-  int64_t lookups = Count("lookup"), getattrs = Count("getattr");
+  int64_t lookups = Served("lookup"), getattrs = Served("getattr");
   ASSERT_TRUE(Succeeds(StatAll(kNotes, paths)));
   if (cached()) {
-    EXPECT_EQ(Count("lookup") - lookups, 0);
-    EXPECT_EQ(Count("getattr") - getattrs, 0) << "the raw views' attributes were not cached";
+    EXPECT_EQ(Served("lookup") - lookups, 0);
+    EXPECT_EQ(Served("getattr") - getattrs, 0) << "the raw views' attributes were not cached";
   } else {
-    EXPECT_GE(Count("getattr") - getattrs, 5) << "attributes are never cached by default";
+    EXPECT_GE(Served("getattr") - getattrs, 5) << "attributes are never cached by default";
   }
 }
 
@@ -295,12 +279,12 @@ TEST_P(UserCacheMountTest, ADirectorysAttributesAreCachedAndFreshAfterAChangeInI
   SCOPEDFS_ASSERT_OK(storage_.MkdirLower(dir, kNotes));
   AppResult before = As(kCamera).Stat(dir);
   ASSERT_TRUE(Succeeds(before));
-  int64_t getattrs = Count("getattr");
+  int64_t getattrs = Served("getattr");
   int64_t asked = AskedForThreeStats(kNotes, dir);
   if (cached()) {
     EXPECT_EQ(asked, 0) << "the directory's attributes were not cached";
   } else {
-    EXPECT_GE(Count("getattr") - getattrs, 3) << "attributes are never cached by default";
+    EXPECT_GE(Served("getattr") - getattrs, 3) << "attributes are never cached by default";
   }
   ASSERT_TRUE(Succeeds(As(kCamera).Mkdir(dir + "/sub")));
   AppResult stat_after = As(kNotes).Run("stat", [dir] {
