@@ -91,39 +91,12 @@ int NodeTable::OpenNodeItself(const Node& node, base::UniqueFd* out, int flags) 
     }
     return out->valid() ? 0 : errno;
   }
-  bool keeps = flags == O_PATH && node.type == S_IFDIR;
-  DirFdSlot& slot = dir_fds_[node.id % kDirFdSlots];
-  if (keeps) {
-    std::shared_ptr<const base::UniqueFd> kept;
-    {
-      absl::MutexLock lock(&dir_fds_mu_);
-      if (slot.id == node.id) kept = slot.fd;
-    }
-    if (kept != nullptr) {
-      out->reset(fcntl(kept->get(), F_DUPFD_CLOEXEC, 0));
-      if (out->valid()) {
-        dir_fd_hits_.fetch_add(1, std::memory_order_relaxed);
-        return 0;
-      }
-    }
-  }
   HandleBuffer buf;
   buf.header.handle_bytes = static_cast<unsigned>(node.handle.bytes.size());
   buf.header.handle_type = node.handle.type;
   memcpy(buf.header.f_handle, node.handle.bytes.data(), node.handle.bytes.size());
   out->reset(open_by_handle_at(mount_fd_.get(), &buf.header, flags | O_CLOEXEC));
-  if (!out->valid()) return errno;
-  if (keeps) {
-    auto kept = std::make_shared<const base::UniqueFd>(fcntl(out->get(), F_DUPFD_CLOEXEC, 0));
-    if (kept->valid()) {
-      std::shared_ptr<const base::UniqueFd> evicted;  // closed after the lock
-      absl::MutexLock lock(&dir_fds_mu_);
-      evicted = std::move(slot.fd);
-      slot.id = node.id;
-      slot.fd = std::move(kept);
-    }
-  }
-  return 0;
+  return out->valid() ? 0 : errno;
 }
 
 NodeTable::NodeTable(base::UniqueFd root_fd, dev_t dev, ino_t ino) {

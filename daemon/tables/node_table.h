@@ -31,7 +31,6 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -181,14 +180,6 @@ class NodeTable {
   // the fd it keeps. Returns 0 or an errno (ESTALE: the object is gone). Other `flags` open the
   // object itself with them (the kept fd is reopened through /proc/self/fd).
   int OpenNode(const Node& node, base::UniqueFd* out, int flags = O_PATH) const;
-  // Directories are opened by handle again and again (each LOOKUP, CREATE, MKDIR, UNLINK and
-  // RMDIR in them), and a directory's open_by_handle_at is the dearest (its dentry must be
-  // connected to the root): so the O_PATH fds of the last directories opened are kept, in
-  // kDirFdSlots slots chosen by node id, and OpenNode duplicates one instead. At most that many
-  // fds. A directory removed (or replaced) behind the daemon's back stays open while its slot
-  // holds it: its node then answers as a removed directory does natively (empty, ENOENT below
-  // it), not ESTALE; an empty directory holds no space.
-  static constexpr size_t kDirFdSlots = 128;
   // Keeps `fd`, an O_PATH fd of the directory `node` that was just removed, for OpenNode once its
   // handle no longer opens, until the node goes. At most kMaxKeptRemoved at once (then nothing is
   // kept and the removed directory answers ESTALE, as one removed behind the daemon's back).
@@ -222,8 +213,6 @@ class NodeTable {
   uint64_t reused_numbers() const;
   // Fds KeepRemoved holds now.
   int kept_removed() const { return kept_removed_->load(); }
-  // OpenNode calls answered from a directory's kept fd (kDirFdSlots).
-  uint64_t dir_fd_hits() const { return dir_fd_hits_.load(std::memory_order_relaxed); }
   size_t size() const;
   // Every (parent, name) the kernel may hold a dentry for, and every node id: what a policy
   // reload must invalidate.
@@ -282,15 +271,6 @@ class NodeTable {
   uint64_t reused_numbers_ ABSL_GUARDED_BY(mu_) = 0;
   // Fds kept by KeepRemoved now (each one's deleter counts it down).
   std::shared_ptr<std::atomic<int>> kept_removed_ = std::make_shared<std::atomic<int>>(0);
-  // The directory fds OpenNode keeps (kDirFdSlots): node `id`'s in slot id % kDirFdSlots. Node
-  // ids are never reused, so a slot whose node went answers no one until it is taken. A leaf lock.
-  struct DirFdSlot {
-    NodeId id = 0;
-    std::shared_ptr<const base::UniqueFd> fd;
-  };
-  mutable absl::Mutex dir_fds_mu_;
-  mutable std::array<DirFdSlot, kDirFdSlots> dir_fds_ ABSL_GUARDED_BY(dir_fds_mu_);
-  mutable std::atomic<uint64_t> dir_fd_hits_{0};
 };
 
 }  // namespace scopedfs::daemon

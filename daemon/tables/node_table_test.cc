@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <string>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -288,55 +287,6 @@ TEST(NodeTableHandlesTest, OpenNodeReachesTheSameInodeWithoutAnFdPerNode) {
   EXPECT_EQ(got.st_dev, st.st_dev);
   EXPECT_GT(NodeTable::BytesPerNode(), sizeof(Node));
   unlink((dir + "/b").c_str());
-  rmdir(dir.c_str());
-}
-
-// Directories' fds are kept (kDirFdSlots) and duplicated by OpenNode, each only for its own node:
-// more directories than slots, two nodes to a slot, each opened three times, always reach their
-// own inode; every open after a directory's first in a row is answered from its kept fd.
-TEST(NodeTableHandlesTest, KeptDirectoryFdsAnswerOnlyTheirOwnNode) {
-  std::string dir = ::testing::TempDir() + "/node_table_dirs_" + std::to_string(getpid());
-  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
-  base::UniqueFd root(open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  struct stat root_st;
-  ASSERT_EQ(fstat(root.get(), &root_st), 0);
-  NodeTable table(std::move(root), root_st.st_dev, root_st.st_ino);
-  constexpr size_t kDirs = NodeTable::kDirFdSlots + 2;
-  std::vector<std::shared_ptr<Node>> nodes;
-  std::vector<ino_t> inos;
-  for (size_t i = 0; i < kDirs; ++i) {
-    std::string sub = absl::StrCat(dir, "/d", i);
-    ASSERT_EQ(mkdir(sub.c_str(), 0755), 0);
-    base::UniqueFd fd(open(sub.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    struct stat st;
-    ASSERT_EQ(fstat(fd.get(), &st), 0);
-    nodes.push_back(table.Upsert(kRootNodeId, absl::StrCat("d", i), std::move(fd), st.st_dev,
-                                 st.st_ino, S_IFDIR, kRawView));
-    inos.push_back(st.st_ino);
-    if (nodes.back()->handle.empty()) GTEST_SKIP() << "the temporary directory has no handles";
-  }
-  for (size_t i = 0; i < kDirs; ++i) {
-    for (int round = 0; round < 3; ++round) {
-      base::UniqueFd opened;
-      ASSERT_EQ(table.OpenNode(*nodes[i], &opened), 0);
-      struct stat got;
-      ASSERT_EQ(fstat(opened.get(), &got), 0);
-      EXPECT_EQ(got.st_ino, inos[i]) << "directory " << i << ", open " << round;
-      EXPECT_TRUE(S_ISDIR(got.st_mode));
-    }
-  }
-  EXPECT_EQ(table.dir_fd_hits(), 2 * kDirs);
-  // The first two directories' slots went to the last two: opened by handle again; the third
-  // kept its slot.
-  for (size_t i : {size_t{0}, size_t{1}, size_t{2}}) {
-    base::UniqueFd opened;
-    ASSERT_EQ(table.OpenNode(*nodes[i], &opened), 0);
-    struct stat got;
-    ASSERT_EQ(fstat(opened.get(), &got), 0);
-    EXPECT_EQ(got.st_ino, inos[i]);
-  }
-  EXPECT_EQ(table.dir_fd_hits(), 2 * kDirs + 1);
-  for (size_t i = 0; i < kDirs; ++i) rmdir(absl::StrCat(dir, "/d", i).c_str());
   rmdir(dir.c_str());
 }
 
