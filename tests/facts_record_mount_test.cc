@@ -271,6 +271,45 @@ TEST_F(FactsRecordMountTest, AChangeThroughTheMountBehindARestoredMtimeIsReadAga
   EXPECT_GE(Counter("content_reads"), 1);
 }
 
+// A file the daemon makes carries no record, so its writer's close and a SETATTR of its times
+// (tar sets them on every file) remove none; once a record is written on it, a SETATTR through
+// the mount removes it. The counts are the daemon's (facts_records_dropped); the record is read
+// on the lower tree.
+TEST_F(FactsRecordMountTest, AFileMadeThroughTheMountHasARecordToDropOnlyOnceOneIsWritten) {
+  constexpr char kMade[] = "DCIM/Camera/IMG_made.jpg";
+  App camera = storage_.As(kCamera);
+  auto set_times = [&](const char* what) {
+    return camera.Run(what, [&] {
+      AppResult r;
+      struct timespec times[2] = {{1, 0}, {1700000000, 0}};
+      if (utimensat(AT_FDCWD, kMade, times, 0) != 0) r.err = errno;
+      return r;
+    });
+  };
+  ASSERT_TRUE(Succeeds(camera.Run("create, write and close", [&] {
+    AppResult r;
+    int fd = open(kMade, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) return r.err = errno, r;
+    if (write(fd, clean_.data(), clean_.size()) != static_cast<ssize_t>(clean_.size())) r.err = EIO;
+    close(fd);
+    return r;
+  })));
+  ASSERT_TRUE(Succeeds(set_times("set the times of the new file")));
+  EXPECT_EQ(Counter("facts_records_dropped"), 0) << "no record to remove on a file just made";
+  WaitUntilRecordable(kMade);
+  AppResult social = storage_.As(kSocial).Read(kMade);
+  ASSERT_TRUE(Succeeds(social));
+  char value[1100];
+  std::string lower = storage_.Lower(kMade);
+  ASSERT_GT(getxattr(lower.c_str(), "trusted.scopedfs.facts", value, sizeof(value)), 4)
+      << "the read recorded the file's facts: " << strerror(errno);
+  ASSERT_TRUE(Succeeds(set_times("set the times of the recorded file")));
+  EXPECT_EQ(getxattr(lower.c_str(), "trusted.scopedfs.facts", value, sizeof(value)), -1)
+      << "the record outlived a SETATTR of the times";
+  EXPECT_EQ(errno, ENODATA);
+  EXPECT_EQ(Counter("facts_records_dropped"), 1);
+}
+
 // Hostile bytes written as a record by root on the lower tree: rejected, counted, logged, and
 // the file read and redacted as without a record; the daemon records it anew.
 TEST_F(FactsRecordMountTest, AMalformedRecordIsRejectedCountedAndLogged) {

@@ -19,13 +19,18 @@
 namespace scopedfs::daemon {
 namespace {
 
-// setfsuid/setfsgid report the previous id, never an error: read the id back to know.
+// setfsuid/setfsgid report the previous id, never an error: read the id back to know. An id of
+// -1 only reads it, and costs the kernel nothing; setting one makes the thread a new set of
+// credentials (allocated, and freed after an RCU grace period) even when the id is the same, so
+// an id the thread already has (a root caller of a root daemon) is not set again.
 bool SetFsuid(uid_t uid) {
+  if (static_cast<uid_t>(syscall(SYS_setfsuid, static_cast<uid_t>(-1))) == uid) return true;
   syscall(SYS_setfsuid, uid);
   return static_cast<uid_t>(syscall(SYS_setfsuid, static_cast<uid_t>(-1))) == uid;
 }
 
 bool SetFsgid(gid_t gid) {
+  if (static_cast<gid_t>(syscall(SYS_setfsgid, static_cast<gid_t>(-1))) == gid) return true;
   syscall(SYS_setfsgid, gid);
   return static_cast<gid_t>(syscall(SYS_setfsgid, static_cast<gid_t>(-1))) == gid;
 }
@@ -41,10 +46,15 @@ bool RaiseKeptCapabilities() {
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
   if (syscall(SYS_capget, &header, data) != 0) return false;
+  bool missing = false;
   for (int cap : {CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FSETID}) {
-    data[CAP_TO_INDEX(cap)].effective |= CAP_TO_MASK(cap) & data[CAP_TO_INDEX(cap)].permitted;
+    __u32 add = CAP_TO_MASK(cap) & data[CAP_TO_INDEX(cap)].permitted;
+    missing = missing || (data[CAP_TO_INDEX(cap)].effective & add) != add;
+    data[CAP_TO_INDEX(cap)].effective |= add;
   }
-  return syscall(SYS_capset, &header, data) == 0;
+  // With fsuid 0 (a root caller) the kernel never dropped them: capset would only make the
+  // thread new credentials that are the same.
+  return !missing || syscall(SYS_capset, &header, data) == 0;
 }
 
 }  // namespace

@@ -418,6 +418,12 @@ void FactsCache::Record(int fd, const ObjectId& object, const struct stat& st,
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   bool young = absl::TimeFromTimespec(now) - absl::TimeFromTimespec(st.st_ctim) < kRecordQuietAge;
+  if (!young) {
+    // Before the write: a file made meanwhile is not taken for one without a record.
+    absl::MutexLock lock(&mu_);
+    ++record_epoch_;
+    recordless_.erase(object);
+  }
   struct stat after;
   if (young || !WriteFactsRecord(fd, object, st, format, scan, &after)) {
     absl::MutexLock lock(&mu_);
@@ -447,6 +453,25 @@ void FactsCache::Invalidate(const ObjectId& object) {
     scan_bytes_ -= std::min(scan_bytes_, ScanBytes(*it->second.scan));
   }
   entries_.erase(it);
+}
+
+uint64_t FactsCache::RecordEpoch() const {
+  absl::MutexLock lock(&mu_);
+  return record_epoch_;
+}
+
+void FactsCache::MadeWithoutRecord(const ObjectId& object, uint64_t epoch) {
+  // Records are written only of objects with a handle generation (WriteFactsRecord).
+  if (object.generation == 0) return;
+  absl::MutexLock lock(&mu_);
+  if (record_epoch_ != epoch) return;
+  if (recordless_.size() >= kMaxRecordless) recordless_.clear();
+  recordless_.insert(object);
+}
+
+bool FactsCache::MayHaveRecord(const ObjectId& object) const {
+  absl::MutexLock lock(&mu_);
+  return !recordless_.contains(object);
 }
 
 size_t FactsCache::size() const {

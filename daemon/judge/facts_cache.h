@@ -15,6 +15,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -115,6 +116,18 @@ class FactsCache {
   // Forgets a file (after a write or truncate through the mount, so a timestamp that did not move
   // cannot hide the change).
   void Invalidate(const ObjectId& object) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Files the daemon made itself carry no record (trusted.* is never inherited) until Record
+  // writes one, so a change made to them through the mount has no record to remove (tar sets the
+  // times of every file it makes: a removexattr each, for nothing). RecordEpoch() is read before
+  // the file is made; MadeWithoutRecord then notes the new object unless a record write began
+  // since (it might have been on this file). Bounded: past kMaxRecordless objects the set is
+  // emptied, and a change removes a record that may be there, as for any other file.
+  static constexpr size_t kMaxRecordless = 1 << 16;
+  uint64_t RecordEpoch() const ABSL_LOCKS_EXCLUDED(mu_);
+  void MadeWithoutRecord(const ObjectId& object, uint64_t epoch) ABSL_LOCKS_EXCLUDED(mu_);
+  // False only for a file noted by MadeWithoutRecord that no record has been written on since.
+  bool MayHaveRecord(const ObjectId& object) const ABSL_LOCKS_EXCLUDED(mu_);
   size_t size() const ABSL_LOCKS_EXCLUDED(mu_);
   // What the cached scans keep, in ScanBytes (at most kMaxScanBytes).
   uint64_t scan_bytes() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -176,6 +189,8 @@ class FactsCache {
   mutable absl::Mutex mu_;
   absl::flat_hash_map<Key, Entry> entries_ ABSL_GUARDED_BY(mu_);
   uint64_t scan_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // ScanBytes of the cached scans
+  absl::flat_hash_set<Key> recordless_ ABSL_GUARDED_BY(mu_);
+  uint64_t record_epoch_ ABSL_GUARDED_BY(mu_) = 0;  // record writes begun
   // Last, so its threads end before anything they use goes.
   ScanQueue scans_;
 };

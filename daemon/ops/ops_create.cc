@@ -128,6 +128,7 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, f
   if (int err = fs->TakeHandleSlot(ctx, &slot)) return err;
   base::UniqueFd fd;
   DirStamp before = StampOf(p.fd.get(), p.node->generation);
+  uint64_t record_epoch = fs->facts().RecordEpoch();
   if (int err = MakeAs(as, [&] {
         fd.reset(openat(p.fd.get(), name, flags, clamped));
         return fd.valid() ? 0 : -1;
@@ -155,7 +156,9 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, f
     fs->ReleaseHandleSlot(slot);
     return err;
   }
-  OpenCreated(fs, fs->nodes().Get(e->ino), std::move(fd), slot, fi, backing_id);
+  std::shared_ptr<Node> node = fs->nodes().Get(e->ino);
+  fs->facts().MadeWithoutRecord(node->object(), record_epoch);
+  OpenCreated(fs, std::move(node), std::move(fd), slot, fi, backing_id);
   return 0;
 }
 

@@ -130,6 +130,21 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
   return 0;
 }
 
+// Forgets the facts of a file changed through the mount (truncated, its times set, written),
+// cached and recorded, unless the daemon made it and has recorded nothing on it since
+// (FactsCache::MayHaveRecord). `fd`: O_PATH, or an open file's (`open_file`, no walk through
+// /proc).
+void ForgetFactsAfterChange(Filesystem* fs, const ObjectId& object, int fd, bool open_file) {
+  fs->facts().Invalidate(object);
+  if (!fs->facts().MayHaveRecord(object)) return;
+  fs->stats().facts_records_dropped.fetch_add(1);
+  if (open_file) {
+    DropFactsRecordOfOpenFile(fd);
+  } else {
+    DropFactsRecord(fd);
+  }
+}
+
 // FATTR_KILL_SUIDGID, which libfuse 3.14 passes on under the name FUSE_SET_ATTR_KILL_SUID.
 constexpr int kKillSuidGid = FUSE_SET_ATTR_KILL_SUID;
 
@@ -138,8 +153,7 @@ constexpr int kKillSuidGid = FUSE_SET_ATTR_KILL_SUID;
 // Its open judged the write; a name to judge again no longer exists.
 int TruncateUnnamed(Filesystem* fs, OpenFile* file, off_t size, struct stat* out) {
   if (ftruncate(file->fd.get(), size) != 0) return errno;
-  fs->facts().Invalidate(file->node->object());
-  DropFactsRecordOfOpenFile(file->fd.get());
+  ForgetFactsAfterChange(fs, file->node->object(), file->fd.get(), /*open_file=*/true);
   return fstat(file->fd.get(), out) == 0 ? 0 : errno;
 }
 
@@ -191,8 +205,7 @@ int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct 
     int rc = fi != nullptr ? ftruncate(FileOf(fi)->fd.get(), attr->st_size)
                            : truncate(proc.c_str(), attr->st_size);
     if (rc != 0) return errno;
-    fs->facts().Invalidate(r.node->object());
-    DropFactsRecord(r.fd.get());
+    ForgetFactsAfterChange(fs, r.node->object(), r.fd.get(), /*open_file=*/false);
     // FATTR_KILL_SUIDGID: the kernel asks for it when the caller lacks CAP_FSETID.
     if (posix && (to_set & kKillSuidGid)) {
       if (int err = KillSetId(ctx, r, st)) return err;
@@ -225,8 +238,7 @@ int DoSetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, struct 
     // Times put back after a change (touch -r, an app hiding an edit): the facts recorded for
     // the mtime set now may be of other bytes. Gone after the change, so no record outlives it.
     if (S_ISREG(st.st_mode)) {
-      DropFactsRecord(r.fd.get());
-      fs->facts().Invalidate(r.node->object());
+      ForgetFactsAfterChange(fs, r.node->object(), r.fd.get(), /*open_file=*/false);
     }
   }
   if (int err = StatFd(r.fd.get(), out)) return err;
@@ -317,8 +329,7 @@ void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info
 // Drops the cached and recorded facts of a handle's file once it has been written through the
 // mount (the write's own mtime would tell the record apart too; this does not rely on it).
 void Written(Filesystem* fs, OpenFile* file) {
-  fs->facts().Invalidate(file->node->object());
-  DropFactsRecordOfOpenFile(file->fd.get());
+  ForgetFactsAfterChange(fs, file->node->object(), file->fd.get(), /*open_file=*/true);
 }
 
 // A write through a redacted view (a caller the location guard redacts, writing a file that was
