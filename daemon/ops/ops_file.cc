@@ -302,6 +302,7 @@ void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info
   }
   if (file->redacted()) {
     fs->stats().redacted_reads.fetch_add(1);
+    if (own == nullptr) fs->stats().redacted_reads_in_ring.fetch_add(1);
     size_t got;
     bool zero_filled;
     if (int err = ReadRedacted(fs->plans(), file->fd.get(), file->slot, &file->plan, size, off, buf,
