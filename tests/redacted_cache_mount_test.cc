@@ -172,6 +172,28 @@ TEST_P(RedactedCacheMountTest, AGalleryWalksSecondPassAsksOnlyTheOpens) {
   }
 }
 
+// Over io_uring a redacted READ's bytes are read straight into the payload buffer of the ring
+// entry the READ came in (redacted_reads_in_ring), over /dev/fuse into the daemon's own buffer;
+// either way exiftool finds no GPS in what the social app read, and the gallery (location access)
+// reads it raw.
+TEST_P(RedactedCacheMountTest, RedactedReadsOverIoUringAreReadIntoTheRing) {
+  absl::StatusOr<DaemonStats> before = storage_.Stats();
+  ASSERT_TRUE(before.ok()) << before.status();
+  AppResult r = As(kSocial).Read(kPhoto);
+  ASSERT_TRUE(Succeeds(r));
+  EXPECT_EQ(GpsIn(r.data), "");
+  absl::StatusOr<DaemonStats> after = storage_.Stats();
+  ASSERT_TRUE(after.ok()) << after.status();
+  int64_t reads = (*after)["redacted_reads"] - (*before)["redacted_reads"];
+  EXPECT_GT(reads, 0);
+  EXPECT_EQ((*after)["redacted_reads_in_ring"] - (*before)["redacted_reads_in_ring"],
+            (*after)["uring_serving"] == 1 ? reads : 0)
+      << "uring_serving " << (*after)["uring_serving"];
+  AppResult raw = As(kGallery).Read(kPhoto);
+  ASSERT_TRUE(Succeeds(raw));
+  EXPECT_EQ(GpsIn(raw.data), kGpsLocation);
+}
+
 // A change the kernel applies to the raw inode only (here one made to the lower file behind the
 // daemon's back, as a passthrough write is) leaves the redacted inode's cached attributes behind:
 // the redacted reader's next open drops them, so it reads the file to its new end.

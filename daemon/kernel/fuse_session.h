@@ -118,6 +118,10 @@ class FuseSession : public BackingIdSource {
   // "/dev/fuse" and why not io_uring. Valid after ServeInit.
   const std::string& transport_description() const { return transport_description_; }
   bool uring_serving() const { return uring_.load() != nullptr; }
+  // Where a handler may put the `size` bytes of data its reply will carry so that they are not
+  // copied again: the payload buffer of the ring entry of the request the calling thread is
+  // serving (UringTransport::ServingPayload), or null (then it uses a buffer of its own).
+  static char* ReplyPayload(size_t size) { return UringTransport::ServingPayload(size); }
   // Requests answered through the ring so far.
   uint64_t uring_requests() const;
   // Where cache invalidations go (kernel_notifier.h): none that may wait on a page is sent from a

@@ -91,7 +91,8 @@ absl::StatusOr<size_t> CopyReply(const struct iovec* iov, int count, abi::UringR
       base += sizeof(out);
       len -= sizeof(out);
     }
-    if (len > 0) std::memcpy(payload + at, base, len);
+    // Data the handler wrote into the payload itself (UringTransport::ServingPayload) is there.
+    if (len > 0 && base != payload + at) std::memmove(payload + at, base, len);
     at += len;
   }
   header->ring_ent_in_out.payload_sz = static_cast<uint32_t>(body);

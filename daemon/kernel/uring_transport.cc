@@ -226,6 +226,21 @@ void UringTransport::Retire(Entry* entry, int res) {
   }
 }
 
+namespace {
+
+// The payload buffer of the entry the calling thread is serving, and its size (ServingPayload).
+struct ServingBuffer {
+  char* payload = nullptr;
+  size_t capacity = 0;
+};
+thread_local ServingBuffer serving;
+
+}  // namespace
+
+char* UringTransport::ServingPayload(size_t size) {
+  return serving.payload != nullptr && size <= serving.capacity ? serving.payload : nullptr;
+}
+
 void UringTransport::Serve(Entry* entry, char* request, size_t request_size) {
   abi::InHeader in;
   std::memcpy(&in, entry->header->in_out, sizeof(in));
@@ -262,7 +277,9 @@ void UringTransport::Serve(Entry* entry, char* request, size_t request_size) {
   fuse_buf buf = {};
   buf.mem = request;
   buf.size = *assembled;
+  serving = {entry->payload, options_.payload_size};
   fuse_session_process_buf(options_.se, &buf);
+  serving = {};
   // An interrupt that overtook this request (it comes through /dev/fuse) and that libfuse
   // answered EAGAIN, not having seen the request yet: the kernel would resend it for a /dev/fuse
   // request, but finds no ring request to resend it for, so it is handed to libfuse again now.

@@ -164,6 +164,15 @@ class UringTransport {
   // anything else (requests read from /dev/fuse, notifications): those go to /dev/fuse.
   bool Reply(const struct iovec* iov, int count, ssize_t* result);
 
+  // The payload buffer of the ring entry whose request the calling thread is serving (inside
+  // Serve's call of the handler), if `size` bytes fit in it; else null (a /dev/fuse request, a
+  // thread serving none, a reply larger than the entry). A handler may write its reply's data
+  // there and reply with that pointer: the kernel wrote the request's own payload there, but
+  // Serve copied the request out before the handler ran, and Reply copies nothing onto itself.
+  // The buffer is the entry's until the reply is committed: a handler that replies from another
+  // thread must not use it.
+  static char* ServingPayload(size_t size);
+
   // Ends every queue's threads and closes the rings. Call after the mount is gone or with the
   // session's loop ended: requests still in the ring are then answered by the kernel's abort.
   void Stop();

@@ -104,6 +104,24 @@ TEST(CopyReplyTest, HeaderAndBodyIntoTheEntry) {
   EXPECT_EQ(std::string(payload.data(), 10), "hello ring");
 }
 
+// A handler that read its reply's data straight into the entry's payload (ServingPayload)
+// replies with that buffer: its bytes stay where they are, and what follows them is copied after.
+TEST(CopyReplyTest, DataAlreadyInThePayloadStaysInPlace) {
+  std::vector<char> payload(16, 'x');
+  std::memcpy(payload.data(), "in place", 8);
+  std::string tail = "!";
+  abi::OutHeader out{};
+  out.len = static_cast<uint32_t>(sizeof(out) + 9);
+  out.unique = 7;
+  std::vector<iovec> iov = {{&out, sizeof(out)}, {payload.data(), 8}, {tail.data(), 1}};
+  abi::UringReqHeader header{};
+  absl::StatusOr<size_t> n =
+      uring::CopyReply(iov.data(), 3, &header, payload.data(), payload.size());
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(header.ring_ent_in_out.payload_sz, 9u);
+  EXPECT_EQ(std::string(payload.data(), 9), "in place!");
+}
+
 TEST(CopyReplyTest, ErrorReplyHasNoBody) {
   std::vector<std::string> none;
   Reply reply(5, &none);

@@ -50,6 +50,7 @@ std::string FuseOpcodeName(uint32_t opcode);
   X(read_requests)                  \
   X(write_requests)                 \
   X(redacted_reads)                 \
+  X(redacted_reads_in_ring)         \
   X(location_scans)                 \
   X(location_found)                 \
   X(location_malformed)             \

@@ -27,7 +27,7 @@ namespace scopedfs::daemon {
 // An open file handle (fuse_file_info::fh).
 struct OpenFile {
   OpenFile(base::UniqueFd fd_in, std::shared_ptr<Node> node_in)
-      : fd(std::move(fd_in)), node(std::move(node_in)) {}
+      : fd(std::move(fd_in)), node(std::move(node_in)), plan(node->object()) {}
 
   base::UniqueFd fd;
   std::shared_ptr<Node> node;
@@ -36,7 +36,9 @@ struct OpenFile {
   // The app whose budget the handle is charged to (Filesystem::TakeHandleSlot), and the plans
   // its reads make; nullopt for root and the system uids.
   std::optional<uid_t> slot;
-  RedactionPlan plan;  // redacted views: the shared fills of the version last read
+  // Redacted views: the shared fills of the version last read, of the node's object (the fd was
+  // opened through the node, so it is that object: no name_to_handle_at to find it).
+  RedactionPlan plan;
   // Every lock owner that asked for a record lock through this handle. A process's (POSIX) locks
   // go when it closes any fd of the file (FLUSH), but an open file description's (OFD) locks go
   // only with the description itself, of which the kernel tells nothing but RELEASE: so RELEASE

@@ -17,6 +17,7 @@
 #include "daemon/judge/caller_creds.h"
 #include "daemon/judge/facts_record.h"
 #include "daemon/kernel/after_reply.h"
+#include "daemon/kernel/fuse_session.h"
 #include "daemon/kernel/kernel_notifier.h"
 #include "daemon/ops/handlers.h"
 #include "daemon/ops/handles.h"
@@ -302,18 +303,26 @@ void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info
   Filesystem* fs = op.fs();
   fs->stats().read_requests.fetch_add(1);
   OpenFile* file = FileOf(fi);
-  // Not value-initialised: every byte sent is first written by pread or a fill.
-  std::unique_ptr<char[]> buf(new char[size]);
+  // Over io_uring the bytes are read straight into the ring entry's payload buffer, which the
+  // kernel copies from (no second copy); over /dev/fuse into a buffer of our own, which writev
+  // copies. Not value-initialised: every byte sent is first written by pread or a fill.
+  std::unique_ptr<char[]> own;
+  char* buf = FuseSession::ReplyPayload(size);
+  if (buf == nullptr) {
+    own.reset(new char[size]);
+    buf = own.get();
+  }
   if (file->redacted()) {
     fs->stats().redacted_reads.fetch_add(1);
+    if (own == nullptr) fs->stats().redacted_reads_in_ring.fetch_add(1);
     size_t got;
     bool zero_filled;
-    if (int err = ReadRedacted(fs->plans(), file->fd.get(), file->slot, &file->plan, size, off,
-                               buf.get(), &got, &zero_filled)) {
+    if (int err = ReadRedacted(fs->plans(), file->fd.get(), file->slot, &file->plan, size, off, buf,
+                               &got, &zero_filled)) {
       return op.ReplyErr(err);
     }
     if (zero_filled) ForgetZeroFilledPages(*file->node);
-    op.ReplyBuf(buf.get(), got);
+    op.ReplyBuf(buf, got);
     // After the reply: the invalidation waits for the pages this READ fills, which stay locked
     // until the kernel has the reply, and then drops them (kernel_notifier.h).
     if (zero_filled && fs->session() != nullptr) {
@@ -321,9 +330,9 @@ void sfs_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info
     }
     return;
   }
-  ssize_t n = pread(file->fd.get(), buf.get(), size, off);
+  ssize_t n = pread(file->fd.get(), buf, size, off);
   if (n < 0) return op.ReplyErr(errno);
-  op.ReplyBuf(buf.get(), static_cast<size_t>(n));
+  op.ReplyBuf(buf, static_cast<size_t>(n));
 }
 
 // Drops the cached and recorded facts of a handle's file once it has been written through the

@@ -21,9 +21,10 @@ constexpr absl::Duration kLongestSettle = absl::Milliseconds(1100);
 }  // namespace
 
 // The fills are RedactedFills' (media/location), the function scopedfsctl explain/scan call too.
-int PlanTable::For(int fd, std::optional<uid_t> app, struct stat* st, FillPlan* out) {
+int PlanTable::For(int fd, std::optional<uid_t> app, struct stat* st, FillPlan* out,
+                   const ObjectId* object) {
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    Key key{ObjectIdOf(fd, *st), VersionOf(*st)};
+    Key key{object != nullptr ? *object : ObjectIdOf(fd, *st), VersionOf(*st)};
     std::shared_ptr<const Plan> live;
     {
       absl::MutexLock lock(&mu_);
@@ -44,7 +45,7 @@ int PlanTable::For(int fd, std::optional<uid_t> app, struct stat* st, FillPlan* 
       if (fstat(fd, st) != 0) return errno;
       continue;
     }
-    FileInfo info = facts_->Lookup(fd, *st, "");
+    FileInfo info = facts_->Lookup(fd, *st, key.object, "");
     // Bytes that could not be read (an fd limit, say) are no plan to share: this read is
     // answered as a file that cannot be vouched for (zeros), the next one tries again.
     if (!info.content_read) return EAGAIN;
@@ -103,7 +104,9 @@ int RedactionPlan::For(PlanTable& table, int fd, std::optional<uid_t> app, struc
       return 0;
     }
   }
-  if (int err = table.For(fd, app, st, out)) return err;
+  if (int err = table.For(fd, app, st, out, object_.has_value() ? &*object_ : nullptr)) {
+    return err;
+  }
   FillPlan old;  // the previous version's plan is let go outside the lock (PlanTable::Forget)
   absl::MutexLock lock(&mu_);
   old = std::move(fills_);
@@ -112,21 +115,40 @@ int RedactionPlan::For(PlanTable& table, int fd, std::optional<uid_t> app, struc
   return 0;
 }
 
+bool RedactionPlan::Current(FillPlan* out, FileVersion* version) {
+  absl::MutexLock lock(&mu_);
+  if (fills_ == nullptr) return false;
+  *out = fills_;
+  *version = version_;
+  return true;
+}
+
 int ReadRedacted(PlanTable& plans, int fd, std::optional<uid_t> app, RedactionPlan* plan,
                  size_t size, off_t off, char* buf, size_t* got, bool* zero_filled) {
   if (zero_filled != nullptr) *zero_filled = false;
   struct stat st;
-  if (fstat(fd, &st) != 0) return errno;
   FillPlan fills;
-  int err = plan->For(plans, fd, app, &st, &fills);
+  FileVersion version;
+  int err = 0;
+  // The handle's plan, if it has one, is tried first: the stat after the read says whether it
+  // still holds (the first read of a handle stats before, to find its plan).
+  bool stat_known = false;
+  if (!plan->Current(&fills, &version)) {
+    if (fstat(fd, &st) != 0) return errno;
+    stat_known = true;
+    err = plan->For(plans, fd, app, &st, &fills);
+    version = VersionOf(st);
+  }
   for (int attempt = 0; err == 0 && attempt < kAttempts; ++attempt) {
     ssize_t n = pread(fd, buf, size, off);
     if (n < 0) return errno;
     struct stat after;
     if (fstat(fd, &after) != 0) return errno;
-    if (VersionOf(after) != VersionOf(st)) {
+    stat_known = true;
+    if (VersionOf(after) != version) {
       st = after;
       err = plan->For(plans, fd, app, &st, &fills);
+      version = VersionOf(st);
       continue;
     }
     media::ApplyFills(*fills, static_cast<uint64_t>(off),
@@ -135,6 +157,7 @@ int ReadRedacted(PlanTable& plans, int fd, std::optional<uid_t> app, RedactionPl
     return 0;
   }
   if (err != 0 && err != EAGAIN) return err;
+  if (!stat_known && fstat(fd, &st) != 0) return errno;
   *got = off < st.st_size ? std::min(size, static_cast<size_t>(st.st_size - off)) : 0;
   memset(buf, 0, *got);
   if (zero_filled != nullptr) *zero_filled = true;

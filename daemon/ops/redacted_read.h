@@ -54,9 +54,11 @@ class PlanTable {
   // bytes are the version's; *st becomes the version the plan is for. A new plan is charged to
   // `app` (nullopt: root or a system uid, not charged). Returns 0, ENOMEM past the app's budget,
   // EAGAIN while the file keeps changing, will not settle or cannot be read (the caller answers
-  // zeros, as for a file that cannot be vouched for), or an errno.
-  int For(int fd, std::optional<uid_t> app, struct stat* st, FillPlan* out)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  // zeros, as for a file that cannot be vouched for), or an errno. `object`: the object `fd` is
+  // when the caller knows it (its node's), so that no name_to_handle_at is made for it; null: read
+  // from `fd`.
+  int For(int fd, std::optional<uid_t> app, struct stat* st, FillPlan* out,
+          const ObjectId* object = nullptr) ABSL_LOCKS_EXCLUDED(mu_);
 
   size_t size() const ABSL_LOCKS_EXCLUDED(mu_);  // live plans
 
@@ -91,11 +93,17 @@ class PlanTable {
 // The plan one handle reads with: the shared plan of the version it read last.
 class RedactionPlan {
  public:
+  // `object`: the object the handle's fd is (its node's), when known; else read from the fd.
+  explicit RedactionPlan(std::optional<ObjectId> object = std::nullopt) : object_(object) {}
+
   // As PlanTable::For, reusing the handle's plan while the version is the same.
   int For(PlanTable& table, int fd, std::optional<uid_t> app, struct stat* st, FillPlan* out)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // The plan the handle holds and the version it is for; false while it holds none.
+  bool Current(FillPlan* out, FileVersion* version) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  const std::optional<ObjectId> object_;
   absl::Mutex mu_;
   FileVersion version_ ABSL_GUARDED_BY(mu_);
   FillPlan fills_ ABSL_GUARDED_BY(mu_);
@@ -104,11 +112,13 @@ class RedactionPlan {
 // Reads [off, off + size) through `fd` (an open fd of the lower file) with the fills applied.
 // Writes change the version before they copy data, and the plan's version was settled before
 // its bytes were read, so a version unchanged after the read means the bytes belong to the
-// plan's version; otherwise the plan is remade and the read repeated. If the file keeps
-// changing, zeros are answered rather than bytes no plan was made for. `app`: who a new plan is
-// charged to. Returns 0 or an errno; *got is the number of bytes in `buf`; *zero_filled, when
-// given, says whether they are such zeros rather than the file's bytes (the caller must then keep
-// them out of the kernel's page cache, so that the next read tries again).
+// plan's version (no change came between the plan and the stat after the read: a change never
+// gives a file back a version it had: its ctime moves on with the clock); otherwise the plan is
+// remade and the read repeated. A handle that holds a plan reads first and stats once, after the
+// read. If the file keeps changing, zeros are answered rather than bytes no plan was made for.
+// `app`: who a new plan is charged to. Returns 0 or an errno; *got is the number of bytes in `buf`;
+// *zero_filled, when given, says whether they are such zeros rather than the file's bytes (the
+// caller must then keep them out of the kernel's page cache, so that the next read tries again).
 int ReadRedacted(PlanTable& plans, int fd, std::optional<uid_t> app, RedactionPlan* plan,
                  size_t size, off_t off, char* buf, size_t* got, bool* zero_filled = nullptr);
 

@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "daemon/judge/facts_cache.h"
 #include "daemon/judge/facts_record.h"
+#include "daemon/tables/object_id.h"
 #include "gtest/gtest.h"
 #include "media/content_facts.h"
 #include "media/location/location.h"
@@ -151,6 +152,27 @@ TEST_F(RedactedReadTest, HandlesOfOneVersionShareOnePlan) {
   EXPECT_EQ(plans_.size(), 0u);
   EXPECT_EQ(budget_.held(AppBudget::kBytes), 0u);
   close(fd2);
+}
+
+// A handle that knows its object (an open through a node: OpenFile) finds the plan under the same
+// key as one that reads the object from its fd, and after a rewrite, which the stat after its read
+// shows, reads the new version with a new plan.
+TEST_F(RedactedReadTest, AHandleThatKnowsItsObjectSharesThePlanAndSeesARewrite) {
+  struct stat st;
+  ASSERT_EQ(fstat(fd_, &st), 0);
+  RedactionPlan known(ObjectIdOf(fd_, st));
+  FillPlan from_fd, from_node;
+  ASSERT_EQ(plan_.For(plans_, fd_, kApp, &st, &from_fd), 0);
+  ASSERT_EQ(known.For(plans_, fd_, kApp, &st, &from_node), 0);
+  EXPECT_EQ(from_fd.get(), from_node.get());
+  std::string le = ReadSample("gps_le.jpg");
+  for (const std::string& bytes : {ReadSample("gps.jpg"), ReadSample("clean.jpg"), le}) {
+    Write(bytes);
+    std::string got(bytes.size() + 10, '\0');
+    size_t n = 0;
+    ASSERT_EQ(ReadRedacted(plans_, fd_, kApp, &known, got.size(), 0, got.data(), &n), 0);
+    EXPECT_EQ(got.substr(0, n), Expected(bytes));
+  }
 }
 
 // Past its memory budget, an app's read that needs a new plan is refused (ENOMEM); another app
