@@ -58,29 +58,13 @@ bool IsSeparateAreaRoot(const RequestContext& ctx, const std::string& path) {
          info->path.data() + info->path.size();
 }
 
-}  // namespace
-
-int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
-             fuse_entry_param* e, int64_t* fresh_until_before, base::UniqueFd* refused) {
-  Resolved p;
-  if (int err = Resolve(fs, parent, &p)) return err;
-  return DoLookupIn(fs, ctx, p, name, e, fresh_until_before, refused);
-}
-
-int DoLookupIn(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
-               fuse_entry_param* e, int64_t* fresh_until_before, base::UniqueFd* refused) {
+// The rest of a lookup once the lower object is open (`opened`, as `real` in `p`): the engine's
+// decision and the entry the kernel gets.
+int LookupOpened(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
+                 const std::string& real, Child* opened, FactNeeds needs, fuse_entry_param* e,
+                 int64_t* fresh_until_before, base::UniqueFd* refused) {
   fuse_ino_t parent = p.node->id;
-  if (NameError(name, ENOENT) == 0 && ctx.HiddenWhateverIsThere(ChildPath(p.path, name))) {
-    return ENOENT;
-  }
-  FactNeeds needs = NeedsOf(ctx.engine());
-  needs.location = ctx.engine() == nullptr || ctx.engine()->lookup_reads_location();
-  std::string real;
-  Child child;
-  if (int err = OpenLowerChild(fs, p, name, &child, &real, needs)) {
-    if (err == ENOENT) JudgeAbsentName(fs, ctx, p, name, needs);
-    return err;
-  }
+  Child& child = *opened;
   bool judge_view = ViewJudged(ctx, child.st.st_mode);
   policy::LookupDecisions d;
   for (bool scanned = needs.location;; scanned = true) {
@@ -127,6 +111,39 @@ int DoLookupIn(Filesystem* fs, const RequestContext& ctx, const Resolved& p, con
         [session, parent, dentry] { session->notifier().InvalidateEntry(parent, dentry); });
   }
   return 0;
+}
+
+}  // namespace
+
+int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
+             fuse_entry_param* e, int64_t* fresh_until_before, base::UniqueFd* refused) {
+  Resolved p;
+  if (int err = Resolve(fs, parent, &p)) return err;
+  return DoLookupIn(fs, ctx, p, name, e, fresh_until_before, refused);
+}
+
+int DoLookupIn(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
+               fuse_entry_param* e, int64_t* fresh_until_before, base::UniqueFd* refused) {
+  if (NameError(name, ENOENT) == 0 && ctx.HiddenWhateverIsThere(ChildPath(p.path, name))) {
+    return ENOENT;
+  }
+  FactNeeds needs = NeedsOf(ctx.engine());
+  needs.location = ctx.engine() == nullptr || ctx.engine()->lookup_reads_location();
+  std::string real;
+  Child child;
+  if (int err = OpenLowerChild(fs, p, name, &child, &real, needs)) {
+    if (err == ENOENT) JudgeAbsentName(fs, ctx, p, name, needs);
+    return err;
+  }
+  return LookupOpened(fs, ctx, p, name, real, &child, needs, e, fresh_until_before, refused);
+}
+
+int DoLookupListed(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
+                   Child* child, fuse_entry_param* e, int64_t* fresh_until_before) {
+  // The listing read every fact the engine looks at (NeedsOf), the location included: one
+  // decision, no second read of the file.
+  return LookupOpened(fs, ctx, p, name, name, child, NeedsOf(ctx.engine()), e, fresh_until_before,
+                      nullptr);
 }
 
 int DoGetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi,
