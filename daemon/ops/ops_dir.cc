@@ -453,6 +453,8 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     used += need;
     if (held_fresh) {
       fs->stats().listing_entries_without_lookup.fetch_add(1, std::memory_order_relaxed);
+    } else if (listed != nullptr && !dot) {
+      fs->stats().listing_entries_from_listing.fetch_add(1, std::memory_order_relaxed);
     }
   }
   op.ReplyBuf(buf.data(), used);
