@@ -80,17 +80,27 @@ int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
   return 0;
 }
 
+// A child a listing opened and judged (ListedEntry), and the engine's decisions of it.
+struct ListedChild {
+  Child child;
+  policy::LookupDecisions decided;
+};
+
 // One name of the lower directory `r` as the caller may list it: 0 with *shown set (the entry is
 // in *out, its `next` left to the caller), 0 without (removed meanwhile, or hidden from the
 // caller), or an errno: any other failure (out of fds, an I/O error) fails the listing rather than
 // leave the entry out in silence. With `keep`, a shown name other than . and .. leaves there the
-// child it opened (with every fact the engine looks at), for READDIRPLUS's lookup of it
-// (DoLookupListed); . and .. leave it empty.
+// child it opened (with every fact the engine looks at) and the engine's decisions of it, for
+// READDIRPLUS's lookup of it (DoLookupListed); . and .. leave it empty.
+//
+// One engine call judges the name (Engine::DecideLookup): the LOOKUP decision says whether the
+// caller lists it (its `found` does not: LISTING visibility finds names it does not list), and
+// for a file the read decisions say which view the caller reads, as JudgeRead's would.
 int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, const dirent* ent,
                 DirEntry* out, bool* shown, bool* depends_on_content = nullptr,
-                Child* keep = nullptr) {
+                ListedChild* keep = nullptr) {
   *shown = false;
-  if (keep != nullptr) *keep = Child();
+  if (keep != nullptr) *keep = ListedChild();
   if (IsDot(ent->d_name)) {
     *out = {ent->d_name, ent->d_ino, ent->d_type};
     *shown = true;
@@ -100,7 +110,13 @@ int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, co
   if (int err = OpenChild(fs, r, ent->d_name, &child, NeedsOf(ctx.engine()))) {
     return err == ENOENT ? 0 : err;
   }
-  policy::Decision seen = ctx.Decide(OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
+  bool judge_view = ViewJudged(ctx, child.st.st_mode);
+  media::ContentFacts located = child.info.facts;
+  located.location = media::LocationPresence::kPresent;
+  bool could_carry = judge_view && CouldCarryLocation(child.info);
+  policy::LookupDecisions d = ctx.DecideLookup(child.path, S_ISDIR(child.st.st_mode), &child.info,
+                                               could_carry ? &located : nullptr);
+  const policy::Decision& seen = d.lookup;
   if (depends_on_content != nullptr && !S_ISDIR(child.st.st_mode) &&
       ctx.DependsOnContent(OP_LOOKUP, child.path, child.info)) {
     *depends_on_content = true;
@@ -114,11 +130,12 @@ int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, co
     out->generation = child.identity->id.generation;
     out->identified = true;
   }
-  // Only KernelHoldsFresh reads it, and only under a policy that may redact.
-  out->raw_view = (ctx.engine() != nullptr && !ctx.engine()->may_redact()) ||
-                  CallerView(ctx, child) == kRawView;
+  out->raw_view = !judge_view || ViewFor(d.read, d.read_if_located) == kRawView;
   *shown = true;
-  if (keep != nullptr) *keep = std::move(child);
+  if (keep != nullptr) {
+    keep->child = std::move(child);
+    keep->decided = d;
+  }
   return 0;
 }
 
@@ -130,7 +147,7 @@ int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, co
 struct ListedChildren {
   size_t from = 0;
   size_t max = 0;
-  std::vector<Child> children;  // listing index - from; no identity: not kept
+  std::vector<ListedChild> children;  // listing index - from; no identity: not kept
 };
 
 // Lists the directory once per open, keeping only the names the caller may see; an entry's
@@ -149,21 +166,22 @@ int LoadDir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, OpenDir* 
     bool shown;
     size_t index = dir->entries.size();
     bool keep = listed != nullptr && index >= listed->from && index - listed->from < listed->max;
-    Child child;
+    ListedChild listed_child;
     if (int err = ListedEntry(fs, ctx, r, ent, &entry, &shown, depends_on_content,
-                              keep ? &child : nullptr)) {
+                              keep ? &listed_child : nullptr)) {
       dir->entries.clear();
       if (listed != nullptr) listed->children.clear();
       return err;
     }
     if (!shown) continue;
     if (keep) {
+      Child& child = listed_child.child;
       if (child.identity && fs->nodes().KeepsByHandle(*child.identity)) {
         child.fd.reset();
       } else {
-        child = Child();
+        listed_child = ListedChild();
       }
-      listed->children.push_back(std::move(child));
+      listed->children.push_back(std::move(listed_child));
     }
     entry.next = static_cast<off_t>(dir->entries.size() + 1);
     dir->entries.push_back(std::move(entry));
@@ -310,7 +328,7 @@ class ListingSource {
   const Resolved* resolved() const { return r_.fd.valid() ? &r_ : nullptr; }
 
   // With `child`, *child gets the child ListedEntry opened for the entry in this request, or null.
-  int Next(DirEntry* entry, bool* end, Child** child = nullptr) {
+  int Next(DirEntry* entry, bool* end, ListedChild** child = nullptr) {
     *end = false;
     if (child != nullptr) *child = nullptr;
     if (dir_ != nullptr) {
@@ -320,7 +338,7 @@ class ListingSource {
       }
       size_t i = index_ - listed_.from;
       if (child != nullptr && index_ >= listed_.from && i < listed_.children.size() &&
-          listed_.children[i].identity) {
+          listed_.children[i].child.identity) {
         *child = &listed_.children[i];
       }
       *entry = dir_->entries[index_++];
@@ -344,7 +362,7 @@ class ListingSource {
       }
       if (!shown) continue;
       entry->next = static_cast<off_t>(ent->d_off);
-      if (child != nullptr && current_.fd.valid()) *child = &current_;
+      if (child != nullptr && current_.child.fd.valid()) *child = &current_;
       return 0;
     }
   }
@@ -358,7 +376,7 @@ class ListingSource {
   DirStream stream_;
   bool shared_only_ = false;  // serve only what every caller lists
   ListedChildren listed_;     // the snapshot's, when loaded by this request
-  Child current_;             // the lower directory's: the last entry's, with its fd
+  ListedChild current_;       // the lower directory's: the last entry's, with its fd
 };
 
 // READDIR and READDIRPLUS share the filtered listing; PLUS also looks every entry up (through
@@ -384,7 +402,7 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   // request, else resolved at the first lookup.
   Resolved parent;
   const Resolved* resolved = source.resolved();
-  auto lookup = [&](const DirEntry& entry, Child* listed, fuse_entry_param* e,
+  auto lookup = [&](const DirEntry& entry, ListedChild* listed, fuse_entry_param* e,
                     int64_t* fresh_until_before) {
     if (resolved == nullptr) {
       if (int err = Resolve(fs, ino, &parent)) return err;
@@ -392,14 +410,14 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     }
     // A name this request's listing opened and judged is not opened and read again.
     return listed != nullptr
-               ? DoLookupListed(fs, ctx, *resolved, entry.name.c_str(), listed, e,
-                                fresh_until_before)
+               ? DoLookupListed(fs, ctx, *resolved, entry.name.c_str(), &listed->child,
+                                listed->decided, e, fresh_until_before)
                : DoLookupIn(fs, ctx, *resolved, entry.name.c_str(), e, fresh_until_before);
   };
   while (true) {
     DirEntry entry;
     bool end;
-    Child* listed = nullptr;
+    ListedChild* listed = nullptr;
     if (int err = source.Next(&entry, &end, plus ? &listed : nullptr)) {
       // What is in the buffer is sent and the kernel asks again from its last entry on.
       if (used == 0) return op.ReplyErr(err);

@@ -59,9 +59,11 @@ bool IsSeparateAreaRoot(const RequestContext& ctx, const std::string& path) {
 }
 
 // The rest of a lookup once the lower object is open (`opened`, as `real` in `p`): the engine's
-// decision and the entry the kernel gets.
+// decision (`decided` when already made, with facts read as `needs` say) and the entry the
+// kernel gets.
 int LookupOpened(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
-                 const std::string& real, Child* opened, FactNeeds needs, fuse_entry_param* e,
+                 const std::string& real, Child* opened, FactNeeds needs,
+                 const policy::LookupDecisions* decided, fuse_entry_param* e,
                  int64_t* fresh_until_before, base::UniqueFd* refused) {
   fuse_ino_t parent = p.node->id;
   Child& child = *opened;
@@ -71,8 +73,10 @@ int LookupOpened(Filesystem* fs, const RequestContext& ctx, const Resolved& p, c
     media::ContentFacts located = child.info.facts;
     located.location = media::LocationPresence::kPresent;
     bool could_carry = judge_view && CouldCarryLocation(child.info);
-    d = ctx.DecideLookup(child.path, S_ISDIR(child.st.st_mode), &child.info,
-                         could_carry ? &located : nullptr);
+    d = decided != nullptr ? *decided
+                           : ctx.DecideLookup(child.path, S_ISDIR(child.st.st_mode), &child.info,
+                                              could_carry ? &located : nullptr);
+    decided = nullptr;
     if (!d.found) {
       if (refused != nullptr) *refused = std::move(child.fd);
       return ErrnoOf(d.lookup);
@@ -135,15 +139,17 @@ int DoLookupIn(Filesystem* fs, const RequestContext& ctx, const Resolved& p, con
     if (err == ENOENT) JudgeAbsentName(fs, ctx, p, name, needs);
     return err;
   }
-  return LookupOpened(fs, ctx, p, name, real, &child, needs, e, fresh_until_before, refused);
+  return LookupOpened(fs, ctx, p, name, real, &child, needs, nullptr, e, fresh_until_before,
+                      refused);
 }
 
 int DoLookupListed(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
-                   Child* child, fuse_entry_param* e, int64_t* fresh_until_before) {
-  // The listing read every fact the engine looks at (NeedsOf), the location included: one
-  // decision, no second read of the file.
-  return LookupOpened(fs, ctx, p, name, name, child, NeedsOf(ctx.engine()), e, fresh_until_before,
-                      nullptr);
+                   Child* child, const policy::LookupDecisions& decided, fuse_entry_param* e,
+                   int64_t* fresh_until_before) {
+  // The listing read every fact the engine looks at (NeedsOf), the location included, and made
+  // the one decision a lookup makes with them: nothing is read or judged again.
+  return LookupOpened(fs, ctx, p, name, name, child, NeedsOf(ctx.engine()), &decided, e,
+                      fresh_until_before, nullptr);
 }
 
 int DoGetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi,
