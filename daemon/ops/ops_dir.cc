@@ -379,8 +379,10 @@ class ListingSource {
   ListedChild current_;       // the lower directory's: the last entry's, with its fd
 };
 
-// READDIR and READDIRPLUS share the filtered listing; PLUS also looks every entry up (through
-// the same policy check as LOOKUP), so the kernel learns attributes without a LOOKUP per name.
+// READDIR and READDIRPLUS share the filtered listing; PLUS also looks every entry up (with the
+// same decision as LOOKUP), so the kernel learns attributes without a LOOKUP per name. An entry
+// this request's listing opened and judged is looked up from that child and those decisions
+// (DoLookupListed), not opened, read and judged a second time.
 void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi,
              bool plus) {
   OpRequest op(req, plus ? FUSE_READDIRPLUS : FUSE_READDIR);
