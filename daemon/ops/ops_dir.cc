@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 #include <vector>
@@ -140,10 +141,11 @@ int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, co
 }
 
 // The children a READDIRPLUS's own load of a snapshot opened and judged, for the entries from
-// index `from` on that its reply may carry (at most `max`, which the reply's size bounds, see
-// Readdir): looked up from these (DoLookupListed) instead of being opened and read again. Kept
-// without their fds, so only those the node table keeps by handle (NodeTable::KeepsByHandle); a
-// request holds no more fds than it did, and memory in proportion to its reply.
+// index `from` on that its reply may carry (at most `max`, which the reply's size and
+// kMaxListedChildren bound, see Readdir): looked up from these (DoLookupListed) instead of being
+// opened and read again. Kept without their fds, so only those the node table keeps by handle
+// (NodeTable::KeepsByHandle); a request holds no more fds than it did, and memory in proportion to
+// its reply.
 struct ListedChildren {
   size_t from = 0;
   size_t max = 0;
@@ -390,8 +392,11 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   const RequestContext& ctx = op.ctx();
   ListingSource source;
   OpenDir* dir = DirOf(fi);
-  // No reply carries more entries than this many of the smallest (a one-byte name).
-  size_t most_entries = plus ? size / (FUSE_NAME_OFFSET_DIRENTPLUS + 8) : 0;
+  // No reply carries more entries than this many of the smallest (a one-byte name); and at most
+  // kMaxListedChildren are kept (a few hundred bytes each), those past it looked up afresh.
+  constexpr size_t kMaxListedChildren = 256;
+  size_t most_entries =
+      plus ? std::min(size / (FUSE_NAME_OFFSET_DIRENTPLUS + 8), kMaxListedChildren) : 0;
   int opened = dir == nullptr || dir->kernel_caches
                    ? ListingSource::ForLowerDirectory(fs, ctx, ino, off, dir, &source)
                : dir->shared_listing
