@@ -58,37 +58,25 @@ bool IsSeparateAreaRoot(const RequestContext& ctx, const std::string& path) {
          info->path.data() + info->path.size();
 }
 
-}  // namespace
-
-int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
-             fuse_entry_param* e, int64_t* fresh_until_before, base::UniqueFd* refused) {
-  Resolved p;
-  if (int err = Resolve(fs, parent, &p)) return err;
-  return DoLookupIn(fs, ctx, p, name, e, fresh_until_before, refused);
-}
-
-int DoLookupIn(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
-               fuse_entry_param* e, int64_t* fresh_until_before, base::UniqueFd* refused) {
+// The rest of a lookup once the lower object is open (`opened`, as `real` in `p`): the engine's
+// decision (`decided` when already made, with facts read as `needs` say) and the entry the
+// kernel gets.
+int LookupOpened(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
+                 const std::string& real, Child* opened, FactNeeds needs,
+                 const policy::LookupDecisions* decided, fuse_entry_param* e,
+                 int64_t* fresh_until_before, base::UniqueFd* refused) {
   fuse_ino_t parent = p.node->id;
-  if (NameError(name, ENOENT) == 0 && ctx.HiddenWhateverIsThere(ChildPath(p.path, name))) {
-    return ENOENT;
-  }
-  FactNeeds needs = NeedsOf(ctx.engine());
-  needs.location = ctx.engine() == nullptr || ctx.engine()->lookup_reads_location();
-  std::string real;
-  Child child;
-  if (int err = OpenLowerChild(fs, p, name, &child, &real, needs)) {
-    if (err == ENOENT) JudgeAbsentName(fs, ctx, p, name, needs);
-    return err;
-  }
+  Child& child = *opened;
   bool judge_view = ViewJudged(ctx, child.st.st_mode);
   policy::LookupDecisions d;
   for (bool scanned = needs.location;; scanned = true) {
     media::ContentFacts located = child.info.facts;
     located.location = media::LocationPresence::kPresent;
     bool could_carry = judge_view && CouldCarryLocation(child.info);
-    d = ctx.DecideLookup(child.path, S_ISDIR(child.st.st_mode), &child.info,
-                         could_carry ? &located : nullptr);
+    d = decided != nullptr ? *decided
+                           : ctx.DecideLookup(child.path, S_ISDIR(child.st.st_mode), &child.info,
+                                              could_carry ? &located : nullptr);
+    decided = nullptr;
     if (!d.found) {
       if (refused != nullptr) *refused = std::move(child.fd);
       return ErrnoOf(d.lookup);
@@ -127,6 +115,41 @@ int DoLookupIn(Filesystem* fs, const RequestContext& ctx, const Resolved& p, con
         [session, parent, dentry] { session->notifier().InvalidateEntry(parent, dentry); });
   }
   return 0;
+}
+
+}  // namespace
+
+int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
+             fuse_entry_param* e, int64_t* fresh_until_before, base::UniqueFd* refused) {
+  Resolved p;
+  if (int err = Resolve(fs, parent, &p)) return err;
+  return DoLookupIn(fs, ctx, p, name, e, fresh_until_before, refused);
+}
+
+int DoLookupIn(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
+               fuse_entry_param* e, int64_t* fresh_until_before, base::UniqueFd* refused) {
+  if (NameError(name, ENOENT) == 0 && ctx.HiddenWhateverIsThere(ChildPath(p.path, name))) {
+    return ENOENT;
+  }
+  FactNeeds needs = NeedsOf(ctx.engine());
+  needs.location = ctx.engine() == nullptr || ctx.engine()->lookup_reads_location();
+  std::string real;
+  Child child;
+  if (int err = OpenLowerChild(fs, p, name, &child, &real, needs)) {
+    if (err == ENOENT) JudgeAbsentName(fs, ctx, p, name, needs);
+    return err;
+  }
+  return LookupOpened(fs, ctx, p, name, real, &child, needs, nullptr, e, fresh_until_before,
+                      refused);
+}
+
+int DoLookupListed(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
+                   Child* child, const policy::LookupDecisions& decided, fuse_entry_param* e,
+                   int64_t* fresh_until_before) {
+  // The listing read every fact the engine looks at (NeedsOf), the location included, and made
+  // the one decision a lookup makes with them: nothing is read or judged again.
+  return LookupOpened(fs, ctx, p, name, name, child, NeedsOf(ctx.engine()), &decided, e,
+                      fresh_until_before, nullptr);
 }
 
 int DoGetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi,
