@@ -318,8 +318,8 @@ def make_bases(work):
         return os.path.join(work, name)
     lavfi_v = ["-f", "lavfi", "-i", "color=c=red:s=16x16:d=0.2"]
     lavfi_a = ["-f", "lavfi", "-i", "sine=d=0.2"]
-    run(["convert", "-size", "16x16", "xc:red", path("base.jpg")])
-    run(["convert", "-size", "16x16", "xc:red", path("base.png")])
+    differential_runner.plain_image(path("base.jpg"))
+    differential_runner.plain_image(path("base.png"))
     ff = ["ffmpeg", "-y", "-v", "error"]
     run(ff + lavfi_v + ["-c:v", "mpeg4", path("base.mp4")])
     run(ff + ["-i", path("base.mp4"), "-c", "copy", "-metadata", f"location={ISO6709}",

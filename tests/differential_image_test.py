@@ -508,7 +508,7 @@ def prepare(work):
     bases = {}
     for ext in ("jpg", "png", "webp"):
         path = os.path.join(work, "base." + ext)
-        subprocess.run(["convert", "-size", "16x16", "xc:red", path], check=True)
+        differential_runner.plain_image(path)
         with open(path, "rb") as f:
             bases[ext] = f.read()
         if coordinates(path):

@@ -134,7 +134,7 @@ def prepare_with(work, made):
     bases = {}
     for ext in ("jpg", "png", "webp", "heic"):
         path = os.path.join(work, "base." + ext)
-        subprocess.run(["convert", "-size", "16x16", "xc:red", path], check=True)
+        differential_runner.plain_image(path)
         with open(path, "rb") as f:
             bases[ext] = f.read()
     mp4 = os.path.join(work, "base.mp4")

@@ -24,6 +24,13 @@ import tempfile
 OUTCOMES = ("redacted", "fail-closed", "leak", "fallback leak", "inert", "error")
 
 
+def plain_image(path):
+    """A 16x16 red image whose bytes never change: without ImageMagick's PNG tIME and date:*
+    chunks, which hold the time and whose CRCs can hold any two bytes a check looks for."""
+    subprocess.run(["convert", "-size", "16x16", "xc:red", "-strip", "-define",
+                    "png:exclude-chunks=date,time", path], check=True)
+
+
 def parse_args(argv, doc):
     """(ctl, keep, only) from --ctl=PATH, --keep=DIR and --only=SUBSTRING; None (after printing
     `doc`) for anything else."""
