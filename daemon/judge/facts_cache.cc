@@ -18,7 +18,6 @@
 #include "absl/types/span.h"
 #include "daemon/judge/facts_record.h"
 #include "daemon/judge/location_bounds.h"
-#include "daemon/kernel/after_reply.h"
 
 namespace scopedfs::daemon {
 
@@ -228,26 +227,12 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, const ObjectId& objec
   }
   // Bytes read now, of a version that was settled and unchanged after: recorded for the next
   // daemon (a queued scan records its own, on the scan thread). The head alone is recorded too.
-  // Written once the request's reply has gone (AfterReply): a record written by another app's
-  // lookup of a hidden file would make its ENOENT slower than a missing name's.
+  // Written on the record writer's thread (record_writer.h), not this request's: a record written
+  // by another app's lookup of a hidden file would make its ENOENT, or its next request, slower
+  // than a missing name's.
   bool inline_scan = scanned_now && ScanWait::Current() == nullptr;
-  std::shared_ptr<const media::LocationScan> recorded_scan;
-  bool record = false;
   if (records_ && changed && cacheable && (inline_scan || sniffed_now)) {
-    record = true;
-    if (inline_scan) recorded_scan = entry.scan;
-  } else if (records_ && !changed && entry.record_pending && entry.format_read) {
-    record = true;
-    if (entry.content_read) recorded_scan = entry.scan;
-  }
-  if (record) {
-    auto kept = std::make_shared<base::UniqueFd>(fcntl(fd, F_DUPFD_CLOEXEC, 0));
-    if (kept->valid()) {
-      media::MediaFormat format = entry.format;
-      AfterReply::Run([this, kept, key, st, format, recorded_scan] {
-        Record(kept->get(), key, st, format, recorded_scan);
-      });
-    }
+    QueueRecord(fd, key, st, entry.format, inline_scan ? entry.scan : nullptr);
   }
   if (needs.owner) info.owner = entry.owner;
   if (head_only) {
@@ -326,7 +311,7 @@ bool FactsCache::ScanFor(const ObjectId& object, const struct stat& st, FileVers
         if (cacheable && fstat(fd->get(), &after) == 0 &&
             SameBytes(id, version, VersionOf(after))) {
           Store(id, version, VersionOf(after), format, scan);
-          if (records_) Record(fd->get(), id, after, format, scan);
+          if (records_) QueueRecord(fd->get(), id, after, format, scan);
         }
         return scan;
       });
@@ -344,11 +329,12 @@ bool FactsCache::ScanFor(const ObjectId& object, const struct stat& st, FileVers
   return false;
 }
 
-bool FactsCache::SameBytes(const Key& key, FileVersion scanned, FileVersion now) const {
-  if (now == scanned) return true;
+bool FactsCache::SameBytes(const ObjectId& object, FileVersion before, FileVersion now) const {
+  if (before.size < 0) return false;  // no version: matches none
+  if (now == before) return true;
   absl::MutexLock lock(&mu_);
-  auto it = entries_.find(key);
-  return it != entries_.end() && it->second.version == now && it->second.recorded_from == scanned;
+  auto it = entries_.find(object);
+  return it != entries_.end() && it->second.version == now && it->second.recorded_from == before;
 }
 
 void FactsCache::Store(Key key, FileVersion scanned, FileVersion now, media::MediaFormat format,
@@ -409,30 +395,36 @@ bool FactsCache::TakeRecord(int fd, const ObjectId& object, const struct stat& s
   return true;
 }
 
-void FactsCache::Record(int fd, const ObjectId& object, const struct stat& st,
-                        media::MediaFormat format,
-                        std::shared_ptr<const media::LocationScan> scan) {
+void FactsCache::QueueRecord(int fd, const ObjectId& object, const struct stat& st,
+                             media::MediaFormat format,
+                             std::shared_ptr<const media::LocationScan> scan) {
   // Where timestamps are coarse (one-second ones, kernels without multigrain timestamps), a
   // rewrite in the tick of the record's own write would keep its mtime and ctime: no record.
   if (!StampsEveryChange(fd, st)) return;
+  auto kept = std::make_shared<base::UniqueFd>(fcntl(fd, F_DUPFD_CLOEXEC, 0));
+  if (!kept->valid()) return;
+  absl::Time due = absl::TimeFromTimespec(st.st_ctim) + kRecordQuietAge;
+  bool queued = records_written_.Queue(due, [this, kept, object, st, format, scan] {
+    Record(kept->get(), object, st, format, scan);
+  });
+  if (!queued && stats_ != nullptr) stats_->facts_records_not_queued.fetch_add(1);
+}
+
+void FactsCache::Record(int fd, const ObjectId& object, const struct stat& st,
+                        media::MediaFormat format,
+                        std::shared_ptr<const media::LocationScan> scan) {
+  // Queued for the version's quiet age (QueueRecord); a clock set back meanwhile leaves it young.
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
-  bool young = absl::TimeFromTimespec(now) - absl::TimeFromTimespec(st.st_ctim) < kRecordQuietAge;
-  if (!young) {
+  if (absl::TimeFromTimespec(now) - absl::TimeFromTimespec(st.st_ctim) < kRecordQuietAge) return;
+  {
     // Before the write: a file made meanwhile is not taken for one without a record.
     absl::MutexLock lock(&mu_);
     ++record_epoch_;
     recordless_.erase(object);
   }
   struct stat after;
-  if (young || !WriteFactsRecord(fd, object, st, format, scan, &after)) {
-    absl::MutexLock lock(&mu_);
-    auto it = entries_.find(object);
-    if (it != entries_.end() && it->second.version == VersionOf(st)) {
-      it->second.record_pending = young;
-    }
-    return;
-  }
+  if (!WriteFactsRecord(fd, object, st, format, scan, &after)) return;
   if (stats_ != nullptr) stats_->facts_records_written.fetch_add(1);
   // The record's write moved the ctime: the entry of the version before it would never match
   // again. It holds for the version after it, as every later change stamps a later ctime.
@@ -441,7 +433,6 @@ void FactsCache::Record(int fd, const ObjectId& object, const struct stat& st,
   if (it != entries_.end() && it->second.version == VersionOf(st)) {
     it->second.recorded_from = it->second.version;
     it->second.version = VersionOf(after);
-    it->second.record_pending = false;
   }
 }
 

@@ -20,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "daemon/judge/file_info.h"
+#include "daemon/judge/record_writer.h"
 #include "daemon/judge/scan_queue.h"
 #include "daemon/observe/stats.h"
 #include "daemon/tables/node_table.h"
@@ -129,6 +130,12 @@ class FactsCache {
   // False only for a file noted by MadeWithoutRecord that no record has been written on since.
   bool MayHaveRecord(const ObjectId& object) const ABSL_LOCKS_EXCLUDED(mu_);
   size_t size() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Whether version `now` of `object` is `before`, or the daemon's own record write made it from
+  // `before` (the bytes are the same: only the ctime moved, by the record's xattr).
+  bool SameBytes(const ObjectId& object, FileVersion before, FileVersion now) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Waits until every record queued so far has been written or given up (tests).
+  void DrainRecords() { records_written_.Drain(); }
   // What the cached scans keep, in ScanBytes (at most kMaxScanBytes).
   uint64_t scan_bytes() const ABSL_LOCKS_EXCLUDED(mu_);
   // The scan queue, for its gauges (waiting requests, pending scans).
@@ -144,9 +151,6 @@ class FactsCache {
     // moved only the ctime: the bytes of both are the same, so a scan of that version, queued or
     // running when the record was written, stands for this one. size -1: none.
     FileVersion recorded_from;
-    // Facts learned of a version too young to record (kRecordQuietAge): recorded at a later
-    // lookup that finds them here, once the version is old enough.
-    bool record_pending = false;
     bool owner_read = false;
     bool content_read = false;  // the format and the scan
     bool format_read = false;   // the format (sniffed from the head)
@@ -171,15 +175,17 @@ class FactsCache {
   // unless `now` is `scanned` or the daemon's own record write made it from `scanned`.
   void Store(Key key, FileVersion scanned, FileVersion now, media::MediaFormat format,
              std::shared_ptr<const media::LocationScan> scan) ABSL_LOCKS_EXCLUDED(mu_);
-  // Whether `now` is `scanned`, or the daemon's own record write made it from `scanned`.
-  bool SameBytes(const Key& key, FileVersion scanned, FileVersion now) const
-      ABSL_LOCKS_EXCLUDED(mu_);
 
   // The facts recorded on `fd`, filled into `entry` if they hold for `st`; a malformed record is
   // counted and logged, and never used.
   bool TakeRecord(int fd, const ObjectId& object, const struct stat& st, Entry* entry);
+  // Queues the record of facts read at version `st` of the object of `fd` (which is duplicated)
+  // on the record writer, to be written once the version is kRecordQuietAge old.
+  void QueueRecord(int fd, const ObjectId& object, const struct stat& st, media::MediaFormat format,
+                   std::shared_ptr<const media::LocationScan> scan);
   // Records facts read at version `st` on `fd` where the filesystem stamps every change
-  // (StampsEveryChange); the cached entry moves to the version the record's own write leaves.
+  // (StampsEveryChange) and `st` is still the file's version; the cached entry moves to the
+  // version the record's own write leaves. On the record writer's thread.
   void Record(int fd, const ObjectId& object, const struct stat& st, media::MediaFormat format,
               std::shared_ptr<const media::LocationScan> scan) ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -191,6 +197,9 @@ class FactsCache {
   uint64_t scan_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // ScanBytes of the cached scans
   absl::flat_hash_set<Key> recordless_ ABSL_GUARDED_BY(mu_);
   uint64_t record_epoch_ ABSL_GUARDED_BY(mu_) = 0;  // record writes begun
+  // Where records are written (record_writer.h). Before the scan queue, whose scans queue their
+  // records here: the scan threads end first.
+  RecordWriter records_written_;
   // Last, so its threads end before anything they use goes.
   ScanQueue scans_;
 };

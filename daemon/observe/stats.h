@@ -69,6 +69,7 @@ std::string FuseOpcodeName(uint32_t opcode);
   X(facts_records_stale)            \
   X(facts_records_rejected)         \
   X(facts_records_dropped)          \
+  X(facts_records_not_queued)       \
   X(tree_checks_unlocked)           \
   X(tree_checks_locked)             \
   X(backing_files)                  \

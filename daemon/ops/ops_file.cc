@@ -93,17 +93,20 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
   if (redacted) {
     // Served in userspace through the page cache, which holds only redacted bytes; kept while
     // the lower file is unchanged, so repeated opens read from memory.
+    // The daemon's own facts record (written on its own thread, facts_cache.h) moves only the
+    // ctime: the pages and attributes of the version before it hold for the one after it.
     FileVersion version = VersionOf(st);
+    ObjectId object = r.node->object();
     bool stale_attrs;
     {
       absl::MutexLock lock(&r.node->backing_mu);
-      fi->keep_cache = r.node->cached_version == version && !writes;
+      fi->keep_cache = !writes && fs->facts().SameBytes(object, r.node->cached_version, version);
       r.node->cached_version = writes ? FileVersion{} : version;
       // Attributes cached with the name may be of a version before a change made through the raw
       // view (the kernel updates the raw inode's only): dropped, so this open reads to the size
       // the file has.
       stale_attrs = r.node->attrs_cached_with_name.load(std::memory_order_relaxed) &&
-                    r.node->kernel_attrs_version != version;
+                    !fs->facts().SameBytes(object, r.node->kernel_attrs_version, version);
       if (stale_attrs) r.node->kernel_attrs_version = FileVersion{};
     }
     if (stale_attrs && fs->session() != nullptr) {
