@@ -150,42 +150,102 @@ AuditLog::AuditLog(Options options)
   if (options_.sink == Sink::kSyslog && !options_.write_for_test) {
     openlog("scopedfsd", LOG_PID | LOG_NDELAY, LOG_AUTHPRIV);
   }
+  if (options_.sink != Sink::kNone && !options_.write_for_test) {
+    writer_ = std::thread([this] { RunWriter(); });
+  }
 }
 
 AuditLog::~AuditLog() {
-  absl::MutexLock lock(&mu_);
-  WriteDropped();
+  {
+    absl::MutexLock lock(&mu_);
+    WriteDropped();
+    stopping_ = true;
+  }
+  if (writer_.joinable()) writer_.join();
 }
 
 void AuditLog::Record(const AuditEvent& event) {
   if (!enabled()) return;
   absl::Time now = options_.clock_for_test ? options_.clock_for_test() : absl::Now();
   absl::MutexLock lock(&mu_);
-  if (!bucket_.Take(now)) {
+  if (!bucket_.Take(now) || pending_.size() >= kMaxPending) {
     ++dropped_;
     ++unreported_drops_;
     return;
   }
   WriteDropped();
-  Write(FormatAuditLine(event));
+  Pending pending;
+  pending.package.assign(event.package.data(), event.package.size());
+  pending.path.assign(event.path.data(), event.path.size());
+  pending.rule.assign(event.rule.data(), event.rule.size());
+  if (event.content != nullptr) pending.content = *event.content;
+  pending.event = event;
+  Queue(std::move(pending));
   ++written_;
+}
+
+std::string AuditLog::LineOf(const Pending& pending) {
+  if (!pending.line.empty()) return pending.line;
+  AuditEvent event = pending.event;
+  event.package = pending.package;
+  event.path = pending.path;
+  event.rule = pending.rule;
+  event.content = pending.content.has_value() ? &*pending.content : nullptr;
+  return FormatAuditLine(event);
+}
+
+void AuditLog::Queue(Pending pending) {
+  if (options_.write_for_test) {
+    options_.write_for_test(LineOf(pending));
+    return;
+  }
+  // The writer is woken (a futex wake, on this request's way) only when the queue was empty: the
+  // lines that come within kFlushDelay join it.
+  pending_.push_back(std::move(pending));
+  ++queued_;
 }
 
 void AuditLog::WriteDropped() {
   if (unreported_drops_ == 0) return;
-  Write(absl::StrFormat("scopedfs: audit: %d lines dropped (rate limit: burst %g, %g/s)",
-                        unreported_drops_, options_.burst, options_.rate_per_second));
+  Pending note;
+  note.line = absl::StrFormat("scopedfs: audit: %d lines dropped (rate limit: burst %g, %g/s)",
+                              unreported_drops_, options_.burst, options_.rate_per_second);
+  Queue(std::move(note));
   unreported_drops_ = 0;
 }
 
-void AuditLog::Write(absl::string_view line) {
-  if (options_.write_for_test) {
-    options_.write_for_test(line);
-    return;
+void AuditLog::Flush() {
+  absl::MutexLock lock(&mu_);
+  if (!writer_.joinable()) return;
+  uint64_t target = queued_;
+  auto done = [this, target]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return flushed_ >= target; };
+  mu_.Await(absl::Condition(&done));
+}
+
+void AuditLog::RunWriter() {
+  std::vector<Pending> batch;
+  absl::MutexLock lock(&mu_);
+  for (;;) {
+    auto ready = [this]()
+                     ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !pending_.empty(); };
+    mu_.Await(absl::Condition(&ready));
+    // What comes within kFlushDelay goes in the same batch (unless the log is closing).
+    auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
+    if (!stopping_) mu_.AwaitWithTimeout(absl::Condition(&stop), kFlushDelay);
+    batch.swap(pending_);
+    mu_.Unlock();
+    for (const Pending& pending : batch) Write(LineOf(pending));
+    mu_.Lock();
+    flushed_ += batch.size();
+    batch.clear();
+    if (stopping_ && pending_.empty()) break;
   }
+}
+
+void AuditLog::Write(absl::string_view line) const {
   switch (options_.sink) {
     case Sink::kStderr: {
-      // One write per line, so lines from the daemon's threads never interleave.
+      // One write per line, so lines never interleave with the daemon's other messages.
       std::string with_newline = absl::StrCat(line, "\n");
       fwrite(with_newline.data(), 1, with_newline.size(), stderr);
       fflush(stderr);

@@ -2,12 +2,19 @@
 // the dropped-lines count), with an injected clock and sink: no syslog, no sleeping.
 #include "daemon/observe/audit_log.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 
@@ -156,6 +163,69 @@ TEST(AuditLogSink, Parse) {
   AuditLog::Options none;
   none.sink = AuditLog::Sink::kNone;
   EXPECT_FALSE(AuditLog(none).enabled());
+}
+
+// The stderr sink is written by the log's own thread: a refusal returns while stderr cannot take a
+// byte (a pipe nobody reads), and every line reaches it, in order, once it can.
+TEST(AuditLogSink, ARefusalNeverWaitsForTheSink) {
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  // Fill the pipe, so that a write to it blocks.
+  int flags = fcntl(pipe_fds[1], F_GETFL);
+  ASSERT_EQ(fcntl(pipe_fds[1], F_SETFL, flags | O_NONBLOCK), 0);
+  std::string block(4096, 'x');
+  size_t filled = 0;
+  for (;;) {
+    ssize_t n = write(pipe_fds[1], block.data(), block.size());
+    if (n <= 0) break;
+    filled += static_cast<size_t>(n);
+  }
+  ASSERT_EQ(fcntl(pipe_fds[1], F_SETFL, flags), 0);
+  fflush(stderr);
+  int saved = dup(STDERR_FILENO);
+  ASSERT_GE(saved, 0);
+  ASSERT_EQ(dup2(pipe_fds[1], STDERR_FILENO), STDERR_FILENO);
+  std::string got;
+  {
+    AuditLog::Options options;
+    options.sink = AuditLog::Sink::kStderr;
+    AuditLog log(options);
+    absl::Time start = absl::Now();
+    for (int i = 0; i < 5; ++i) log.Record(Denied(absl::StrCat("Pictures/", i, ".jpg")));
+    absl::Duration took = absl::Now() - start;
+    EXPECT_EQ(log.written(), 5u);
+    // Blocked forever had the refusals written themselves; a loaded machine takes milliseconds.
+    EXPECT_LT(took, absl::Seconds(5)) << "a refusal waited for the sink";
+    // Drain the pipe until every line is through (the log's close waits for its writer).
+    std::thread reader([&] {
+      char buf[4096];
+      size_t skipped = 0;
+      for (;;) {
+        ssize_t n = read(pipe_fds[0], buf, sizeof(buf));
+        if (n <= 0) break;
+        size_t from = 0;
+        if (skipped < filled) {
+          from = std::min(static_cast<size_t>(n), filled - skipped);
+          skipped += from;
+        }
+        got.append(buf + from, static_cast<size_t>(n) - from);
+        if (std::count(got.begin(), got.end(), '\n') >= 5) break;
+      }
+    });
+    log.Flush();
+    reader.join();
+  }
+  fflush(stderr);
+  ASSERT_EQ(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+  close(saved);
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
+  std::vector<std::string> lines = absl::StrSplit(got, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 5u) << got;
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_TRUE(absl::StrContains(lines[i], absl::StrCat("path=\"Pictures/", i, ".jpg\"")))
+        << lines[i];
+  }
 }
 
 }  // namespace
