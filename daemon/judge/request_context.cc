@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "daemon/kernel/after_reply.h"
 #include "policy/app_registry.h"
 
 namespace scopedfs::daemon {
@@ -176,7 +177,10 @@ int RequestContext::RefusedByCheck(int err, absl::string_view check, scopedfs::O
 }
 
 int RequestContext::Audited(int err) const {
-  if (err != 0 && refused_ && audit_ != nullptr) Audit(false, refusal_, err, 0);
+  if (err != 0 && refused_ && audit_ != nullptr) {
+    refused_ = false;  // audited once
+    Audit(false, std::move(refusal_), err, 0);
+  }
   return err;
 }
 
@@ -190,30 +194,38 @@ void RequestContext::AuditRedacted(scopedfs::Op op, absl::string_view path, cons
   what.content = info.facts;
   what.owner = info.owner;
   what.rule = std::string(decision.rule_name);
-  Audit(true, what, 0, decision.redact);
+  Audit(true, std::move(what), 0, decision.redact);
 }
 
-void RequestContext::Audit(bool redacted, const Refusal& what, int err, uint32_t redact) const {
-  AuditEvent event;
-  event.redacted = redacted;
-  event.op = request_op_ != OP_UNSPECIFIED ? request_op_ : what.op;
-  event.judged = what.op;
-  event.uid = uid_;
-  event.pid = pid_;
-  std::string package;
-  if (engine_ != nullptr) {
-    policy::Caller caller = engine_->apps().Identify(uid_);
-    if (caller.app != nullptr && !caller.app->packages.empty()) package = caller.app->packages[0];
-  }
-  event.package = package;
-  event.path = what.path;
-  event.directory = what.directory;
-  event.content = what.has_content ? &what.content : nullptr;
-  event.owner = what.owner;
-  event.rule = what.rule;
-  event.err = err;
-  event.redact = redact;
-  audit_->Record(event);
+void RequestContext::Audit(bool redacted, Refusal what, int err, uint32_t redact) const {
+  // Recorded once the answer has gone (AfterReply): over io_uring the reply is committed only
+  // after the handler returns, and a hidden name's refusal would cost its ENOENT what a missing
+  // name's does not spend (docs/security.md, timing). What it needs is taken along.
+  scopedfs::Op op = request_op_ != OP_UNSPECIFIED ? request_op_ : what.op;
+  auto line = [audit = audit_, engine = engine_, uid = uid_, pid = pid_, redacted, op, err, redact,
+               what = std::move(what)] {
+    AuditEvent event;
+    event.redacted = redacted;
+    event.op = op;
+    event.judged = what.op;
+    event.uid = uid;
+    event.pid = pid;
+    if (engine != nullptr) {
+      policy::Caller caller = engine->apps().Identify(uid);
+      if (caller.app != nullptr && !caller.app->packages.empty()) {
+        event.package = caller.app->packages[0];
+      }
+    }
+    event.path = what.path;
+    event.directory = what.directory;
+    event.content = what.has_content ? &what.content : nullptr;
+    event.owner = what.owner;
+    event.rule = what.rule;
+    event.err = err;
+    event.redact = redact;
+    audit->Record(event);
+  };
+  AfterReply::Run(std::move(line));
 }
 
 bool RequestContext::BuildRequest(scopedfs::Op op, absl::string_view path, bool directory,

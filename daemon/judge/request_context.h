@@ -190,7 +190,7 @@ class RequestContext {
                     bool directory, const FileInfo* info) const;
   policy::Decision DecideUnaudited(scopedfs::Op op, absl::string_view path, bool directory,
                                    const FileInfo* info) const;
-  void Audit(bool redacted, const Refusal& what, int err, uint32_t redact) const;
+  void Audit(bool redacted, Refusal what, int err, uint32_t redact) const;
   mutable bool refused_ = false;
   mutable Refusal refusal_;
 };
