@@ -401,12 +401,23 @@ void FactsCache::QueueRecord(int fd, const ObjectId& object, const struct stat& 
   // Where timestamps are coarse (one-second ones, kernels without multigrain timestamps), a
   // rewrite in the tick of the record's own write would keep its mtime and ctime: no record.
   if (!StampsEveryChange(fd, st)) return;
-  auto kept = std::make_shared<base::UniqueFd>(fcntl(fd, F_DUPFD_CLOEXEC, 0));
-  if (!kept->valid()) return;
   absl::Time due = absl::TimeFromTimespec(st.st_ctim) + kRecordQuietAge;
-  bool queued = records_written_.Queue(due, [this, kept, object, st, format, scan] {
-    Record(kept->get(), object, st, format, scan);
-  });
+  bool queued = false;
+  int mount_id = -1;
+  FileHandle handle;
+  if (reopen_) handle = HandleOf(fd, &mount_id);
+  if (!handle.empty()) {
+    queued = records_written_.Queue(due, [this, handle, mount_id, object, st, format, scan] {
+      base::UniqueFd again;
+      if (reopen_(handle, mount_id, &again) == 0) Record(again.get(), object, st, format, scan);
+    });
+  } else {
+    auto kept = std::make_shared<base::UniqueFd>(fcntl(fd, F_DUPFD_CLOEXEC, 0));
+    if (!kept->valid()) return;
+    queued = records_written_.Queue(due, [this, kept, object, st, format, scan] {
+      Record(kept->get(), object, st, format, scan);
+    });
+  }
   if (!queued && stats_ != nullptr) stats_->facts_records_not_queued.fetch_add(1);
 }
 

@@ -87,6 +87,13 @@ class FactsCache {
   // Whether facts are kept on the lower tree across restarts (facts_record.h): read before a
   // file's bytes would be, written once they were. On by default; set before the first Lookup.
   void set_records(bool records) { records_ = records; }
+  // How the record writer opens a file again by its handle (NodeTable::OpenHandle): a queued
+  // record (of a version too young to write, or behind one) waits holding the handle, not a
+  // descriptor, so a file removed meanwhile is not kept alive (nor its number kept from reuse) by
+  // the wait. Without it (tools, unit tests), or for a file without a handle, the wait holds a
+  // descriptor. Set before the first Lookup.
+  using Reopen = std::function<int(const FileHandle& handle, int mount_id, base::UniqueFd* out)>;
+  void set_reopen(Reopen reopen) { reopen_ = std::move(reopen); }
 
   // Facts of the lower object `fd` (O_PATH) as stat'ed in `st`, judged under `name` (the class a
   // name claims is checked against the content each time; the bytes are read once per version).
@@ -179,8 +186,9 @@ class FactsCache {
   // The facts recorded on `fd`, filled into `entry` if they hold for `st`; a malformed record is
   // counted and logged, and never used.
   bool TakeRecord(int fd, const ObjectId& object, const struct stat& st, Entry* entry);
-  // Queues the record of facts read at version `st` of the object of `fd` (which is duplicated)
-  // on the record writer, to be written once the version is kRecordQuietAge old.
+  // Queues the record of facts read at version `st` of the object of `fd` on the record writer,
+  // to be written once the version is kRecordQuietAge old, holding the object's handle
+  // (set_reopen) or else a duplicate of `fd`.
   void QueueRecord(int fd, const ObjectId& object, const struct stat& st, media::MediaFormat format,
                    std::shared_ptr<const media::LocationScan> scan);
   // Records facts read at version `st` on `fd` where the filesystem stamps every change
@@ -191,6 +199,7 @@ class FactsCache {
 
   Stats* stats_;
   bool records_ = true;
+  Reopen reopen_;
   // A leaf lock: nothing else is taken while it is held.
   mutable absl::Mutex mu_;
   absl::flat_hash_map<Key, Entry> entries_ ABSL_GUARDED_BY(mu_);

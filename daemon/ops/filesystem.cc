@@ -36,6 +36,9 @@ Filesystem::Filesystem(FilesystemOptions options, base::UniqueFd root_fd,
       engine_(std::move(engine)) {
   posix_ = engine_ != nullptr && engine_->semantics() == SEMANTICS_POSIX;
   facts_.set_records(options_.facts_records);
+  facts_.set_reopen([this](const FileHandle& handle, int mount_id, base::UniqueFd* out) {
+    return nodes_.OpenHandle(handle, mount_id, out);
+  });
   if (engine_ != nullptr) plans_.set_kinds(engine_->redaction_kinds());
   root_dev_ = root_st.st_dev;
   clock_gettime(CLOCK_REALTIME, &started_);

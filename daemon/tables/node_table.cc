@@ -91,10 +91,21 @@ int NodeTable::OpenNodeItself(const Node& node, base::UniqueFd* out, int flags) 
     }
     return out->valid() ? 0 : errno;
   }
+  return OpenByHandle(node.handle, out, flags);
+}
+
+int NodeTable::OpenHandle(const FileHandle& handle, int mount_id, base::UniqueFd* out,
+                          int flags) const {
+  if (handle.empty() || mount_id != root_mount_id_) return EXDEV;
+  return OpenByHandle(handle, out, flags);
+}
+
+int NodeTable::OpenByHandle(const FileHandle& handle, base::UniqueFd* out, int flags) const {
   HandleBuffer buf;
-  buf.header.handle_bytes = static_cast<unsigned>(node.handle.bytes.size());
-  buf.header.handle_type = node.handle.type;
-  memcpy(buf.header.f_handle, node.handle.bytes.data(), node.handle.bytes.size());
+  if (handle.bytes.size() > MAX_HANDLE_SZ) return EINVAL;
+  buf.header.handle_bytes = static_cast<unsigned>(handle.bytes.size());
+  buf.header.handle_type = handle.type;
+  memcpy(buf.header.f_handle, handle.bytes.data(), handle.bytes.size());
   out->reset(open_by_handle_at(mount_fd_.get(), &buf.header, flags | O_CLOEXEC));
   return out->valid() ? 0 : errno;
 }

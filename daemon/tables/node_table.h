@@ -185,6 +185,10 @@ class NodeTable {
   // the fd it keeps. Returns 0 or an errno (ESTALE: the object is gone). Other `flags` open the
   // object itself with them (the kept fd is reopened through /proc/self/fd).
   int OpenNode(const Node& node, base::UniqueFd* out, int flags = O_PATH) const;
+  // An fd of the object whose handle is `handle` (HandleOf), if it is on the root's filesystem
+  // (mount `mount_id`): 0, ESTALE when the object is gone, EXDEV for another filesystem's.
+  int OpenHandle(const FileHandle& handle, int mount_id, base::UniqueFd* out,
+                 int flags = O_PATH) const;
   // Keeps `fd`, an O_PATH fd of the directory `node` that was just removed, for OpenNode once its
   // handle no longer opens, until the node goes. At most kMaxKeptRemoved at once (then nothing is
   // kept and the removed directory answers ESTALE, as one removed behind the daemon's back).
@@ -257,6 +261,7 @@ class NodeTable {
 
   // OpenNode from the node's handle or fd alone.
   int OpenNodeItself(const Node& node, base::UniqueFd* out, int flags) const;
+  int OpenByHandle(const FileHandle& handle, base::UniqueFd* out, int flags) const;
   // PathOf, and with `last_known` LastPathOf.
   bool Path(NodeId id, bool last_known, std::string* path) const;
   // Makes `parent` the parent of `e`, pinning it and unpinning the old one (which goes to
