@@ -266,6 +266,9 @@ class ScopedStorage {
   DaemonExit WaitDaemonExit(absl::Duration timeout);
   // How the last daemon ended (also when StartDaemon failed because it exited early).
   const DaemonExit& last_exit() const { return last_exit_; }
+  // The daemon's log (stderr) as it stands once the audit lines queued so far have been written:
+  // the daemon writes them from a thread of its own (audit_log.h). With a control socket that is
+  // its stats' audit_lines_waiting reaching 0; without, the log not growing for 50 ms.
   std::string DaemonLog() const;
   bool IsMounted() const;        // a FUSE file system is mounted at mountpoint()
   static int CountFuseMounts();  // in this process's mount namespace
@@ -313,6 +316,7 @@ class ScopedStorage {
   std::string lower_;
   std::string mountpoint_;
   std::string log_path_;
+  bool control_socket_used_ = false;  // the running daemon has --control_socket
   std::string socket_dir_;
   bool lower_mounted_ = false;
   std::string vold_mountpoint_;  // where the harness mounted as vold (DaemonOptions::vold_mount)

@@ -173,6 +173,7 @@ absl::Status ScopedStorage::StartDaemon(const DaemonOptions& options) {
     vold_mountpoint_ = mountpoint;
     argv.push_back(absl::StrCat("--fuse_fd=", fuse_fd));
   }
+  control_socket_used_ = options.control_socket;
   if (options.control_socket) {
     if (socket_dir_.empty()) {
       char dir[] = "/tmp/scopedfs-ctl.XXXXXX";
@@ -321,7 +322,25 @@ void ScopedStorage::UnmountVoldMount() {
 }
 
 std::string ScopedStorage::DaemonLog() const {
-  return log_path_.empty() ? "" : ReadFileOrEmpty(log_path_);
+  if (log_path_.empty()) return "";
+  if (daemon_pid_ > 0 && control_socket_used_) {
+    absl::StatusOr<DaemonStats> flushed = StatsOnce(
+        [](const DaemonStats& s) {
+          auto it = s.find("audit_lines_waiting");
+          return it == s.end() || it->second == 0;
+        },
+        "audit_lines_waiting", absl::Seconds(5));
+    if (flushed.ok()) return ReadFileOrEmpty(log_path_);
+  }
+  std::string log = ReadFileOrEmpty(log_path_);
+  if (daemon_pid_ <= 0) return log;
+  for (int round = 0; round < 40; ++round) {
+    absl::SleepFor(absl::Milliseconds(50));
+    std::string again = ReadFileOrEmpty(log_path_);
+    if (again == log) break;
+    log = std::move(again);
+  }
+  return log;
 }
 
 bool ScopedStorage::IsMounted() const {

@@ -141,6 +141,8 @@ class FactsCache {
   // `before` (the bytes are the same: only the ctime moved, by the record's xattr).
   bool SameBytes(const ObjectId& object, FileVersion before, FileVersion now) const
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Records queued and not yet written or given up.
+  uint64_t records_waiting() const { return records_written_.waiting(); }
   // Waits until every record queued so far has been written or given up (tests).
   void DrainRecords() { records_written_.Drain(); }
   // What the cached scans keep, in ScanBytes (at most kMaxScanBytes).

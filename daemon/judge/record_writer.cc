@@ -35,6 +35,11 @@ uint64_t RecordWriter::completed() const {
   return completed_;
 }
 
+uint64_t RecordWriter::waiting() const {
+  absl::MutexLock lock(&mu_);
+  return queued_ - completed_;
+}
+
 void RecordWriter::Run() {
   absl::MutexLock lock(&mu_);
   for (;;) {

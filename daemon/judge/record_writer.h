@@ -38,8 +38,9 @@ class RecordWriter {
   bool Queue(absl::Time not_before, std::function<void()> write) ABSL_LOCKS_EXCLUDED(mu_);
   // Waits until every write queued before the call has run (tests, and a daemon's clean stop).
   void Drain() ABSL_LOCKS_EXCLUDED(mu_);
-  // Writes run so far.
+  // Writes run so far, and those queued and not run yet.
   uint64_t completed() const ABSL_LOCKS_EXCLUDED(mu_);
+  uint64_t waiting() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Pending {

@@ -264,6 +264,11 @@ uint64_t AuditLog::written() const {
   return written_;
 }
 
+uint64_t AuditLog::waiting() const {
+  absl::MutexLock lock(&mu_);
+  return queued_ - flushed_;
+}
+
 uint64_t AuditLog::dropped() const {
   absl::MutexLock lock(&mu_);
   return dropped_;

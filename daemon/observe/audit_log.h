@@ -112,6 +112,8 @@ class AuditLog {
   void Flush() ABSL_LOCKS_EXCLUDED(mu_);
 
   uint64_t written() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Lines queued and not yet written to the sink (the stats' audit_lines_waiting).
+  uint64_t waiting() const ABSL_LOCKS_EXCLUDED(mu_);
   uint64_t dropped() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:

@@ -33,6 +33,10 @@ ControlResponse HandleControl(const ControlRequest& request, Filesystem* fs,
     out->set_scan_waiting(static_cast<double>(fs->facts().scans().waiting()));
     out->set_scan_waiting_most(static_cast<double>(fs->facts().scans().most_waiting()));
     out->set_scan_cache_bytes(static_cast<double>(fs->facts().scan_bytes()));
+    out->set_facts_records_waiting(static_cast<double>(fs->facts().records_waiting()));
+    if (fs->options().audit != nullptr) {
+      out->set_audit_lines_waiting(static_cast<double>(fs->options().audit->waiting()));
+    }
     const AppBudget& budget = fs->budget();
     AppBudget::Use fds = budget.use(AppBudget::kFds);
     AppBudget::Use bytes = budget.use(AppBudget::kBytes);
