@@ -4,19 +4,20 @@
 
 namespace scopedfs::daemon {
 
-RecordWriter::RecordWriter() : thread_([this] { Run(); }) {}
+RecordWriter::RecordWriter() = default;
 
 RecordWriter::~RecordWriter() {
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  thread_.join();
+  thread_.Join();
 }
 
 bool RecordWriter::Queue(absl::Time not_before, std::function<void()> write) {
   absl::MutexLock lock(&mu_);
   if (stopping_ || queue_.size() >= kMaxQueued) return false;
+  if (!thread_.started() && thread_.Start([this] { Run(); }) != 0) return false;
   queue_.push_back({not_before, std::move(write)});
   ++queued_;
   return true;

@@ -15,11 +15,11 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/small_thread.h"
 
 namespace scopedfs::daemon {
 
@@ -33,8 +33,9 @@ class RecordWriter {
   RecordWriter(const RecordWriter&) = delete;
   RecordWriter& operator=(const RecordWriter&) = delete;
 
-  // Runs `write` on the writer's thread, not before `not_before`. False (and `write` is dropped)
-  // when kMaxQueued writes wait already.
+  // Runs `write` on the writer's thread (started at the first call), not before `not_before`.
+  // False (and `write` is dropped) when kMaxQueued writes wait already, or the thread cannot be
+  // started.
   bool Queue(absl::Time not_before, std::function<void()> write) ABSL_LOCKS_EXCLUDED(mu_);
   // Waits until every write queued before the call has run (tests, and a daemon's clean stop).
   void Drain() ABSL_LOCKS_EXCLUDED(mu_);
@@ -54,7 +55,7 @@ class RecordWriter {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t queued_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t completed_ ABSL_GUARDED_BY(mu_) = 0;
-  std::thread thread_;
+  base::SmallThread thread_;  // started at the first Queue
 };
 
 }  // namespace scopedfs::daemon

@@ -150,9 +150,6 @@ AuditLog::AuditLog(Options options)
   if (options_.sink == Sink::kSyslog && !options_.write_for_test) {
     openlog("scopedfsd", LOG_PID | LOG_NDELAY, LOG_AUTHPRIV);
   }
-  if (options_.sink != Sink::kNone && !options_.write_for_test) {
-    writer_ = std::thread([this] { RunWriter(); });
-  }
 }
 
 AuditLog::~AuditLog() {
@@ -161,7 +158,7 @@ AuditLog::~AuditLog() {
     WriteDropped();
     stopping_ = true;
   }
-  if (writer_.joinable()) writer_.join();
+  writer_.Join();
 }
 
 void AuditLog::Record(const AuditEvent& event) {
@@ -201,6 +198,10 @@ void AuditLog::Queue(Pending pending) {
   }
   // The writer is woken (a futex wake, on this request's way) only when the queue was empty: the
   // lines that come within kFlushDelay join it.
+  if (!writer_.started() && writer_.Start([this] { RunWriter(); }) != 0) {
+    Write(LineOf(pending));  // no thread to be had: written here rather than lost
+    return;
+  }
   pending_.push_back(std::move(pending));
   ++queued_;
 }
@@ -216,7 +217,7 @@ void AuditLog::WriteDropped() {
 
 void AuditLog::Flush() {
   absl::MutexLock lock(&mu_);
-  if (!writer_.joinable()) return;
+  if (!writer_.started()) return;
   uint64_t target = queued_;
   auto done = [this, target]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return flushed_ >= target; };
   mu_.Await(absl::Condition(&done));

@@ -28,7 +28,6 @@
 #include <functional>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -36,6 +35,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/small_thread.h"
 #include "media/content_facts.h"
 #include "proto/policy.pb.h"
 
@@ -144,7 +144,7 @@ class AuditLog {
   uint64_t queued_ ABSL_GUARDED_BY(mu_) = 0;   // lines ever queued
   uint64_t flushed_ ABSL_GUARDED_BY(mu_) = 0;  // of them, written to the sink
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread writer_;  // for a real sink only
+  base::SmallThread writer_;  // for a real sink only, started with the first line
 };
 
 }  // namespace scopedfs::daemon
