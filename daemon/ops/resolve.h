@@ -122,9 +122,9 @@ struct Visible {
 // can depend on a file's content for this caller and creator (RequestContext::DependsOnContent:
 // an owner's SETATTR under Android's rules), the content is not read (content_read stays false):
 // no head and no location scan of a file being written. Otherwise the content is read as far as
-// the policy looks at it. (A LOOKUP and an OPEN still read it: a rename's check of every app's
-// rights, made under the namespace lock, waits for no scan, so a file's scan must be under way
-// before a rename of it comes.)
+// the policy looks at it. (A LOOKUP still reads it where the view may differ by caller. A rename's
+// check of every app's rights, made under the namespace lock, waits for no scan there: the rename
+// warms the facts itself before it takes the lock, WarmRenameFacts and RetryWhileScanning.)
 FileInfo InfoForDecisions(Filesystem* fs, const RequestContext& ctx, const Resolved& r,
                           const struct stat& st, std::initializer_list<scopedfs::Op> judged);
 // `judged`: as for InfoForDecisions.
