@@ -93,9 +93,13 @@ int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, co
     return 0;
   }
   Child child;
-  if (int err = OpenChild(fs, r, ent->d_name, &child, NeedsOf(ctx.engine()))) {
+  FactNeeds needs = NeedsOf(ctx.engine());
+  FactNeeds creator_only = needs;
+  creator_only.content = false;
+  if (int err = OpenChild(fs, r, ent->d_name, &child, creator_only)) {
     return err == ENOENT ? 0 : err;
   }
+  ReadChildContent(fs, ctx, ent->d_name, &child, needs);
   policy::Decision seen = ctx.Decide(OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
   if (depends_on_content != nullptr && !S_ISDIR(child.st.st_mode) &&
       ctx.DependsOnContent(OP_LOOKUP, child.path, child.info)) {

@@ -77,10 +77,15 @@ int DoLookupIn(Filesystem* fs, const RequestContext& ctx, const Resolved& p, con
   needs.location = ctx.engine() == nullptr || ctx.engine()->lookup_reads_location();
   std::string real;
   Child child;
-  if (int err = OpenLowerChild(fs, p, name, &child, &real, needs)) {
+  FactNeeds creator_only = needs;
+  creator_only.content = false;
+  if (int err = OpenLowerChild(fs, p, name, &child, &real, creator_only)) {
     if (err == ENOENT) JudgeAbsentName(fs, ctx, p, name, needs);
     return err;
   }
+  // The content only where it can decide what the caller finds or reads (an owner's own file
+  // under Android's rules: never), so the scan below is taken only then too.
+  if (!ReadChildContent(fs, ctx, real.c_str(), &child, needs)) needs.content = false;
   bool judge_view = ViewJudged(ctx, child.st.st_mode);
   policy::LookupDecisions d;
   for (bool scanned = needs.location;; scanned = true) {

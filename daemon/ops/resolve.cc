@@ -92,6 +92,18 @@ int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* c
   return 0;
 }
 
+bool ReadChildContent(Filesystem* fs, const RequestContext& ctx, const char* name, Child* child,
+                      FactNeeds needs) {
+  if (!needs.content || !S_ISREG(child->st.st_mode)) return false;
+  if (!ctx.DependsOnContent(OP_LOOKUP, child->path, child->info) &&
+      !ctx.DependsOnContent(OP_READ, child->path, child->info)) {
+    return false;
+  }
+  if (!child->identity) child->identity = IdentityOf(child->fd.get(), child->st);
+  child->info = fs->facts().Lookup(child->fd.get(), child->st, child->identity->id, name, needs);
+  return true;
+}
+
 ObjectId ObjectOf(const Child& child) {
   return child.identity ? child.identity->id : ObjectIdOf(child.fd.get(), child.st);
 }

@@ -86,6 +86,14 @@ struct Child {
 ObjectId ObjectOf(const Child& child);
 int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child,
               FactNeeds needs = {});
+// The content facts of `child`, opened by OpenChild without them (`needs` with content left out,
+// so only its creator was read), read as `needs` says where the caller's LOOKUP or READ of it can
+// depend on them for this caller and creator (RequestContext::DependsOnContent), and left unread
+// otherwise (content_read false): an app listing or looking up its own files under Android's rules
+// reads none of their bytes. Then the view the caller reads (ViewFor) is the same whatever they
+// hold. `name`: the child's lower name. Returns whether the content can decide (and was read).
+bool ReadChildContent(Filesystem* fs, const RequestContext& ctx, const char* name, Child* child,
+                      FactNeeds needs);
 // OpenChild of `name` as the lower tree spells it (LowerName); *real gets that spelling. A
 // directory too large to search answers for the exact name only.
 int OpenLowerChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child,
