@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -94,12 +95,12 @@ int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, co
   }
   Child child;
   FactNeeds needs = NeedsOf(ctx.engine());
-  FactNeeds creator_only = needs;
-  creator_only.content = false;
-  if (int err = OpenChild(fs, r, ent->d_name, &child, creator_only)) {
+  bool content_decides = true;
+  std::function<bool(const FileInfo&)> gate = ContentDecidesForChild(ctx, &child, &content_decides);
+  needs.content_decides = &gate;  // the content only where it decides (an app's own files: never)
+  if (int err = OpenChild(fs, r, ent->d_name, &child, needs)) {
     return err == ENOENT ? 0 : err;
   }
-  ReadChildContent(fs, ctx, ent->d_name, &child, needs);
   policy::Decision seen = ctx.Decide(OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
   if (depends_on_content != nullptr && !S_ISDIR(child.st.st_mode) &&
       ctx.DependsOnContent(OP_LOOKUP, child.path, child.info)) {

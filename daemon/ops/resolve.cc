@@ -92,16 +92,13 @@ int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* c
   return 0;
 }
 
-bool ReadChildContent(Filesystem* fs, const RequestContext& ctx, const char* name, Child* child,
-                      FactNeeds needs) {
-  if (!needs.content || !S_ISREG(child->st.st_mode)) return false;
-  if (!ctx.DependsOnContent(OP_LOOKUP, child->path, child->info) &&
-      !ctx.DependsOnContent(OP_READ, child->path, child->info)) {
-    return false;
-  }
-  if (!child->identity) child->identity = IdentityOf(child->fd.get(), child->st);
-  child->info = fs->facts().Lookup(child->fd.get(), child->st, child->identity->id, name, needs);
-  return true;
+std::function<bool(const FileInfo&)> ContentDecidesForChild(const RequestContext& ctx,
+                                                            const Child* child, bool* decides) {
+  return [&ctx, child, decides](const FileInfo& creator) {
+    *decides = ctx.DependsOnContent(OP_LOOKUP, child->path, creator) ||
+               ctx.DependsOnContent(OP_READ, child->path, creator);
+    return *decides;
+  };
 }
 
 ObjectId ObjectOf(const Child& child) {

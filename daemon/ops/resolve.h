@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -86,14 +87,14 @@ struct Child {
 ObjectId ObjectOf(const Child& child);
 int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child,
               FactNeeds needs = {});
-// The content facts of `child`, opened by OpenChild without them (`needs` with content left out,
-// so only its creator was read), read as `needs` says where the caller's LOOKUP or READ of it can
-// depend on them for this caller and creator (RequestContext::DependsOnContent), and left unread
-// otherwise (content_read false): an app listing or looking up its own files under Android's rules
-// reads none of their bytes. Then the view the caller reads (ViewFor) is the same whatever they
-// hold. `name`: the child's lower name. Returns whether the content can decide (and was read).
-bool ReadChildContent(Filesystem* fs, const RequestContext& ctx, const char* name, Child* child,
-                      FactNeeds needs);
+// The question FactNeeds::content_decides asks, for a child the caller looks up or lists: whether
+// its LOOKUP or READ of it can depend on the file's content for this caller and creator
+// (RequestContext::DependsOnContent). Where it cannot (an app's own files under Android's rules),
+// OpenChild reads none of their bytes (no head, no location scan): the view the caller reads
+// (ViewFor) is then the same whatever they hold. *decides gets each answer (left as it is until
+// asked: set it true first). `ctx`, `child` and `decides` must outlive the function.
+std::function<bool(const FileInfo&)> ContentDecidesForChild(const RequestContext& ctx,
+                                                            const Child* child, bool* decides);
 // OpenChild of `name` as the lower tree spells it (LowerName); *real gets that spelling. A
 // directory too large to search answers for the exact name only.
 int OpenLowerChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child,
