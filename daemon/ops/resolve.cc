@@ -93,10 +93,11 @@ int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* c
 }
 
 std::function<bool(const FileInfo&)> ContentDecidesForChild(const RequestContext& ctx,
-                                                            const Child* child, bool* decides) {
-  return [&ctx, child, decides](const FileInfo& creator) {
+                                                            const Child* child, bool* decides,
+                                                            scopedfs::Op op) {
+  return [&ctx, child, decides, op](const FileInfo& creator) {
     *decides = ctx.DependsOnContent(OP_LOOKUP, child->path, creator) ||
-               ctx.DependsOnContent(OP_READ, child->path, creator);
+               ctx.DependsOnContent(op, child->path, creator);
     return *decides;
   };
 }

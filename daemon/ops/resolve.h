@@ -88,13 +88,14 @@ ObjectId ObjectOf(const Child& child);
 int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child,
               FactNeeds needs = {});
 // The question FactNeeds::content_decides asks, for a child the caller looks up or lists: whether
-// its LOOKUP or READ of it can depend on the file's content for this caller and creator
+// its LOOKUP or READ (or `op`) of it can depend on the file's content for this caller and creator
 // (RequestContext::DependsOnContent). Where it cannot (an app's own files under Android's rules),
 // OpenChild reads none of their bytes (no head, no location scan): the view the caller reads
 // (ViewFor) is then the same whatever they hold. *decides gets each answer (left as it is until
 // asked: set it true first). `ctx`, `child` and `decides` must outlive the function.
 std::function<bool(const FileInfo&)> ContentDecidesForChild(const RequestContext& ctx,
-                                                            const Child* child, bool* decides);
+                                                            const Child* child, bool* decides,
+                                                            scopedfs::Op op = OP_READ);
 // OpenChild of `name` as the lower tree spells it (LowerName); *real gets that spelling. A
 // directory too large to search answers for the exact name only.
 int OpenLowerChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child,
