@@ -155,9 +155,9 @@ class ScanFairnessMountTest : public MountTest {
   // dir/slow<first..first+count-1>.jpg in a loop, and one of `looker` stats them in a loop, so
   // that its LOOKUPs keep finding new versions to scan. The looker is an app that reads the photos
   // with location filled (or reads them at all only as images): what it finds and reads depends on
-  // their content, so its lookups scan; an owner's lookups of its own files scan nothing. Each exits
-  // 1 at the first open, write or stat that fails: an attack that no longer runs must not pass as
-  // fair.
+  // their content, so its lookups scan; an owner's lookups of its own files scan nothing. Each
+  // exits 1 at the first open, write or stat that fails: an attack that no longer runs must not
+  // pass as fair.
   void StartAppender(uid_t uid, uid_t looker, const std::string& dir, int first, int count) {
     Shared* shared = shared_;
     attackers_.push_back(StartAs(
@@ -378,9 +378,10 @@ class ScanFairnessMountTest : public MountTest {
 // The attack as found: notes appends to its own slow JPEGs in Download and social stats them, ten
 // processes, one file each (more than the daemon has workers); music's stat+create+unlink in the
 // same directory is served meanwhile. (As found, notes stat'ed its own files: an owner's lookup
-// scans nothing any more, so the lookups are another app's, one whose reads are redacted.) While it ran, scans ran and lookups' waits for them ended
-// unfinished: a LOOKUP, asked while the kernel holds the directory's lock, gives up on its scan
-// (20 ms) rather than hold the directory for the scan's 0.3 s.
+// scans nothing any more, so the lookups are another app's, one whose reads are redacted.) While it
+// ran, scans ran and lookups' waits for them ended unfinished: a LOOKUP, asked while the kernel
+// holds the directory's lock, gives up on its scan (20 ms) rather than hold the directory for the
+// scan's 0.3 s.
 TEST_F(ScanFairnessMountTest, LookupRescansDoNotDelayAnotherApp) {
   constexpr int kFiles = 10;
   PlantSlowFiles(kNotes, "Download", kFiles);
