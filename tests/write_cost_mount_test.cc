@@ -3,8 +3,8 @@
 // at those SETATTRs without its content, since the owner's rights do not depend on it
 // (Engine::DependsOnContent): no location scan runs. The content is still read where it decides:
 // another app's open of a file it reads redacted scans it, and another app's SETATTR is judged
-// by it. Needs root and /dev/fuse; skips,
-// saying so, without them.
+// by it. The owner's listings, lookups and opens of its files read no content either
+// (ReadChildContent, InfoForDecisions). Needs root and /dev/fuse; skips, saying so, without them.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -68,6 +68,42 @@ TEST_F(WriteCostMountTest, AnOwnersWritesAndTimesScanNothing) {
   EXPECT_EQ(st.st_mtime, 1000000) << "the times were not set";
   EXPECT_EQ(Counter("location_scans") - scans, 0) << "the owner's own writes were scanned";
   AppResult read = As(kSocial).Read("Download/src/shot.jpg");
+  ASSERT_TRUE(Succeeds(read));
+  EXPECT_EQ(read.data.size(), photo.size());
+  EXPECT_NE(read.data, photo) << "the location was not filled";
+  EXPECT_GE(Counter("location_scans") - scans, 1) << "a redacted reader's file was not scanned";
+}
+
+// What `grep -r` does as the owner: lists the directory, stats each name and reads each file.
+// Its own files are read and listed without their content being read by the daemon (no head, no
+// location scan, no facts record): it reads them raw whatever they hold. Another app owed the
+// photo redacted still has it scanned at its lookup and open, and reads it filled.
+TEST_F(WriteCostMountTest, AnOwnersReadsAndListingsReadNoContent) {
+  SCOPEDFS_ASSERT_OK(storage_.MkdirLower("Download/tree", kNotes));
+  for (int i = 0; i < 5; ++i) {
+    SCOPEDFS_ASSERT_OK(storage_.WriteLower(absl::StrCat("Download/tree/f", i, ".c"),
+                                           absl::StrCat("void *p", i, " = kmalloc(8);\n"), kNotes));
+  }
+  const std::string photo = ReadFileOrDie("tests/media/gps.jpg");
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/tree/shot.jpg", photo, kNotes));
+  int64_t scans = Counter("location_scans");
+  int64_t reads = Counter("content_reads");
+  int64_t records = Counter("facts_records_written");
+  AppResult listed = As(kNotes).List("Download/tree");
+  ASSERT_TRUE(Succeeds(listed));
+  for (const char* name : {"f0.c", "f1.c", "f2.c", "f3.c", "f4.c", "shot.jpg"}) {
+    std::string path = absl::StrCat("Download/tree/", name);
+    ASSERT_TRUE(Succeeds(As(kNotes).Stat(path))) << path;
+    AppResult read = As(kNotes).Read(path);
+    ASSERT_TRUE(Succeeds(read)) << path;
+    if (std::string(name) == "shot.jpg") {
+      EXPECT_EQ(read.data, photo) << "the owner reads its photo as it is";
+    }
+  }
+  EXPECT_EQ(Counter("location_scans") - scans, 0) << "the owner's own files were scanned";
+  EXPECT_EQ(Counter("content_reads") - reads, 0) << "the owner's own files' content was read";
+  EXPECT_EQ(Counter("facts_records_written") - records, 0);
+  AppResult read = As(kSocial).Read("Download/tree/shot.jpg");
   ASSERT_TRUE(Succeeds(read));
   EXPECT_EQ(read.data.size(), photo.size());
   EXPECT_NE(read.data, photo) << "the location was not filled";

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -93,7 +94,11 @@ int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, co
     return 0;
   }
   Child child;
-  if (int err = OpenChild(fs, r, ent->d_name, &child, NeedsOf(ctx.engine()))) {
+  FactNeeds needs = NeedsOf(ctx.engine());
+  bool content_decides = true;
+  std::function<bool(const FileInfo&)> gate = ContentDecidesForChild(ctx, &child, &content_decides);
+  needs.content_decides = &gate;  // the content only where it decides (an app's own files: never)
+  if (int err = OpenChild(fs, r, ent->d_name, &child, needs)) {
     return err == ENOENT ? 0 : err;
   }
   policy::Decision seen = ctx.Decide(OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);

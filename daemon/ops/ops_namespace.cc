@@ -199,7 +199,10 @@ int DoRename(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
   // What the destination name holds now: replaced (so its nodes lose that name) or, for an
   // exchange, moved to the source name.
   Child replaced;
-  bool had_target = OpenChild(fs, np, dst_name.c_str(), &replaced) == 0;
+  FactNeeds no_facts;  // only its object, kind and link count are used (LostName)
+  no_facts.owner = false;
+  no_facts.content = false;
+  bool had_target = OpenChild(fs, np, dst_name.c_str(), &replaced, no_facts) == 0;
   if (no_scan.missed() && GainChecked(ctx)) return kFactsNotCurrent;
   ObjectId src_object = ObjectOf(src);
   ObjectId replaced_object = had_target ? ObjectOf(replaced) : ObjectId{};
