@@ -5,14 +5,18 @@
 // content, whatever other apps list meanwhile; and apps whose listings differ get their own,
 // across creates, removals, renames, content changes that flip an entry's visibility (through the
 // mount and behind the daemon's back) and changes made to the lower tree behind the daemon's
-// back. Each test runs on a mount only one user's apps reach (--mount_reached_by_one_user, where
-// directories' attributes are cached too) and on the default mount, with the listed directory
-// made by no app, by the notes app (whose listing of it depends on no content) and by the
-// gallery (which holds READ_MEDIA_IMAGES, so its listing depends on what other apps' files hold).
-// Needs root and /dev/fuse; skips, saying so, without them.
+// back; and the entries a listing sends with attributes (READDIRPLUS) give each app what a lookup
+// of the name would. Each test runs on a mount only one user's apps reach
+// (--mount_reached_by_one_user, where directories' attributes are cached too) and on the default
+// mount, with the listed directory made by no app, by the notes app (whose listing of it depends on
+// no content) and by the gallery (which holds READ_MEDIA_IMAGES, so its listing depends on what
+// other apps' files hold). Needs root and /dev/fuse; skips, saying so, without them.
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -214,6 +218,72 @@ TEST_P(ListingCacheMountTest, AReloadEndsEveryKeptListing) {
   bool kept = GetParam().creator == kNotes;
   EXPECT_EQ(Counter("kept_listing_fills") - fills, kept ? 1 : 0);
   EXPECT_EQ(Counter("kept_listing_keeps") - keeps, kept ? 1 : 0);
+}
+
+// READDIRPLUS looks each entry up from the object its listing just opened and judged
+// (listing_entries_from_listing counts them); each app then finds, through the names it listed
+// (the kernel's dentries where it caches them), the type and size the lower tree has and the view
+// it is owed: the social app (no ACCESS_MEDIA_LOCATION) reads the camera's photo redacted, the
+// gallery reads it raw, and neither lists the notes app's document.
+TEST_P(ListingCacheMountTest, AListingsEntriesGiveWhatALookupWould) {
+  MakeTrip();
+  std::string photo = ReadFileOrDie("tests/media/gps.jpg");
+  SCOPEDFS_ASSERT_OK(storage_.MkdirLower("Download/trip/day1", kNotes));
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/trip/photo.jpg", photo, kCamera));
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/trip/notes.pdf", PdfBytes(), kNotes));
+  for (uid_t uid : {kSocial, kGallery}) {
+    int64_t from_listing = Counter("listing_entries_from_listing");
+    // One process: the listing, then a stat of each listed name and a read of the photo.
+    AppResult r = As(uid).Run("list, stat, read", [] {
+      AppResult out;
+      DIR* d = opendir(kTrip);
+      if (d == nullptr) {
+        out.err = errno;
+        return out;
+      }
+      while (dirent* ent = readdir(d)) {
+        std::string name = ent->d_name;
+        if (name != "." && name != "..") out.names.push_back(name);
+      }
+      closedir(d);
+      std::sort(out.names.begin(), out.names.end());
+      for (const std::string& name : out.names) {
+        struct stat st;
+        if (stat(absl::StrCat(kTrip, "/", name).c_str(), &st) != 0) {
+          out.err = errno;
+          return out;
+        }
+        absl::StrAppend(&out.data, " ", name, S_ISDIR(st.st_mode) ? ":dir" : ":file:",
+                        S_ISDIR(st.st_mode) ? 0 : st.st_size);
+      }
+      int fd = open(absl::StrCat(kTrip, "/photo.jpg").c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) {
+        out.err = errno;
+        return out;
+      }
+      out.data += "\n";  // the photo's bytes follow
+      char buf[65536];
+      ssize_t n;
+      while ((n = read(fd, buf, sizeof(buf))) > 0) out.data.append(buf, static_cast<size_t>(n));
+      if (n < 0) out.err = errno;
+      close(fd);
+      return out;
+    });
+    ASSERT_TRUE(Succeeds(r)) << "uid " << uid;
+    EXPECT_EQ(absl::StrJoin(r.names, " "), "day1 photo.jpg") << "uid " << uid;
+    size_t end = r.data.find('\n');
+    ASSERT_NE(end, std::string::npos);
+    std::string seen = r.data.substr(0, end);
+    r.data.erase(0, end + 1);
+    EXPECT_EQ(seen, absl::StrCat(" day1:dir0 photo.jpg:file:", photo.size())) << "uid " << uid;
+    EXPECT_EQ(Counter("listing_entries_from_listing") - from_listing, 2) << "uid " << uid;
+    if (uid == kGallery) {
+      EXPECT_TRUE(SameBytes(r.data, photo)) << "the gallery was not given the raw view";
+    } else {
+      EXPECT_EQ(r.data.size(), photo.size());
+      EXPECT_NE(r.data, photo) << "the social app was given the raw view of a GPS-tagged photo";
+    }
+  }
 }
 
 }  // namespace

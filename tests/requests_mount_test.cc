@@ -112,6 +112,42 @@ TEST_F(ListingCacheTest, ChangesByAnyCallerShowInTheNextListing) {
   EXPECT_FALSE(Contains(listed.names, "renamed")) << listed;
 }
 
+// A listing's entries come with their attributes (READDIRPLUS), each looked up from the object
+// the listing just opened (listing_entries_from_listing): a stat of every listed name then asks
+// nothing, and finds the size its own file has (each name's differs).
+TEST_F(ListingCacheTest, AListingsEntriesCarryEachNamesOwnAttributes) {
+  for (int i = 0; i < kFiles; ++i) {
+    SCOPEDFS_ASSERT_OK(
+        storage_.WriteLower(absl::StrCat("Documents/s/f", i), std::string(i + 1, 'x'), kNotes));
+  }
+  int64_t from_listing = Count("listing_entries_from_listing");
+  AppResult listed = As(kNotes).List("Documents/s");
+  ASSERT_TRUE(Succeeds(listed));
+  ASSERT_EQ(listed.names.size(), static_cast<size_t>(kFiles));
+  EXPECT_EQ(Count("listing_entries_from_listing") - from_listing, kFiles);
+  int64_t asked = Count("requests_lookup") + Count("requests_getattr");
+  std::vector<std::string> names = listed.names;
+  AppResult r = As(kNotes).Run("stat", [names] {
+    AppResult out;
+    for (const std::string& name : names) {
+      struct stat st;
+      if (stat(absl::StrCat("Documents/s/", name).c_str(), &st) != 0) {
+        out.err = errno;
+        return out;
+      }
+      // Each name's size against the one its name gives (fN holds N+1 bytes).
+      if (!S_ISREG(st.st_mode) || st.st_size != std::stoll(name.substr(1)) + 1) {
+        absl::StrAppend(&out.data, " ", name, ":", st.st_size);
+      }
+    }
+    return out;
+  });
+  ASSERT_TRUE(Succeeds(r));
+  EXPECT_EQ(r.data, "") << "names with another's attributes";
+  EXPECT_EQ(Count("requests_lookup") + Count("requests_getattr") - asked, 0)
+      << "a listed name was asked for again";
+}
+
 // A directory read in several chunks (names long enough that one READDIR cannot hold them all)
 // lists every name once, with nothing kept per open.
 TEST_F(ListingCacheTest, AListingInManyChunksHasEveryNameOnce) {

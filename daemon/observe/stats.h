@@ -87,6 +87,7 @@ std::string FuseOpcodeName(uint32_t opcode);
   X(kept_listing_fills)             \
   X(kept_listing_keeps)             \
   X(listing_entries_without_lookup) \
+  X(listing_entries_from_listing)   \
   X(reply_defects)
 
 class Stats {

@@ -32,6 +32,15 @@ int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const
 int DoLookupIn(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
                fuse_entry_param* e, int64_t* fresh_until_before = nullptr,
                base::UniqueFd* refused = nullptr);
+// DoLookupIn of a name READDIRPLUS's listing read from `p` in this request (so the lower tree's
+// own spelling) and already opened, with every fact the engine looks at, and judged visible
+// (ListedEntry, ops_dir.cc): the same decision and entry as DoLookupIn, without opening, reading
+// and judging the object a second time. `child` may come without its fd when its identity names an
+// object the node table keeps by handle (NodeTable::KeepsByHandle).
+// `decided`: the engine's decisions of the child (RequestContext::DecideLookup) the listing made.
+int DoLookupListed(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
+                   Child* child, const policy::LookupDecisions& decided, fuse_entry_param* e,
+                   int64_t* fresh_until_before);
 int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi,
            int* backing_id);
 

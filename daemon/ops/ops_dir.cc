@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <functional>
 #include <string>
@@ -81,13 +82,27 @@ int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
   return 0;
 }
 
+// A child a listing opened and judged (ListedEntry), and the engine's decisions of it.
+struct ListedChild {
+  Child child;
+  policy::LookupDecisions decided;
+};
+
 // One name of the lower directory `r` as the caller may list it: 0 with *shown set (the entry is
 // in *out, its `next` left to the caller), 0 without (removed meanwhile, or hidden from the
 // caller), or an errno: any other failure (out of fds, an I/O error) fails the listing rather than
-// leave the entry out in silence.
+// leave the entry out in silence. With `keep`, a shown name other than . and .. leaves there the
+// child it opened (with every fact the engine looks at) and the engine's decisions of it, for
+// READDIRPLUS's lookup of it (DoLookupListed); . and .. leave it empty.
+//
+// One engine call judges the name (Engine::DecideLookup): the LOOKUP decision says whether the
+// caller lists it (its `found` does not: LISTING visibility finds names it does not list), and
+// for a file the read decisions say which view the caller reads, as JudgeRead's would.
 int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, const dirent* ent,
-                DirEntry* out, bool* shown, bool* depends_on_content = nullptr) {
+                DirEntry* out, bool* shown, bool* depends_on_content = nullptr,
+                ListedChild* keep = nullptr) {
   *shown = false;
+  if (keep != nullptr) *keep = ListedChild();
   if (IsDot(ent->d_name)) {
     *out = {ent->d_name, ent->d_ino, ent->d_type};
     *shown = true;
@@ -101,7 +116,13 @@ int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, co
   if (int err = OpenChild(fs, r, ent->d_name, &child, needs)) {
     return err == ENOENT ? 0 : err;
   }
-  policy::Decision seen = ctx.Decide(OP_LOOKUP, child.path, S_ISDIR(child.st.st_mode), &child.info);
+  bool judge_view = ViewJudged(ctx, child.st.st_mode);
+  media::ContentFacts located = child.info.facts;
+  located.location = media::LocationPresence::kPresent;
+  bool could_carry = judge_view && CouldCarryLocation(child.info);
+  policy::LookupDecisions d = ctx.DecideLookup(child.path, S_ISDIR(child.st.st_mode), &child.info,
+                                               could_carry ? &located : nullptr);
+  const policy::Decision& seen = d.lookup;
   if (depends_on_content != nullptr && !S_ISDIR(child.st.st_mode) &&
       ctx.DependsOnContent(OP_LOOKUP, child.path, child.info)) {
     *depends_on_content = true;
@@ -115,28 +136,60 @@ int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, co
     out->generation = child.identity->id.generation;
     out->identified = true;
   }
-  out->raw_view = CallerView(ctx, child) == kRawView;
+  out->raw_view = !judge_view || ViewFor(d.read, d.read_if_located) == kRawView;
   *shown = true;
+  if (keep != nullptr) {
+    keep->child = std::move(child);
+    keep->decided = d;
+  }
   return 0;
 }
+
+// The children a READDIRPLUS's own load of a snapshot opened and judged, for the entries from
+// index `from` on that its reply may carry (at most `max`, which the reply's size and
+// kMaxListedChildren bound, see Readdir): looked up from these (DoLookupListed) instead of being
+// opened and read again. Kept without their fds, so only those the node table keeps by handle
+// (NodeTable::KeepsByHandle); a request holds no more fds than it did, and memory in proportion to
+// its reply.
+struct ListedChildren {
+  size_t from = 0;
+  size_t max = 0;
+  std::vector<ListedChild> children;  // listing index - from; no identity: not kept
+};
 
 // Lists the directory once per open, keeping only the names the caller may see; an entry's
 // offset is its index. For an open that may fill the kernel's kept listing, *depends_on_content
 // says whether any name's visibility to the caller could depend on its file's content.
+// With `listed`, the children of the entries it names are kept there; *resolved gets the directory
+// as resolved for the load.
 int LoadDir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, OpenDir* dir,
-            bool* depends_on_content) {
-  Resolved r;
+            bool* depends_on_content, ListedChildren* listed, Resolved* resolved) {
+  Resolved& r = *resolved;
   if (int err = Resolve(fs, ino, &r)) return err;
   DirStream stream;
   if (int err = stream.Open(dir->fd.get())) return err;
   while (dirent* ent = stream.Next()) {
     DirEntry entry;
     bool shown;
-    if (int err = ListedEntry(fs, ctx, r, ent, &entry, &shown, depends_on_content)) {
+    size_t index = dir->entries.size();
+    bool keep = listed != nullptr && index >= listed->from && index - listed->from < listed->max;
+    ListedChild listed_child;
+    if (int err = ListedEntry(fs, ctx, r, ent, &entry, &shown, depends_on_content,
+                              keep ? &listed_child : nullptr)) {
       dir->entries.clear();
+      if (listed != nullptr) listed->children.clear();
       return err;
     }
     if (!shown) continue;
+    if (keep) {
+      Child& child = listed_child.child;
+      if (child.identity && fs->nodes().KeepsByHandle(*child.identity)) {
+        child.fd.reset();
+      } else {
+        listed_child = ListedChild();
+      }
+      listed->children.push_back(std::move(listed_child));
+    }
     entry.next = static_cast<off_t>(dir->entries.size() + 1);
     dir->entries.push_back(std::move(entry));
   }
@@ -215,16 +268,20 @@ void KeepKernelsEntry(Filesystem* fs, int64_t fresh_until_before, fuse_entry_par
 // errno.
 class ListingSource {
  public:
+  // `children`: as many entries' children as READDIRPLUS may look up from a load made now
+  // (ListedChildren); 0 for READDIR.
   static int ForSnapshot(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, off_t off,
-                         OpenDir* dir, ListingSource* out) {
+                         OpenDir* dir, size_t children, ListingSource* out) {
     if (!dir->loaded || off == 0) {
       // Not loaded until this load succeeds: a rewound listing that fails to load is loaded again
       // at the next READDIR, whatever its offset, rather than read as empty.
       dir->loaded = false;
       dir->entries.clear();
       bool depends_on_content = false;
-      if (int err =
-              LoadDir(fs, ctx, ino, dir, dir->kept != nullptr ? &depends_on_content : nullptr)) {
+      out->listed_.from = static_cast<size_t>(off);
+      out->listed_.max = children;
+      if (int err = LoadDir(fs, ctx, ino, dir, dir->kept != nullptr ? &depends_on_content : nullptr,
+                            children > 0 ? &out->listed_ : nullptr, &out->r_)) {
         return err;
       }
       // Listed from its start: what the kernel keeps of this open is this listing.
@@ -274,12 +331,22 @@ class ListingSource {
     return 0;
   }
 
-  int Next(DirEntry* entry, bool* end) {
+  // The directory as resolved for this request, if the source resolved it (else null).
+  const Resolved* resolved() const { return r_.fd.valid() ? &r_ : nullptr; }
+
+  // With `child`, *child gets the child ListedEntry opened for the entry in this request, or null.
+  int Next(DirEntry* entry, bool* end, ListedChild** child = nullptr) {
     *end = false;
+    if (child != nullptr) *child = nullptr;
     if (dir_ != nullptr) {
       if (index_ >= dir_->entries.size()) {
         *end = true;
         return 0;
+      }
+      size_t i = index_ - listed_.from;
+      if (child != nullptr && index_ >= listed_.from && i < listed_.children.size() &&
+          listed_.children[i].child.identity) {
+        *child = &listed_.children[i];
       }
       *entry = dir_->entries[index_++];
       return 0;
@@ -296,9 +363,13 @@ class ListingSource {
         continue;
       }
       bool shown;
-      if (int err = ListedEntry(fs_, *ctx_, r_, ent, entry, &shown)) return err;
+      if (int err = ListedEntry(fs_, *ctx_, r_, ent, entry, &shown, nullptr,
+                                child != nullptr ? &current_ : nullptr)) {
+        return err;
+      }
       if (!shown) continue;
       entry->next = static_cast<off_t>(ent->d_off);
+      if (child != nullptr && current_.child.fd.valid()) *child = &current_;
       return 0;
     }
   }
@@ -311,10 +382,14 @@ class ListingSource {
   Resolved r_;
   DirStream stream_;
   bool shared_only_ = false;  // serve only what every caller lists
+  ListedChildren listed_;     // the snapshot's, when loaded by this request
+  ListedChild current_;       // the lower directory's: the last entry's, with its fd
 };
 
-// READDIR and READDIRPLUS share the filtered listing; PLUS also looks every entry up (through
-// the same policy check as LOOKUP), so the kernel learns attributes without a LOOKUP per name.
+// READDIR and READDIRPLUS share the filtered listing; PLUS also looks every entry up (with the
+// same decision as LOOKUP), so the kernel learns attributes without a LOOKUP per name. An entry
+// this request's listing opened and judged is looked up from that child and those decisions
+// (DoLookupListed), not opened, read and judged a second time.
 void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi,
              bool plus) {
   OpRequest op(req, plus ? FUSE_READDIRPLUS : FUSE_READDIR);
@@ -322,28 +397,40 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   const RequestContext& ctx = op.ctx();
   ListingSource source;
   OpenDir* dir = DirOf(fi);
+  // No reply carries more entries than this many of the smallest (a one-byte name); and at most
+  // kMaxListedChildren are kept (a few hundred bytes each), those past it looked up afresh.
+  constexpr size_t kMaxListedChildren = 256;
+  size_t most_entries =
+      plus ? std::min(size / (FUSE_NAME_OFFSET_DIRENTPLUS + 8), kMaxListedChildren) : 0;
   int opened = dir == nullptr || dir->kernel_caches
                    ? ListingSource::ForLowerDirectory(fs, ctx, ino, off, dir, &source)
                : dir->shared_listing
                    ? ListingSource::ForSharedListing(fs, ctx, ino, off, dir, &source)
-                   : ListingSource::ForSnapshot(fs, ctx, ino, off, dir, &source);
+                   : ListingSource::ForSnapshot(fs, ctx, ino, off, dir, most_entries, &source);
   if (opened != 0) return op.ReplyErr(opened);
   std::vector<char> buf(size);
   size_t used = 0;
-  // READDIRPLUS: the directory its entries are looked up in, resolved at the first lookup.
+  // READDIRPLUS: the directory its entries are looked up in: the one the source resolved for this
+  // request, else resolved at the first lookup.
   Resolved parent;
-  auto lookup = [&](const char* name, fuse_entry_param* e, int64_t* fresh_until_before) {
-    if (!parent.fd.valid()) {
-      Resolved r;
-      if (int err = Resolve(fs, ino, &r)) return err;
-      parent = std::move(r);
+  const Resolved* resolved = source.resolved();
+  auto lookup = [&](const DirEntry& entry, ListedChild* listed, fuse_entry_param* e,
+                    int64_t* fresh_until_before) {
+    if (resolved == nullptr) {
+      if (int err = Resolve(fs, ino, &parent)) return err;
+      resolved = &parent;
     }
-    return DoLookupIn(fs, ctx, parent, name, e, fresh_until_before);
+    // A name this request's listing opened and judged is not opened and read again.
+    return listed != nullptr
+               ? DoLookupListed(fs, ctx, *resolved, entry.name.c_str(), &listed->child,
+                                listed->decided, e, fresh_until_before)
+               : DoLookupIn(fs, ctx, *resolved, entry.name.c_str(), e, fresh_until_before);
   };
   while (true) {
     DirEntry entry;
     bool end;
-    if (int err = source.Next(&entry, &end)) {
+    ListedChild* listed = nullptr;
+    if (int err = source.Next(&entry, &end, plus ? &listed : nullptr)) {
       // What is in the buffer is sent and the kernel asks again from its last entry on.
       if (used == 0) return op.ReplyErr(err);
       break;
@@ -368,7 +455,7 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
       // Nodeid 0 (e.ino): the kernel makes or changes no dentry; only the name and type matter.
       e.attr.st_ino = fs->PresentedIno(entry.dev, entry.ino);
       e.attr.st_mode = static_cast<mode_t>(DTTOIF(entry.type));
-    } else if (int err = lookup(entry.name.c_str(), &e, &fresh_until_before)) {
+    } else if (int err = lookup(entry, listed, &e, &fresh_until_before)) {
       // Gone or hidden since the listing was taken: not an entry any more. Anything else (out of
       // fds, an I/O error) must not drop the entry in silence: what is in the buffer is sent
       // and the kernel asks again from this entry, or the error is the answer.
@@ -396,6 +483,8 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     used += need;
     if (held_fresh) {
       fs->stats().listing_entries_without_lookup.fetch_add(1, std::memory_order_relaxed);
+    } else if (listed != nullptr && !dot) {
+      fs->stats().listing_entries_from_listing.fetch_add(1, std::memory_order_relaxed);
     }
   }
   op.ReplyBuf(buf.data(), used);

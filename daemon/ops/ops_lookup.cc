@@ -65,43 +65,25 @@ bool IsSeparateAreaRoot(const RequestContext& ctx, const std::string& path) {
          info->path.data() + info->path.size();
 }
 
-}  // namespace
-
-int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
-             fuse_entry_param* e, int64_t* fresh_until_before, base::UniqueFd* refused) {
-  Resolved p;
-  if (int err = Resolve(fs, parent, &p)) return err;
-  return DoLookupIn(fs, ctx, p, name, e, fresh_until_before, refused);
-}
-
-int DoLookupIn(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
-               fuse_entry_param* e, int64_t* fresh_until_before, base::UniqueFd* refused) {
+// The rest of a lookup once the lower object is open (`opened`, as `real` in `p`): the engine's
+// decision (`decided` when already made, with facts read as `needs` say) and the entry the
+// kernel gets.
+int LookupOpened(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
+                 const std::string& real, Child* opened, FactNeeds needs,
+                 const policy::LookupDecisions* decided, fuse_entry_param* e,
+                 int64_t* fresh_until_before, base::UniqueFd* refused) {
   fuse_ino_t parent = p.node->id;
-  if (NameError(name, ENOENT) == 0 && ctx.HiddenWhateverIsThere(ChildPath(p.path, name))) {
-    return ENOENT;
-  }
-  FactNeeds needs = NeedsOf(ctx.engine());
-  needs.location = ctx.engine() == nullptr || ctx.engine()->lookup_reads_location();
-  std::string real;
-  Child child;
-  // The content only where it can decide what the caller finds or reads (an owner's own file
-  // under Android's rules: never), and so the scan below too.
-  bool content_decides = true;
-  std::function<bool(const FileInfo&)> gate = ContentDecidesForChild(ctx, &child, &content_decides);
-  needs.content_decides = &gate;
-  if (int err = OpenLowerChild(fs, p, name, &child, &real, needs)) {
-    if (err == ENOENT) JudgeAbsentName(fs, ctx, p, name, needs);
-    return err;
-  }
-  if (!content_decides) needs.content = false;
+  Child& child = *opened;
   bool judge_view = ViewJudged(ctx, child.st.st_mode);
   policy::LookupDecisions d;
   for (bool scanned = needs.location;; scanned = true) {
     media::ContentFacts located = child.info.facts;
     located.location = media::LocationPresence::kPresent;
     bool could_carry = judge_view && CouldCarryLocation(child.info);
-    d = ctx.DecideLookup(child.path, S_ISDIR(child.st.st_mode), &child.info,
-                         could_carry ? &located : nullptr);
+    d = decided != nullptr ? *decided
+                           : ctx.DecideLookup(child.path, S_ISDIR(child.st.st_mode), &child.info,
+                                              could_carry ? &located : nullptr);
+    decided = nullptr;
     if (!d.found) {
       if (refused != nullptr) *refused = std::move(child.fd);
       return ErrnoOf(d.lookup);
@@ -140,6 +122,49 @@ int DoLookupIn(Filesystem* fs, const RequestContext& ctx, const Resolved& p, con
         [session, parent, dentry] { session->notifier().InvalidateEntry(parent, dentry); });
   }
   return 0;
+}
+
+}  // namespace
+
+int DoLookup(Filesystem* fs, const RequestContext& ctx, fuse_ino_t parent, const char* name,
+             fuse_entry_param* e, int64_t* fresh_until_before, base::UniqueFd* refused) {
+  Resolved p;
+  if (int err = Resolve(fs, parent, &p)) return err;
+  return DoLookupIn(fs, ctx, p, name, e, fresh_until_before, refused);
+}
+
+int DoLookupIn(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
+               fuse_entry_param* e, int64_t* fresh_until_before, base::UniqueFd* refused) {
+  if (NameError(name, ENOENT) == 0 && ctx.HiddenWhateverIsThere(ChildPath(p.path, name))) {
+    return ENOENT;
+  }
+  FactNeeds needs = NeedsOf(ctx.engine());
+  needs.location = ctx.engine() == nullptr || ctx.engine()->lookup_reads_location();
+  std::string real;
+  Child child;
+  // The content only where it can decide what the caller finds or reads (an owner's own file
+  // under Android's rules: never), and so the scan in LookupOpened too.
+  bool content_decides = true;
+  std::function<bool(const FileInfo&)> gate = ContentDecidesForChild(ctx, &child, &content_decides);
+  needs.content_decides = &gate;
+  if (int err = OpenLowerChild(fs, p, name, &child, &real, needs)) {
+    if (err == ENOENT) JudgeAbsentName(fs, ctx, p, name, needs);
+    return err;
+  }
+  if (!content_decides) needs.content = false;
+  return LookupOpened(fs, ctx, p, name, real, &child, needs, nullptr, e, fresh_until_before,
+                      refused);
+}
+
+int DoLookupListed(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
+                   Child* child, const policy::LookupDecisions& decided, fuse_entry_param* e,
+                   int64_t* fresh_until_before) {
+  // The listing read every fact the engine's decisions of this caller can depend on (the content
+  // and its location only where they can: ListedEntry's gate) and made the one decision a lookup
+  // makes with them: nothing is read, scanned or judged again (`location` set ends the loop in
+  // LookupOpened before any scan).
+  return LookupOpened(fs, ctx, p, name, name, child, NeedsOf(ctx.engine()), &decided, e,
+                      fresh_until_before, nullptr);
 }
 
 int DoGetattr(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_info* fi,

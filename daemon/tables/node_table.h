@@ -170,6 +170,11 @@ class NodeTable {
   // The same with the object's identity already read from `fd` (IdentityOf): no syscall.
   std::shared_ptr<Node> Upsert(NodeId parent, const std::string& name, base::UniqueFd fd,
                                ObjectIdentity identity, mode_t type, View view);
+  // Whether Upsert keeps the object of `identity` by its handle (a handle of the root's
+  // filesystem), so that it needs no fd of it: an fd given along is only closed.
+  bool KeepsByHandle(const ObjectIdentity& identity) const {
+    return !identity.handle.empty() && identity.mount_id == root_mount_id_;
+  }
   std::shared_ptr<Node> Get(NodeId id) const;
   // The node of the object `id` in `view`, if the table has one; counts no lookup.
   std::shared_ptr<Node> Find(const ObjectId& id, View view) const;
