@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -108,6 +109,36 @@ TEST_F(WriteCostMountTest, AnOwnersReadsAndListingsReadNoContent) {
   EXPECT_EQ(read.data.size(), photo.size());
   EXPECT_NE(read.data, photo) << "the location was not filled";
   EXPECT_GE(Counter("location_scans") - scans, 1) << "a redacted reader's file was not scanned";
+}
+
+// Nor do its removals: an owner deleting its own files (rm -rf of its tree) has none of them read
+// or swept for location, as its LOOKUP and DELETE of them do not depend on their content; another
+// app's deletion of the owner's photo is still judged by what the photo is.
+TEST_F(WriteCostMountTest, AnOwnersRemovalsReadNoContent) {
+  SCOPEDFS_ASSERT_OK(storage_.MkdirLower("Download/tree", kNotes));
+  const std::string photo = ReadFileOrDie("tests/media/gps.jpg");
+  std::vector<std::string> names = {"shot.jpg", "notes.pdf", "f.c"};
+  for (const std::string& name : names) {
+    SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/tree/" + name,
+                                           name == "shot.jpg" ? photo : PdfBytes(), kNotes));
+  }
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower("Download/theirs.jpg", photo, kNotes));
+  int64_t scans = Counter("location_scans");
+  int64_t reads = Counter("content_reads");
+  for (const std::string& name : names) {
+    EXPECT_TRUE(Succeeds(As(kNotes).Unlink("Download/tree/" + name))) << name;
+  }
+  EXPECT_TRUE(Succeeds(As(kNotes).Rmdir("Download/tree")));
+  EXPECT_EQ(Counter("location_scans") - scans, 0) << "the owner's removed files were scanned";
+  EXPECT_EQ(Counter("content_reads") - reads, 0) << "the owner's removed files were read";
+  struct stat st;
+  EXPECT_NE(stat(storage_.Lower("Download/tree").c_str(), &st), 0) << "the tree is still there";
+  // The gallery may not delete another app's photo (its rules give it images to read): judged
+  // with the photo's content read.
+  EXPECT_FALSE(Succeeds(As(kGallery).Unlink("Download/theirs.jpg")));
+  EXPECT_GE(Counter("content_reads") - reads, 1)
+      << "another app's deletion was not judged by content";
+  EXPECT_EQ(stat(storage_.Lower("Download/theirs.jpg").c_str(), &st), 0);
 }
 
 // Another app's SETATTR of a file it does not own is judged with the content read: all-files

@@ -65,10 +65,16 @@ int DoRemove(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
   if (int err = Resolve(fs, parent, &p)) return err;
   Child child;
   std::string real;
-  // Only the facts the policy's decisions read (FindsName, Decide): a policy that reads no
-  // content (permissive) queues no location scan of every file it removes, which the scan
-  // threads would then spend the CPU on while the caller removes the next.
-  if (int err = OpenLowerChild(fs, p, name, &child, &real, NeedsOf(ctx.engine()))) return err;
+  // Only the facts the caller's decisions read (FindsName, Decide): a policy that reads no
+  // content (permissive), or a caller whose LOOKUP and removal of this file its content cannot
+  // decide (an owner under Android's rules), queues no location scan of every file it removes,
+  // which the scan threads would then spend the CPU on while the caller removes the next.
+  FactNeeds needs = NeedsOf(ctx.engine());
+  bool content_decides = true;
+  std::function<bool(const FileInfo&)> gate =
+      ContentDecidesForChild(ctx, &child, &content_decides, directory ? OP_RMDIR : OP_DELETE);
+  needs.content_decides = &gate;
+  if (int err = OpenLowerChild(fs, p, name, &child, &real, needs)) return err;
   bool is_dir = S_ISDIR(child.st.st_mode);
   if (!FindsName(ctx, child.path, is_dir, child.info)) return ENOENT;
   if (directory != is_dir) return directory ? ENOTDIR : EISDIR;
