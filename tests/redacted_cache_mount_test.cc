@@ -15,6 +15,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -169,6 +170,66 @@ TEST_P(RedactedCacheMountTest, AGalleryWalksSecondPassAsksOnlyTheOpens) {
     AppResult r = As(kSocial).Read(absl::StrCat("DCIM/Camera/IMG_", i, ".jpg"));
     ASSERT_TRUE(Succeeds(r));
     EXPECT_EQ(GpsIn(r.data), "") << "IMG_" << i << ".jpg";
+  }
+}
+
+// A listing's entries lead each app to its own view. After the social app (owed the redacted
+// view) lists a camera folder, its opens of the photos ask no LOOKUP on the one-user mount: the
+// listing's entries brought the redacted inodes (an entry of the raw view would send the open
+// back with ESTALE, to be asked again), and what it reads has no GPS. By default the names are
+// not cached, and every open walks to the photo again.
+TEST_P(RedactedCacheMountTest, AListingsEntriesLeadToTheCallersOwnView) {
+  // Half with GPS, half without: both are the redacted view for the social app (GPS written to
+  // a clean photo later must never reach it through a raw inode).
+  constexpr int kPhotos = 6;
+  std::string gps = ReadFileOrDie("tests/media/gps.jpg");
+  std::string clean = ReadFileOrDie("tests/media/clean.jpg");
+  std::vector<std::string> paths;
+  std::vector<std::string> contents;
+  for (int i = 0; i < kPhotos; ++i) {
+    paths.push_back(absl::StrCat("DCIM/Camera/IMG_", i, ".jpg"));
+    contents.push_back(i % 2 == 0 ? gps : clean);
+    SCOPEDFS_ASSERT_OK(storage_.WriteLower(paths.back(), contents.back(), kCamera));
+  }
+  AppResult listed = As(kSocial).List("DCIM/Camera");
+  ASSERT_TRUE(Succeeds(listed));
+  ASSERT_EQ(listed.names.size(), static_cast<size_t>(kPhotos)) << listed;
+  int64_t lookups = Served("lookup"), opens = Served("open");
+  AppResult read = As(kSocial).Run("read every photo", [paths] {
+    AppResult out;
+    for (const std::string& path : paths) {
+      int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) {
+        out.err = errno;
+        return out;
+      }
+      char buf[1 << 16];
+      ssize_t n;
+      while ((n = ::read(fd, buf, sizeof(buf))) > 0) out.data.append(buf, static_cast<size_t>(n));
+      close(fd);
+      if (n < 0) {
+        out.err = errno;
+        return out;
+      }
+      ++out.value;
+    }
+    return out;
+  });
+  ASSERT_TRUE(Succeeds(read));
+  ASSERT_EQ(read.value, kPhotos);
+  size_t at = 0;
+  for (int i = 0; i < kPhotos; ++i) {
+    ASSERT_LE(at + contents[i].size(), read.data.size());
+    EXPECT_EQ(GpsIn(read.data.substr(at, contents[i].size())), "") << paths[i];
+    at += contents[i].size();
+  }
+  EXPECT_EQ(at, read.data.size());
+  // An entry that led to another view costs its open an ESTALE and another OPEN.
+  EXPECT_EQ(Served("open") - opens, kPhotos) << "an entry led an open to another view";
+  if (cached()) {
+    EXPECT_EQ(Served("lookup") - lookups, 0) << "an entry led an open to another view";
+  } else {
+    EXPECT_GE(Served("lookup") - lookups, kPhotos);
   }
 }
 

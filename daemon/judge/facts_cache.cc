@@ -135,6 +135,18 @@ FileInfo FactsCache::Lookup(int fd, const struct stat& st, const ObjectId& objec
   FileVersion scanned = entry.recorded_from.size >= 0 ? entry.recorded_from : version;
   bool changed = false;
   bool cacheable = true;
+  if (needs.content && needs.content_decides != nullptr) {
+    FileInfo creator = info;
+    if (needs.owner) {
+      if (!entry.owner_read) {
+        entry.owner = RecordedOwner(fd);
+        entry.owner_read = true;
+        changed = true;
+      }
+      creator.owner = entry.owner;
+    }
+    if (!(*needs.content_decides)(creator)) needs.content = false;
+  }
   // Facts recorded on the file at this version stand for its bytes (facts_record.h).
   bool wants_bytes = needs.content && !entry.content_read && (needs.location || !entry.format_read);
   if (wants_bytes && records_ && TakeRecord(fd, key, st, &entry)) {

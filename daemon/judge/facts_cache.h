@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -67,6 +68,12 @@ struct FactNeeds {
   // what a lookup needs to know whether the caller finds the name, in a time that does not grow
   // with the file (Engine::lookup_reads_location).
   bool location = true;
+  // With `content`: asked once the creator is known (as `needs` gives it; the content is not
+  // looked at), before any byte is read; false leaves the content unread, as without `content`.
+  // The caller's own question whether its decisions can depend on the content
+  // (RequestContext::DependsOnContent), so a file whose content decides nothing for it costs one
+  // cache probe.
+  const std::function<bool(const FileInfo&)>* content_decides = nullptr;
 };
 
 // What the decisions of `engine` can look at (everything for a null engine).

@@ -296,7 +296,15 @@ int CheckLayoutMove(const RequestContext& ctx, const std::string& from, const st
 int CheckPlace(Filesystem* fs, const RequestContext& ctx, const Resolved& parent, const char* name,
                bool directory, const FileInfo& moving, bool exchange, unsigned int flags) {
   Child target;
-  int err = OpenChild(fs, parent, name, &target);
+  // Its content only where it decides whether the caller finds or may delete it (another app's
+  // photo, not the caller's own file): read under the namespace lock, it would be a scan this
+  // rename cannot wait for (kFactsNotCurrent), of a file no LOOKUP of its owner scans.
+  FactNeeds needs = NeedsOf(ctx.engine());
+  bool content_decides = true;
+  std::function<bool(const FileInfo&)> gate =
+      ContentDecidesForChild(ctx, &target, &content_decides, OP_DELETE);
+  needs.content_decides = &gate;
+  int err = OpenChild(fs, parent, name, &target, needs);
   bool exists = err == 0;
   if (err != 0 && err != ENOENT) return err;
   if (exists) {
@@ -328,11 +336,15 @@ void WarmRenameFacts(Filesystem* fs, fuse_ino_t parent, const char* name) {
   if (engine != nullptr && engine->place_independent()) return;  // nothing will be checked
   Resolved p;
   if (Resolve(fs, parent, &p) != 0 || NameError(name, EINVAL) != 0) return;
-  base::UniqueFd fd(openat(p.fd.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  // The name as the lower tree spells it, as the rename will open it (another spelling of it, under
+  // Android semantics, is the same file).
+  std::string real;
+  if (LowerName(fs, p, name, &real) != 0) return;
+  base::UniqueFd fd(openat(p.fd.get(), real.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
   struct stat st;
   if (!fd.valid() || fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return;
   // A directory's tree is judged for any content (CheckTreeNoGain): nothing in it needs a scan.
-  if (S_ISREG(st.st_mode)) fs->facts().Lookup(fd.get(), st, name);
+  if (S_ISREG(st.st_mode)) fs->facts().Lookup(fd.get(), st, real);
 }
 
 }  // namespace scopedfs::daemon

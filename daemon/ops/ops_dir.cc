@@ -17,12 +17,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "daemon/ops/handlers.h"
 #include "daemon/ops/handles.h"
 #include "daemon/ops/kernel_listings.h"
+#include "daemon/ops/listed_entry.h"
 #include "daemon/ops/resolve.h"
 #include "daemon/ops/tree_walk.h"
 #include "daemon/ops/views.h"
@@ -78,65 +80,6 @@ int DoOpendir(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_fi
   }
   fi->fh = reinterpret_cast<uint64_t>(dir);
   fs->Register(dir);
-  return 0;
-}
-
-// A child a listing opened and judged (ListedEntry), and the engine's decisions of it.
-struct ListedChild {
-  Child child;
-  policy::LookupDecisions decided;
-};
-
-// One name of the lower directory `r` as the caller may list it: 0 with *shown set (the entry is
-// in *out, its `next` left to the caller), 0 without (removed meanwhile, or hidden from the
-// caller), or an errno: any other failure (out of fds, an I/O error) fails the listing rather than
-// leave the entry out in silence. With `keep`, a shown name other than . and .. leaves there the
-// child it opened (with every fact the engine looks at) and the engine's decisions of it, for
-// READDIRPLUS's lookup of it (DoLookupListed); . and .. leave it empty.
-//
-// One engine call judges the name (Engine::DecideLookup): the LOOKUP decision says whether the
-// caller lists it (its `found` does not: LISTING visibility finds names it does not list), and
-// for a file the read decisions say which view the caller reads, as JudgeRead's would.
-int ListedEntry(Filesystem* fs, const RequestContext& ctx, const Resolved& r, const dirent* ent,
-                DirEntry* out, bool* shown, bool* depends_on_content = nullptr,
-                ListedChild* keep = nullptr) {
-  *shown = false;
-  if (keep != nullptr) *keep = ListedChild();
-  if (IsDot(ent->d_name)) {
-    *out = {ent->d_name, ent->d_ino, ent->d_type};
-    *shown = true;
-    return 0;
-  }
-  Child child;
-  if (int err = OpenChild(fs, r, ent->d_name, &child, NeedsOf(ctx.engine()))) {
-    return err == ENOENT ? 0 : err;
-  }
-  bool judge_view = ViewJudged(ctx, child.st.st_mode);
-  media::ContentFacts located = child.info.facts;
-  located.location = media::LocationPresence::kPresent;
-  bool could_carry = judge_view && CouldCarryLocation(child.info);
-  policy::LookupDecisions d = ctx.DecideLookup(child.path, S_ISDIR(child.st.st_mode), &child.info,
-                                               could_carry ? &located : nullptr);
-  const policy::Decision& seen = d.lookup;
-  if (depends_on_content != nullptr && !S_ISDIR(child.st.st_mode) &&
-      ctx.DependsOnContent(OP_LOOKUP, child.path, child.info)) {
-    *depends_on_content = true;
-  }
-  if (seen.outcome == OUTCOME_HIDE || seen.outcome == OUTCOME_DENY) {
-    ctx.RefusalSuperseded();
-    return 0;
-  }
-  *out = {ent->d_name, ent->d_ino, ent->d_type, child.st.st_dev};
-  if (child.identity) {
-    out->generation = child.identity->id.generation;
-    out->identified = true;
-  }
-  out->raw_view = !judge_view || ViewFor(d.read, d.read_if_located) == kRawView;
-  *shown = true;
-  if (keep != nullptr) {
-    keep->child = std::move(child);
-    keep->decided = d;
-  }
   return 0;
 }
 

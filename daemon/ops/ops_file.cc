@@ -53,11 +53,17 @@ int DoOpen(Filesystem* fs, const RequestContext& ctx, fuse_ino_t ino, fuse_file_
   struct stat st;
   if (int err = StatFd(r.fd.get(), &st)) return err;
   if (!S_ISREG(st.st_mode)) return EACCES;
-  FileInfo info = InfoOfNode(fs, r, st, NeedsOf(ctx.engine()));
   int accmode = fi->flags & O_ACCMODE;
   bool reads = accmode != O_WRONLY;
   bool writes = accmode != O_RDONLY || (fi->flags & O_TRUNC);
   bool redacted = r.node->view != kRawView;
+  // The content (head and location scan) is read only where this open's decisions can depend on
+  // it for this caller and creator (InfoForDecisions): not for an owner opening its own file
+  // under Android's rules, whose every read would otherwise wait for a sweep of the file on the
+  // scan threads. A caller that would be redacted if the file carried location depends on it
+  // (Engine::DependsOnContent), so it is scanned as before; so is every redacted view's open.
+  FileInfo info = redacted ? InfoOfNode(fs, r, st, NeedsOf(ctx.engine()))
+                           : InfoForDecisions(fs, ctx, r, st, {OP_READ, OP_WRITE});
   ReadJudgement judged = JudgeRead(ctx, r.path, info);
   if (reads && !judged.decision.Permits()) return ErrnoOf(judged.decision);
   // The caller must read and write through the inode of its own view. A raw inode is never

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -23,16 +24,22 @@ namespace scopedfs::daemon {
 namespace {
 
 // A name that is not there takes the steps a hidden one does once it is opened (a stat, the facts
-// cache's probe, the engine's decision), with its directory in the object's place, so that its
-// ENOENT costs what a hidden name's does (docs/security.md, timing). The answer is ENOENT whatever
-// they find; the probe reads and caches nothing (a directory's every change is a version of its
-// own, which would fill the cache).
+// cache's probe, the question whether the content decides its LOOKUP (ContentDecidesForChild), the
+// engine's decision), with its directory in the object's place, so that
+// its ENOENT costs what a hidden name's does (docs/security.md, timing). The answer is ENOENT
+// whatever they find; the probe reads and caches nothing (a directory's every change is a version
+// of its own, which would fill the cache).
 void JudgeAbsentName(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
                      FactNeeds needs) {
   struct stat st;
   if (StatFd(p.fd.get(), &st) != 0) return;
+  std::string path = ChildPath(p.path, name);
   FileInfo info = fs->facts().Cached(p.fd.get(), st, name, needs);
-  (void)ctx.DecideLookup(ChildPath(p.path, name), /*directory=*/false, &info, nullptr);
+  // A hidden file's LOOKUP depends on its content (else it would be found): its facts lookup asks
+  // that once (ContentDecidesForChild), before it reads the content, which DependsOnContent does
+  // not look at.
+  if (needs.content) (void)ctx.DependsOnContent(OP_LOOKUP, path, info);
+  (void)ctx.DecideLookup(path, /*directory=*/false, &info, nullptr);
   ctx.RefusalSuperseded();  // nothing was refused: the name is not there
 }
 
@@ -136,10 +143,16 @@ int DoLookupIn(Filesystem* fs, const RequestContext& ctx, const Resolved& p, con
   needs.location = ctx.engine() == nullptr || ctx.engine()->lookup_reads_location();
   std::string real;
   Child child;
+  // The content only where it can decide what the caller finds or reads (an owner's own file
+  // under Android's rules: never), and so the scan in LookupOpened too.
+  bool content_decides = true;
+  std::function<bool(const FileInfo&)> gate = ContentDecidesForChild(ctx, &child, &content_decides);
+  needs.content_decides = &gate;
   if (int err = OpenLowerChild(fs, p, name, &child, &real, needs)) {
     if (err == ENOENT) JudgeAbsentName(fs, ctx, p, name, needs);
     return err;
   }
+  if (!content_decides) needs.content = false;
   return LookupOpened(fs, ctx, p, name, real, &child, needs, nullptr, e, fresh_until_before,
                       refused);
 }
@@ -147,8 +160,10 @@ int DoLookupIn(Filesystem* fs, const RequestContext& ctx, const Resolved& p, con
 int DoLookupListed(Filesystem* fs, const RequestContext& ctx, const Resolved& p, const char* name,
                    Child* child, const policy::LookupDecisions& decided, fuse_entry_param* e,
                    int64_t* fresh_until_before) {
-  // The listing read every fact the engine looks at (NeedsOf), the location included, and made
-  // the one decision a lookup makes with them: nothing is read or judged again.
+  // The listing read every fact the engine's decisions of this caller can depend on (the content
+  // and its location only where they can: ListedEntry's gate) and made the one decision a lookup
+  // makes with them: nothing is read, scanned or judged again (`location` set ends the loop in
+  // LookupOpened before any scan).
   return LookupOpened(fs, ctx, p, name, name, child, NeedsOf(ctx.engine()), &decided, e,
                       fresh_until_before, nullptr);
 }

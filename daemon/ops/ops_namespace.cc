@@ -65,10 +65,16 @@ int DoRemove(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
   if (int err = Resolve(fs, parent, &p)) return err;
   Child child;
   std::string real;
-  // Only the facts the policy's decisions read (FindsName, Decide): a policy that reads no
-  // content (permissive) queues no location scan of every file it removes, which the scan
-  // threads would then spend the CPU on while the caller removes the next.
-  if (int err = OpenLowerChild(fs, p, name, &child, &real, NeedsOf(ctx.engine()))) return err;
+  // Only the facts the caller's decisions read (FindsName, Decide): a policy that reads no
+  // content (permissive), or a caller whose LOOKUP and removal of this file its content cannot
+  // decide (an owner under Android's rules), queues no location scan of every file it removes,
+  // which the scan threads would then spend the CPU on while the caller removes the next.
+  FactNeeds needs = NeedsOf(ctx.engine());
+  bool content_decides = true;
+  std::function<bool(const FileInfo&)> gate =
+      ContentDecidesForChild(ctx, &child, &content_decides, directory ? OP_RMDIR : OP_DELETE);
+  needs.content_decides = &gate;
+  if (int err = OpenLowerChild(fs, p, name, &child, &real, needs)) return err;
   bool is_dir = S_ISDIR(child.st.st_mode);
   if (!FindsName(ctx, child.path, is_dir, child.info)) return ENOENT;
   if (directory != is_dir) return directory ? ENOTDIR : EISDIR;
@@ -199,7 +205,10 @@ int DoRename(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
   // What the destination name holds now: replaced (so its nodes lose that name) or, for an
   // exchange, moved to the source name.
   Child replaced;
-  bool had_target = OpenChild(fs, np, dst_name.c_str(), &replaced) == 0;
+  FactNeeds no_facts;  // only its object, kind and link count are used (LostName)
+  no_facts.owner = false;
+  no_facts.content = false;
+  bool had_target = OpenChild(fs, np, dst_name.c_str(), &replaced, no_facts) == 0;
   if (no_scan.missed() && GainChecked(ctx)) return kFactsNotCurrent;
   ObjectId src_object = ObjectOf(src);
   ObjectId replaced_object = had_target ? ObjectOf(replaced) : ObjectId{};

@@ -92,6 +92,16 @@ int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* c
   return 0;
 }
 
+std::function<bool(const FileInfo&)> ContentDecidesForChild(const RequestContext& ctx,
+                                                            const Child* child, bool* decides,
+                                                            scopedfs::Op op) {
+  return [&ctx, child, decides, op](const FileInfo& creator) {
+    *decides = ctx.DependsOnContent(OP_LOOKUP, child->path, creator) ||
+               ctx.DependsOnContent(op, child->path, creator);
+    return *decides;
+  };
+}
+
 ObjectId ObjectOf(const Child& child) {
   return child.identity ? child.identity->id : ObjectIdOf(child.fd.get(), child.st);
 }

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -86,6 +87,15 @@ struct Child {
 ObjectId ObjectOf(const Child& child);
 int OpenChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child,
               FactNeeds needs = {});
+// The question FactNeeds::content_decides asks, for a child the caller looks up or lists: whether
+// its LOOKUP or READ (or `op`) of it can depend on the file's content for this caller and creator
+// (RequestContext::DependsOnContent). Where it cannot (an app's own files under Android's rules),
+// OpenChild reads none of their bytes (no head, no location scan): the view the caller reads
+// (ViewFor) is then the same whatever they hold. *decides gets each answer (left as it is until
+// asked: set it true first). `ctx`, `child` and `decides` must outlive the function.
+std::function<bool(const FileInfo&)> ContentDecidesForChild(const RequestContext& ctx,
+                                                            const Child* child, bool* decides,
+                                                            scopedfs::Op op = OP_READ);
 // OpenChild of `name` as the lower tree spells it (LowerName); *real gets that spelling. A
 // directory too large to search answers for the exact name only.
 int OpenLowerChild(Filesystem* fs, const Resolved& parent, const char* name, Child* child,
@@ -122,9 +132,9 @@ struct Visible {
 // can depend on a file's content for this caller and creator (RequestContext::DependsOnContent:
 // an owner's SETATTR under Android's rules), the content is not read (content_read stays false):
 // no head and no location scan of a file being written. Otherwise the content is read as far as
-// the policy looks at it. (A LOOKUP and an OPEN still read it: a rename's check of every app's
-// rights, made under the namespace lock, waits for no scan, so a file's scan must be under way
-// before a rename of it comes.)
+// the policy looks at it. (A LOOKUP still reads it where the view may differ by caller. A rename's
+// check of every app's rights, made under the namespace lock, waits for no scan there: the rename
+// warms the facts itself before it takes the lock, WarmRenameFacts and RetryWhileScanning.)
 FileInfo InfoForDecisions(Filesystem* fs, const RequestContext& ctx, const Resolved& r,
                           const struct stat& st, std::initializer_list<scopedfs::Op> judged);
 // `judged`: as for InfoForDecisions.
