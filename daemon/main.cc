@@ -447,6 +447,9 @@ int Run() {
   }
   NotifyStopping(absl::StrCat(adopted ? "stopping serving " : "unmounting ", where));
   (*fs)->locks().Stop();  // queued lock waits are answered while the session can still reply
+  // The facts learned last are written before the daemon goes (at most RecordWriter::kMaxQueued,
+  // each due within kRecordQuietAge), so that the next daemon need not read those files again.
+  (*fs)->facts().DrainRecords();
   watch->reset();
   fuse_remove_signal_handlers((*session)->session());
   control.reset();

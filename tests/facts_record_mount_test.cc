@@ -154,6 +154,14 @@ class FactsRecordMountTest : public ::testing::Test {
     ASSERT_TRUE(Succeeds(walk));
     ASSERT_EQ(walk.value, files_);
     EXPECT_GT(Counter("content_reads"), 0);
+    // Records are written on the daemon's record writer, each once its version is 20 ms old.
+    absl::StatusOr<DaemonStats> written = storage_.StatsOnce(
+        [](const DaemonStats& s) {
+          auto it = s.find("facts_records_waiting");
+          return it != s.end() && it->second == 0;
+        },
+        "facts_records_waiting");
+    ASSERT_TRUE(written.ok()) << written.status();
     EXPECT_GE(Counter("facts_records_written"), files_);
     printf("[ figures ] the first walk read content %lld times and wrote %lld records\n",
            static_cast<long long>(Counter("content_reads")),
@@ -238,6 +246,46 @@ TEST_F(FactsRecordMountTest, AChangeBehindARestoredMtimeIsReadAgain) {
   // Only the changed photo was read: every other file's facts came from its record.
   EXPECT_LE(Counter("content_reads"), 2) << "a stat may sniff the head, the read scans it";
   EXPECT_GE(Counter("facts_from_records"), files_ - 1);
+}
+
+// Photos read at once after they were written: the lookup's sniff of the head and the open's scan
+// each queue a record of the same version, both due at its quiet age (20 ms). The head's is
+// written first and moves the ctime; the scan's record must still be written (at the version the
+// first left), or the next daemon reads each photo again to scan it. The stop writes what still
+// waits.
+TEST_F(FactsRecordMountTest, APhotoReadAsSoonAsWrittenIsRecordedWithItsScan) {
+  std::vector<std::string> fresh;
+  for (int i = 0; i < 8; ++i) {
+    fresh.push_back(absl::StrCat("DCIM/Camera/IMG_fresh", i, ".jpg"));
+    SCOPEDFS_ASSERT_OK(storage_.WriteLower(fresh.back(), gps_, kCamera));
+  }
+  // At once after the writes: the versions are younger than their quiet age.
+  AppResult heads = storage_.As(kSocial).Run("read the new photos", [&] {
+    AppResult r;
+    for (const std::string& path : fresh) {
+      int fd = open(path.c_str(), O_RDONLY);
+      char head[64];
+      if (fd < 0 || read(fd, head, sizeof(head)) < 0) r.err = errno;
+      if (fd >= 0) close(fd);
+    }
+    return r;
+  });
+  ASSERT_TRUE(Succeeds(heads));
+  DaemonExit e = storage_.StopDaemon();
+  ASSERT_TRUE(e.clean()) << e.ToString();
+  for (const std::string& path : fresh) {
+    char value[1100];
+    EXPECT_GT(getxattr(storage_.Lower(path).c_str(), "trusted.scopedfs.facts", value,
+                       sizeof(value)),
+              4)
+        << path << ": no record: " << strerror(errno);
+  }
+  SCOPEDFS_ASSERT_OK(Start());
+  AppResult again = storage_.As(kSocial).Read(fresh.back());
+  ASSERT_TRUE(Succeeds(again));
+  EXPECT_EQ(Location(again.data), "");
+  EXPECT_EQ(Counter("content_reads"), 0) << "the record holds no scan: the photo was read again";
+  EXPECT_GE(Counter("facts_from_records"), 1);
 }
 
 // The same change made by the photo's owner through the mount (a write, then futimens with the

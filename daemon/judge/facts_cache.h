@@ -150,6 +150,9 @@ class FactsCache {
       ABSL_LOCKS_EXCLUDED(mu_);
   // Records queued and not yet written or given up.
   uint64_t records_waiting() const { return records_written_.waiting(); }
+  // Waits until every record queued so far has been written or given up: a daemon's clean stop
+  // (nothing it learned is dropped; each waits at most kRecordQuietAge), and tests.
+  void DrainRecords() { records_written_.Drain(); }
   // What the cached scans keep, in ScanBytes (at most kMaxScanBytes).
   uint64_t scan_bytes() const ABSL_LOCKS_EXCLUDED(mu_);
   // The scan queue, for its gauges (waiting requests, pending scans).

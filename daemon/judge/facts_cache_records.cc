@@ -82,15 +82,24 @@ void FactsCache::Record(int fd, const ObjectId& object, const struct stat& st,
     ++record_epoch_;
     recordless_.erase(object);
   }
+  // A record written meanwhile of the same version (the head a lookup sniffed, before the scan
+  // an open queued) moved only the ctime: the bytes are still those of `st`, and this record,
+  // which knows more, replaces it at the version that write left.
+  struct stat version = st;
+  struct stat current;
+  bool moved_by_record = fstat(fd, &current) == 0 && VersionOf(current) != VersionOf(st) &&
+                         SameBytes(object, VersionOf(st), VersionOf(current));
+  if (moved_by_record) version = current;
   struct stat after;
-  if (!WriteFactsRecord(fd, object, st, format, scan, &after)) return;
+  if (!WriteFactsRecord(fd, object, version, format, scan, &after)) return;
   if (stats_ != nullptr) stats_->facts_records_written.fetch_add(1);
   // The record's write moved the ctime: the entry of the version before it would never match
-  // again. It holds for the version after it, as every later change stamps a later ctime.
+  // again. It holds for the version after it, as every later change stamps a later ctime. The
+  // entry keeps the first version the daemon's records moved it from (what open handles hold).
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(object);
-  if (it != entries_.end() && it->second.version == VersionOf(st)) {
-    it->second.recorded_from = it->second.version;
+  if (it != entries_.end() && it->second.version == VersionOf(version)) {
+    if (!moved_by_record) it->second.recorded_from = it->second.version;
     it->second.version = VersionOf(after);
   }
 }
