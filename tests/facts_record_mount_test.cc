@@ -275,9 +275,8 @@ TEST_F(FactsRecordMountTest, APhotoReadAsSoonAsWrittenIsRecordedWithItsScan) {
   ASSERT_TRUE(e.clean()) << e.ToString();
   for (const std::string& path : fresh) {
     char value[1100];
-    EXPECT_GT(getxattr(storage_.Lower(path).c_str(), "trusted.scopedfs.facts", value,
-                       sizeof(value)),
-              4)
+    EXPECT_GT(
+        getxattr(storage_.Lower(path).c_str(), "trusted.scopedfs.facts", value, sizeof(value)), 4)
         << path << ": no record: " << strerror(errno);
   }
   SCOPEDFS_ASSERT_OK(Start());
