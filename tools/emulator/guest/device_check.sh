@@ -45,6 +45,17 @@ as_app() {  # as_app UID COMMAND...: run as an app (uid = gid, no supplementary 
   setpriv --reuid="$uid" --regid="$uid" --clear-groups "$@"
 }
 unit_prop() { systemctl show -p "$2" --value "scopedfsd@$1.service"; }
+# The unique id of the mount at PATH (statx's STATX_MNT_ID_UNIQUE, Linux 6.8 and later; struct statx's
+# stx_mnt_id at byte 144), which the kernel never hands out again; mountinfo's ids are reused, so a
+# new mount can carry the id of the one it replaced. Empty when the kernel cannot say or the mount
+# does not answer. perl is in every Debian system (perl-base is essential).
+unique_mount_id() {
+  perl -e 'my $b = "\0" x 256;
+    syscall(332, -100, $ARGV[0], 0, 0x4000, $b) == 0 or exit 1;
+    my ($mask) = unpack("L", $b);
+    exit 1 unless $mask & 0x4000;
+    print unpack("Q", substr($b, 144, 8)), "\n"' "$1" 2>/dev/null || true
+}
 phase=$(cat "$state/phase" 2>/dev/null || echo 1)
 say "UNAME $(uname -r)"
 say "INFO boot $phase, $(cut -d' ' -f1 /proc/uptime) s after the kernel started"
@@ -165,7 +176,7 @@ if [[ $phase == 1 ]]; then
   while ((SECONDS < deadline)) && (($(wc -l <"$state/acked") < 5)); do sleep 0.1; done
   old_pid=$(unit_prop 0 MainPID)
   old_restarts=$(unit_prop 0 NRestarts)
-  old_mount=$(awk '$5 == "/mnt/user/0/emulated" {print $1}' /proc/self/mountinfo | tail -1)
+  old_mount=$(unique_mount_id /mnt/user/0/emulated)
   acked_before=$(wc -l <"$state/acked")
   kill -KILL "$old_pid"
   say "INFO SIGKILLed scopedfsd@0 (pid $old_pid) after $acked_before acknowledged writes"
@@ -182,9 +193,9 @@ if [[ $phase == 1 ]]; then
   done
   check restart "systemd restarted scopedfsd@0 after SIGKILL (NRestarts $old_restarts -> $(unit_prop 0 NRestarts), pid $old_pid -> $(unit_prop 0 MainPID))" \
     $restarted
-  new_mount=$(awk '$5 == "/mnt/user/0/emulated" {print $1}' /proc/self/mountinfo | tail -1)
-  check remount "vold_mount made a new mount for the restarted daemon (mount id $old_mount -> $new_mount)" \
-    test -n "$new_mount" -a "$new_mount" != "$old_mount"
+  new_mount=$(unique_mount_id /mnt/user/0/emulated)
+  check remount "vold_mount made a new mount for the restarted daemon (unique mount id $old_mount -> $new_mount)" \
+    test -n "$old_mount" -a -n "$new_mount" -a "$new_mount" != "$old_mount"
   check serves-again "the gallery lists and reads user 0's storage through the new mount" \
     bash -c 'setpriv --reuid=10061 --regid=10061 --clear-groups ls /storage/emulated/0/DCIM/Camera >/dev/null &&
       setpriv --reuid=10061 --regid=10061 --clear-groups cat /storage/emulated/0/DCIM/Camera/IMG_20240614_090000.jpg | cmp - /data/media/0/DCIM/Camera/IMG_20240614_090000.jpg'
