@@ -19,25 +19,39 @@
 namespace scopedfs::daemon {
 namespace {
 
-// setfsuid/setfsgid report the previous id, never an error: read the id back to know. An id of
-// -1 only reads it, and costs the kernel nothing; setting one makes the thread a new set of
-// credentials (allocated, and freed after an RCU grace period) even when the id is the same, so
-// an id the thread already has (a root caller of a root daemon) is not set again.
+// The daemon's own ids, which a worker thread's fs ids are between operations (Restore aborts
+// otherwise). Read once: the daemon never changes them while it serves.
+uid_t DaemonUid() {
+  static const uid_t id = geteuid();
+  return id;
+}
+gid_t DaemonGid() {
+  static const gid_t id = getegid();
+  return id;
+}
+
+// setfsuid/setfsgid report the previous id, never an error: the id is read back (-1 only reads
+// it) to know. The thread's ids before are the daemon's (above), so an id it has already (a root
+// caller of a root daemon) is not set again: setting one makes the thread a new set of
+// credentials (allocated, and freed after an RCU grace period) even when the id is the same.
 bool SetFsuid(uid_t uid) {
-  if (static_cast<uid_t>(syscall(SYS_setfsuid, static_cast<uid_t>(-1))) == uid) return true;
   syscall(SYS_setfsuid, uid);
   return static_cast<uid_t>(syscall(SYS_setfsuid, static_cast<uid_t>(-1))) == uid;
 }
 
 bool SetFsgid(gid_t gid) {
-  if (static_cast<gid_t>(syscall(SYS_setfsgid, static_cast<gid_t>(-1))) == gid) return true;
   syscall(SYS_setfsgid, gid);
   return static_cast<gid_t>(syscall(SYS_setfsgid, static_cast<gid_t>(-1))) == gid;
 }
 
-// Gives the calling thread its own umask, apart from the other threads'.
+// Gives the calling thread its own umask, apart from the other threads', and makes it 0: the
+// umask it has between operations (ActingAsCaller sets a caller's for one and puts 0 back).
 bool OwnUmask() {
-  thread_local bool own = unshare(CLONE_FS) == 0;
+  thread_local bool own = [] {
+    if (unshare(CLONE_FS) != 0) return false;
+    umask(0);
+    return true;
+  }();
   return own;
 }
 
@@ -64,8 +78,15 @@ ActingAsCaller::ActingAsCaller(uid_t uid, gid_t gid, mode_t mask) {
     error_ = EPERM;
     return;
   }
-  umask(mask & 0777);
-  if (!SetFsgid(gid) || !SetFsuid(uid) || !RaiseKeptCapabilities()) {
+  // The thread's umask is 0 between operations.
+  umask_ = mask & 0777;
+  if (umask_ != 0) umask(umask_);
+  // A caller with the daemon's own ids (root, for a root daemon) needs no switch: the thread's fs
+  // ids are those already, and with them it never lost a capability.
+  switched_ = uid != DaemonUid() || gid != DaemonGid();
+  if (!switched_) return;
+  if ((gid != DaemonGid() && !SetFsgid(gid)) || (uid != DaemonUid() && !SetFsuid(uid)) ||
+      !RaiseKeptCapabilities()) {
     error_ = EPERM;
     Restore();
   }
@@ -76,11 +97,12 @@ ActingAsCaller::~ActingAsCaller() {
 }
 
 void ActingAsCaller::Restore() {
-  umask(0);
+  if (umask_ != 0) umask(0);
+  if (!switched_) return;
   // Back to fsuid 0 the kernel raises every file-system capability again. A thread that could
-  // not return to root's credentials would serve later requests as an app: there is no safe way
-  // on, so stop.
-  if (!SetFsuid(geteuid()) || !SetFsgid(getegid())) abort();
+  // not return to the daemon's credentials would serve later requests as an app: there is no
+  // safe way on, so stop.
+  if (!SetFsuid(DaemonUid()) || !SetFsgid(DaemonGid())) abort();  // each read back to be sure
 }
 
 bool ProcessInGroup(pid_t pid, gid_t gid) {

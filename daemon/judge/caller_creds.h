@@ -37,6 +37,8 @@ class ActingAsCaller {
  private:
   void Restore();
   int error_ = 0;
+  mode_t umask_ = 0;       // set for the operation (0: the thread's own, left alone)
+  bool switched_ = false;  // the fs ids were switched (a caller with other ids than the daemon's)
 };
 
 // Whether process `pid` is in group `gid` (its fsgid or a supplementary group), from
