@@ -317,6 +317,58 @@ TEST_P(UserCacheMountTest, OwnerSeesAWriteThroughTheRedactedViewAtOnce) {
   EXPECT_EQ(after.value, 11) << "the owner's cached attributes are stale";
 }
 
+// The owner unlinks its text file through its raw name while the all-files app holds the file
+// open through its redacted view: that app's fstat finds the link count 0 at once. The kernel
+// updates only the inode its dentry of the name leads to (the owner's raw view); the daemon tells
+// it of the other view's (an UNLINK tells every node of the object but the one the kernel's
+// dentry is known to lead to: KernelsNodeOf in daemon/ops/ops_namespace.cc). An owner's own
+// descriptor of the raw view sees it too.
+TEST_P(UserCacheMountTest, AnUnlinkShowsInEveryViewsOpenFileAtOnce) {
+  SCOPEDFS_ASSERT_OK(storage_.WriteLower(kText, "x", kNotes));
+  Pipe opened, go, done;
+  pid_t holder = StartAs(
+      kFiles,
+      [&] {
+        int fd = open(kText, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return 100 + errno;
+        struct stat st;
+        if (fstat(fd, &st) != 0 || st.st_nlink != 1) return 1;  // its attributes, now cached
+        if (write(opened.w, "O", 1) != 1) return 2;
+        char c;
+        if (read(go.r, &c, 1) != 1) return 3;
+        if (fstat(fd, &st) != 0) return 100 + errno;
+        close(fd);
+        return st.st_nlink == 0 ? 0 : 10 + static_cast<int>(st.st_nlink);
+      },
+      storage_.mountpoint());
+  close(opened.w);  // a holder that dies early ends the wait for its "opened"
+  opened.w = -1;
+  char c;
+  bool is_open = read(opened.r, &c, 1) == 1;
+  AppResult unlinked = As(kNotes).Run("open, unlink, fstat", [] {
+    AppResult r;
+    int fd = open(kText, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) return r.err = errno, r;
+    if (unlink(kText) != 0) r.err = errno;
+    if (r.err == 0 && fstat(fd, &st) != 0) r.err = errno;
+    r.value = static_cast<int64_t>(st.st_nlink);
+    close(fd);
+    return r;
+  });
+  EXPECT_EQ(write(go.w, "G", 1), 1);
+  int exit = WaitChild(holder);
+  EXPECT_TRUE(is_open);
+  ASSERT_TRUE(Succeeds(unlinked));
+  EXPECT_EQ(unlinked.value, 0) << "the owner's own descriptor shows a stale link count";
+  EXPECT_EQ(exit, 0) << (exit > 100  ? ErrnoName(exit - 100)
+                         : exit > 10 ? "the redacted view's descriptor shows a stale link count"
+                                     : "the holder failed before");
+  absl::StatusOr<DaemonStats> stats = storage_.Stats();
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ((*stats)["open_mediated"], 1) << "not through the redacted view";
+}
+
 TEST_P(UserCacheMountTest, OwnerSeesATruncateThroughTheRedactedViewAtOnce) {
   AppResult after =
       OwnersStatAfterChangeThroughRedactedView([](int fd) { return ftruncate(fd, 0); });

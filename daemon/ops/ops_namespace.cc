@@ -55,6 +55,21 @@ void ForgetOtherSpelling(Filesystem* fs, fuse_ino_t parent, const std::string& r
   fs->session()->notifier().InvalidateEntry(parent, real);
 }
 
+// The node whose inode the kernel's dentry of (parent, name) leads to, where the table can tell:
+// the object's only node, given that name by the last reply about it. The kernel updates that
+// inode itself at a successful UNLINK (its link count and ctime: fuse_entry_unlinked), so only
+// the object's other nodes need telling (OpRequest::Changed). 0 where it cannot tell: both views
+// of the object are known, or its node was last given another name (a hard link, another
+// spelling); every node is then told, as before.
+NodeId KernelsNodeOf(Filesystem* fs, const ObjectId& object, NodeId parent,
+                     const std::string& name) {
+  std::shared_ptr<Node> raw = fs->nodes().Find(object, kRawView);
+  std::shared_ptr<Node> redacted = fs->nodes().Find(object, kRedactedView);
+  if ((raw == nullptr) == (redacted == nullptr)) return 0;
+  const Node& only = raw != nullptr ? *raw : *redacted;
+  return fs->nodes().NamedAs(only.id, parent, name) ? only.id : 0;
+}
+
 // `op`: told of the removed object's change (its link count and ctime: OpRequest::Changed).
 int DoRemove(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name, bool directory) {
   const RequestContext& ctx = op.ctx();
@@ -87,7 +102,7 @@ int DoRemove(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
   if (unlinkat(p.fd.get(), real.c_str(), directory ? AT_REMOVEDIR : 0) != 0) return errno;
   fs->NamespaceChanged();
   if (!fs->posix()) fs->case_index().Removed(p.fd.get(), before, real);
-  if (!is_dir) op.Changed(object);
+  if (!is_dir) op.Changed(object, real == name ? KernelsNodeOf(fs, object, parent, real) : 0);
   LostName(fs, object, parent, real, child);
   ForgetOtherSpelling(fs, parent, real, name);
   return 0;

@@ -285,6 +285,13 @@ NodeId NodeTable::ParentOf(NodeId id) const {
   return it == entries_.end() ? 0 : it->second.parent;
 }
 
+bool NodeTable::NamedAs(NodeId id, NodeId parent, absl::string_view name) const {
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(id);
+  return it != entries_.end() && !it->second.unlinked && it->second.parent == parent &&
+         it->second.name == name;
+}
+
 bool NodeTable::Path(NodeId id, bool last_known, std::string* path) const {
   absl::MutexLock lock(&mu_);
   std::vector<const std::string*> names;

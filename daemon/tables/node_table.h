@@ -40,6 +40,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "base/unique_fd.h"
 #include "daemon/tables/kept_listing.h"
@@ -210,6 +211,9 @@ class NodeTable {
   // The directory the node was last looked up in; 0 if the table does not know the node (or it is
   // the root).
   NodeId ParentOf(NodeId id) const;
+  // Whether the node's present name (the last the kernel was given for it, not unlinked since) is
+  // `name` in `parent`.
+  bool NamedAs(NodeId id, NodeId parent, absl::string_view name) const;
   // After a successful rename through the mount: every view of lower object `object` that the
   // table knows as (old_parent, old_name) is now (new_parent, new_name). A node known under
   // another of its hard links keeps that name.
