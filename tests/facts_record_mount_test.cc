@@ -155,12 +155,7 @@ class FactsRecordMountTest : public ::testing::Test {
     ASSERT_EQ(walk.value, files_);
     EXPECT_GT(Counter("content_reads"), 0);
     // Records are written on the daemon's record writer, each once its version is 20 ms old.
-    absl::StatusOr<DaemonStats> written = storage_.StatsOnce(
-        [](const DaemonStats& s) {
-          auto it = s.find("facts_records_waiting");
-          return it != s.end() && it->second == 0;
-        },
-        "facts_records_waiting");
+    absl::StatusOr<DaemonStats> written = storage_.StatsOnceZero("facts_records_waiting");
     ASSERT_TRUE(written.ok()) << written.status();
     EXPECT_GE(Counter("facts_records_written"), files_);
     printf("[ figures ] the first walk read content %lld times and wrote %lld records\n",

@@ -303,6 +303,9 @@ class ScopedStorage {
   absl::StatusOr<DaemonStats> StatsOnce(const std::function<bool(const DaemonStats&)>& ready,
                                         const std::string& shown,
                                         absl::Duration hang_guard = absl::Seconds(15)) const;
+  // StatsOnce the daemon reports `gauge` (scans_pending, facts_records_waiting, ...) and it is 0:
+  // once the work it counts is done.
+  absl::StatusOr<DaemonStats> StatsOnceZero(const std::string& gauge) const;
   // Runs tools/scopedfsctl --socket=<control socket> <args...> and returns what it printed.
   absl::StatusOr<std::string> Ctl(const std::vector<std::string>& args) const;
   // How many requests of one op family (e.g. "lookup") the daemon has served.

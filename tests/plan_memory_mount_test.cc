@@ -226,12 +226,7 @@ class ScanCacheMountTest : public MountTest {
   }
   // The daemon's stats once no scan is queued or running.
   DaemonStats Idle() {
-    absl::StatusOr<DaemonStats> stats = storage_.StatsOnce(
-        [](const DaemonStats& s) {
-          auto it = s.find("scans_pending");
-          return it != s.end() && it->second == 0;
-        },
-        "scans_pending");
+    absl::StatusOr<DaemonStats> stats = storage_.StatsOnceZero("scans_pending");
     EXPECT_TRUE(stats.ok()) << stats.status();
     return stats.ok() ? *stats : DaemonStats();
   }

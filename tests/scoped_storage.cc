@@ -497,6 +497,15 @@ absl::StatusOr<DaemonStats> ScopedStorage::StatsOnce(
                    it == stats->end() ? "absent" : absl::StrCat(it->second)));
 }
 
+absl::StatusOr<DaemonStats> ScopedStorage::StatsOnceZero(const std::string& gauge) const {
+  return StatsOnce(
+      [&gauge](const DaemonStats& s) {
+        auto it = s.find(gauge);
+        return it != s.end() && it->second == 0;
+      },
+      gauge);
+}
+
 absl::StatusOr<DaemonStats> ScopedStorage::Stats() const {
   absl::StatusOr<std::string> json =
       RunTool({kCtlBinary, absl::StrCat("--socket=", control_socket()), "stats", "--json"});

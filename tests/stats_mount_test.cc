@@ -201,12 +201,7 @@ class PermissiveStatsMountTest : public StatsMountTest {
   }
   // The stats once no location scan is queued.
   DaemonStats Idle() {
-    absl::StatusOr<DaemonStats> stats = storage_.StatsOnce(
-        [](const DaemonStats& s) {
-          auto it = s.find("scans_pending");
-          return it != s.end() && it->second == 0;
-        },
-        "scans_pending");
+    absl::StatusOr<DaemonStats> stats = storage_.StatsOnceZero("scans_pending");
     EXPECT_TRUE(stats.ok()) << stats.status();
     return stats.ok() ? *stats : DaemonStats{};
   }

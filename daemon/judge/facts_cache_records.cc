@@ -83,12 +83,15 @@ void FactsCache::Record(int fd, const ObjectId& object, const struct stat& st,
     recordless_.erase(object);
   }
   // A record written meanwhile of the same version (the head a lookup sniffed, before the scan
-  // an open queued) moved only the ctime: the bytes are still those of `st`, and this record,
+  // an open queued) moved only the ctime: the bytes are still those of `st`, and a scan's record,
   // which knows more, replaces it at the version that write left.
   struct stat version = st;
   struct stat current;
   bool moved_by_record = fstat(fd, &current) == 0 && VersionOf(current) != VersionOf(st) &&
                          SameBytes(object, VersionOf(st), VersionOf(current));
+  // One of the head alone knows nothing the record already there does not: it is not written
+  // over a scan's.
+  if (moved_by_record && scan == nullptr) return;
   if (moved_by_record) version = current;
   struct stat after;
   if (!WriteFactsRecord(fd, object, version, format, scan, &after)) return;
