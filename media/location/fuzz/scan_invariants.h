@@ -153,7 +153,8 @@ inline std::vector<uint8_t> KindsPerByte(absl::Span<const LocationRange> ranges,
 
 // Scans `data` with the default limits and with tight ones and checks both results. Limits may
 // only make a scan more cautious: whatever the generous scan finds, the tight scan's redaction
-// (its ranges, or on failure its ranges and fallback) must cover with the same kind.
+// (its ranges, or on failure its ranges and fallback) must cover with the same kind, or with a
+// coordinate kind, which every policy fills (below).
 inline void CheckScan(const uint8_t* bytes, size_t size, ScanFunction scan_function) {
   absl::Span<const uint8_t> data(bytes, size);
   const ScanLimits generous;
@@ -172,10 +173,12 @@ inline void CheckScan(const uint8_t* bytes, size_t size, ScanFunction scan_funct
   std::vector<uint8_t> found = KindsPerByte(full.ranges, size);
   std::vector<uint8_t> covered = KindsPerByte(Redacted(limited), size);
   for (size_t i = 0; i < size; ++i) {
-    // A byte under a coordinate kind is filled under every policy (kFallbackKinds, which a failed
-    // scan's fallback is listed under): place names found there are filled with it, whatever
-    // redact_place_names says.
-    if (covered[i] & ~kPlaceNameKinds) covered[i] |= kPlaceNameKinds;
+    // A byte under any coordinate kind is filled under every policy: a policy's kinds
+    // (Engine::redaction_kinds) are every kind, less the place names under redact_place_names
+    // FALSE, so the coordinate kinds are always filled together (kFallbackKinds, which a failed
+    // scan's fallback is listed under, are those). Whatever kind the generous scan gives such a
+    // byte, coordinates of another container or a place name, the tight scan's fill covers it.
+    if (covered[i] & ~kPlaceNameKinds) covered[i] |= kAllKinds;
     if (found[i] & ~covered[i]) {
       Violated(
           "byte %zu holds location (kinds 0x%x) that a scan under tight limits leaves "
