@@ -311,6 +311,20 @@ for t in "${TARGETS[@]}"; do
     "$log" || true
   grep -E '^ *#[0-9]+ 0x' "$log" | head -15 || true
   sed -n 's/.*Test unit written to \(.*\)/input: \1/p' "$log"
-  ls "$OUT/crashes/$t/" 2>/dev/null | sed "s|^|artifact: $OUT/crashes/$t/|"
+  # Each input is kept where it outlives the run: under bazel test the work directory goes with
+  # the test, so it is copied into the test's undeclared outputs, and printed (base64; inputs are
+  # at most -max_len bytes) so that a CI log alone is enough to replay it:
+  #   base64 -d > media/location/testdata/fuzz_crashes/<target>-N (fuzz_crashes_test replays it).
+  for a in "$OUT/crashes/$t"/*; do
+    [[ -f $a ]] || continue
+    echo "artifact: $a ($(stat -c %s "$a") bytes)"
+    if [[ -n ${TEST_UNDECLARED_OUTPUTS_DIR:-} ]]; then
+      mkdir -p "$TEST_UNDECLARED_OUTPUTS_DIR/fuzz_crashes/$t"
+      cp "$a" "$TEST_UNDECLARED_OUTPUTS_DIR/fuzz_crashes/$t/" &&
+        echo "kept: $TEST_UNDECLARED_OUTPUTS_DIR/fuzz_crashes/$t/$(basename "$a")"
+    fi
+    echo "base64 of $(basename "$a"):"
+    base64 -w 100 "$a"
+  done
 done
 exit "$crashed"

@@ -127,7 +127,7 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, f
   std::optional<uid_t> slot;
   if (int err = fs->TakeHandleSlot(ctx, &slot)) return err;
   base::UniqueFd fd;
-  DirStamp before = CaseStamp(fs, p.fd.get(), p.node->generation);
+  DirStamp before = fs->case_index().Before(p.fd.get(), p.node->object());
   uint64_t record_epoch = fs->facts().RecordEpoch();
   if (int err = MakeAs(as, [&] {
         fd.reset(openat(p.fd.get(), name, flags, clamped));
@@ -137,7 +137,7 @@ int DoCreate(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, f
     return err;
   }
   fs->NamespaceChanged();
-  if (!fs->posix()) fs->case_index().Added(p.fd.get(), before, name);
+  fs->case_index().Added(p.fd.get(), before, name);
   // ANDROID: made with whatever umask the daemon was started with (nothing sets it: a umask of 0
   // for the whole process would also apply to the daemon's own files), and the lower filesystem
   // may drop bits or an ACL default add them; so the clamped mode is set exactly here, from a mode
@@ -214,10 +214,10 @@ int DoMkdir(Filesystem* fs, const RequestContext& ctx, const PosixCaller* as, fu
   std::string path = ChildPath(p.path, name);
   if (int err = Verdict(ctx.Decide(OP_MKDIR, path, true, nullptr))) return err;
   mode_t clamped = as != nullptr ? mode : AndroidNewMode(ctx, mode, /*directory=*/true);
-  DirStamp before = CaseStamp(fs, p.fd.get(), p.node->generation);
+  DirStamp before = fs->case_index().Before(p.fd.get(), p.node->object());
   if (int err = MakeAs(as, [&] { return mkdirat(p.fd.get(), name, clamped); })) return err;
   fs->NamespaceChanged();
-  if (!fs->posix()) fs->case_index().Added(p.fd.get(), before, name);
+  fs->case_index().Added(p.fd.get(), before, name);
   base::UniqueFd dfd(openat(p.fd.get(), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   int err = dfd.valid() ? 0 : errno;
   if (err == 0 && as == nullptr) err = fchmod(dfd.get(), clamped) == 0 ? 0 : errno;

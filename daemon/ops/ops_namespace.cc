@@ -97,11 +97,11 @@ int DoRemove(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
           Verdict(ctx.Decide(directory ? OP_RMDIR : OP_DELETE, child.path, is_dir, &child.info))) {
     return err;
   }
-  DirStamp before = CaseStamp(fs, p.fd.get(), p.node->generation);
+  DirStamp before = fs->case_index().Before(p.fd.get(), p.node->object());
   ObjectId object = ObjectOf(child);
   if (unlinkat(p.fd.get(), real.c_str(), directory ? AT_REMOVEDIR : 0) != 0) return errno;
   fs->NamespaceChanged();
-  if (!fs->posix()) fs->case_index().Removed(p.fd.get(), before, real);
+  fs->case_index().Removed(p.fd.get(), before, real);
   if (!is_dir) op.Changed(object, real == name ? KernelsNodeOf(fs, object, parent, real) : 0);
   LostName(fs, object, parent, real, child);
   ForgetOtherSpelling(fs, parent, real, name);
@@ -227,12 +227,12 @@ int DoRename(Filesystem* fs, OpRequest& op, fuse_ino_t parent, const char* name,
   if (no_scan.missed() && GainChecked(ctx)) return kFactsNotCurrent;
   ObjectId src_object = ObjectOf(src);
   ObjectId replaced_object = had_target ? ObjectOf(replaced) : ObjectId{};
-  DirStamp before = CaseStamp(fs, np.fd.get(), np.node->generation);
+  DirStamp before = fs->case_index().Before(np.fd.get(), np.node->object());
   if (renameat2(p.fd.get(), src_name.c_str(), np.fd.get(), dst_name.c_str(), flags) != 0) {
     return errno;
   }
   fs->NamespaceChanged();
-  if (!had_target && parent != newparent && !fs->posix()) {
+  if (!had_target && parent != newparent) {
     fs->case_index().Added(np.fd.get(), before, dst_name);
   }
   if (had_target && !exchange) LostName(fs, replaced_object, newparent, dst_name, replaced);

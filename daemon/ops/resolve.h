@@ -73,13 +73,6 @@ int Resolve(Filesystem* fs, fuse_ino_t ino, Resolved* out);
 // or EMFILE when the directory is too large to search (*real is then `name`).
 int LowerName(Filesystem* fs, const Resolved& parent, const char* name, std::string* real);
 
-// The stamp of directory `dir_fd` (of handle generation `generation`) before a change the case
-// index is told of (CaseIndex::Added, Removed): ANDROID semantics only. Under POSIX semantics
-// names are exact, no directory is ever indexed, and neither the stamp nor the index is asked.
-inline DirStamp CaseStamp(Filesystem* fs, int dir_fd, uint64_t generation) {
-  return fs->posix() ? DirStamp{} : StampOf(dir_fd, generation);
-}
-
 // A child of a resolved directory as the lower tree has it, without following symlinks.
 struct Child {
   base::UniqueFd fd;  // O_PATH, until handed to the node table

@@ -362,9 +362,24 @@ void CaseIndex::Removed(int dir_fd, const DirStamp& before, absl::string_view na
   Changed(dir_fd, before, name, /*added=*/false);
 }
 
+DirStamp CaseIndex::Before(int dir_fd, const ObjectId& dir) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!dirs_.contains(Key{dir.dev, dir.ino})) {
+      DirStamp unasked;  // mtime_ns -1: the state before the change is not known
+      unasked.dev = dir.dev;
+      unasked.ino = dir.ino;
+      unasked.generation = dir.generation;
+      return unasked;
+    }
+  }
+  return StampOf(dir_fd, dir.generation);
+}
+
 void CaseIndex::Changed(int dir_fd, const DirStamp& before, absl::string_view name, bool added) {
+  // Without the state before the change (Before), an index of the directory cannot be updated.
   // The same directory as `before` (its callers stamp one fd twice): its generation is known.
-  DirStamp after = StampOf(dir_fd, before.generation);
+  DirStamp after = before.mtime_ns < 0 ? DirStamp{} : StampOf(dir_fd, before.generation);
   uint64_t hash = FoldedHash(name);
   absl::MutexLock lock(&mu_);
   auto it = dirs_.find(Key{before.dev, before.ino});

@@ -105,9 +105,15 @@ class CaseIndex {
   // `generation` is the directory's ObjectId::generation (its node's).
   int LowerSpelling(int dir_fd, uint64_t generation, absl::string_view name, std::string* lower)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // The stamp to give Added or Removed for a change about to be made in directory `dir_fd`
+  // (object `dir`, its node's). Only a directory the index holds is stamped: any other (every
+  // directory under POSIX semantics, where nothing is ever indexed) is left unasked, with no
+  // system call, and its stamp says so (mtime_ns -1), which makes Added and Removed drop an index
+  // built meanwhile rather than update it.
+  DirStamp Before(int dir_fd, const ObjectId& dir) ABSL_LOCKS_EXCLUDED(mu_);
   // `name` was just added to the directory by the daemon, which had the stamp `before` of this
-  // `dir_fd` just before: an index of that state learns the name; any other index of the
-  // directory goes.
+  // `dir_fd` (Before) just before: an index of that state learns the name; any other index of
+  // the directory goes.
   void Added(int dir_fd, const DirStamp& before, absl::string_view name) ABSL_LOCKS_EXCLUDED(mu_);
   // The same for a name the daemon just removed.
   void Removed(int dir_fd, const DirStamp& before, absl::string_view name) ABSL_LOCKS_EXCLUDED(mu_);

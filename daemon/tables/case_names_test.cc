@@ -174,6 +174,46 @@ TEST_F(CaseIndexTest, LearnsTheDaemonsOwnChanges) {
   EXPECT_EQ(index_.Find(fd_.get(), "OTHER", &match), 0);
 }
 
+// The daemon stamps a directory before its own change only while the index holds it: an
+// unindexed one (every directory under POSIX semantics) is not asked, and an index built between
+// that unasked stamp and the change is dropped, never updated from a state nobody saw.
+TEST_F(CaseIndexTest, StampsBeforeAChangeOnlyTheDirectoriesItHolds) {
+  struct stat st;
+  ASSERT_EQ(fstat(fd_.get(), &st), 0);
+  const ObjectId dir{st.st_dev, st.st_ino, Generation()};
+  // Not indexed: the fd is not asked (a bad one would do), the stamp says the state is unknown.
+  DirStamp unasked = index_.Before(-1, dir);
+  EXPECT_EQ(unasked.mtime_ns, -1);
+  EXPECT_EQ(unasked.ino, st.st_ino);
+  EXPECT_EQ(index_.directory_reads(), 0u);
+
+  // Built meanwhile (a lookup of another name), then told of the change: dropped, so the next
+  // lookup reads the directory again and finds the new name.
+  std::string match;
+  EXPECT_EQ(index_.Find(fd_.get(), "NEW", &match), ENOENT);
+  EXPECT_EQ(index_.directory_reads(), 1u);
+  Touch("new");
+  index_.Added(fd_.get(), unasked, "new");
+  EXPECT_EQ(index_.indexed_names(), 0u);
+  EXPECT_EQ(index_.Find(fd_.get(), "NEW", &match), 0);
+  EXPECT_EQ(match, "new");
+  EXPECT_EQ(index_.directory_reads(), 2u);
+
+  // Indexed: stamped, and the change is learnt without another read.
+  DirStamp before = index_.Before(fd_.get(), dir);
+  EXPECT_NE(before.mtime_ns, -1);
+  Touch("newer");
+  index_.Added(fd_.get(), before, "newer");
+  EXPECT_EQ(index_.indexed_names(), kFiles + 4u);
+  EXPECT_EQ(index_.Find(fd_.get(), "NEWER", &match), 0);
+  EXPECT_EQ(match, "newer");
+  before = index_.Before(fd_.get(), dir);
+  ASSERT_EQ(unlinkat(fd_.get(), "newer", 0), 0);
+  index_.Removed(fd_.get(), before, "newer");
+  EXPECT_EQ(index_.Find(fd_.get(), "NEWER", &match), ENOENT);
+  EXPECT_EQ(index_.directory_reads(), 2u);
+}
+
 // A directory of more names than the old per-index bound (131,072), made as an app makes one: a
 // lookup of a name that exists in no case reads it at most once, however many such lookups
 // follow; so do lookups of names that exist in another case; and the daemon's own creates there
