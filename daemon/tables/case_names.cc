@@ -377,10 +377,13 @@ DirStamp CaseIndex::Before(int dir_fd, const ObjectId& dir) {
 }
 
 void CaseIndex::Changed(int dir_fd, const DirStamp& before, absl::string_view name, bool added) {
-  // Without the state before the change (Before), an index of the directory cannot be updated.
+  // Without the state before the change (Before), an index of the directory cannot be updated:
+  // one built meanwhile is dropped below, and nothing else is asked or computed (every create and
+  // unlink under POSIX semantics comes this way).
+  const bool known = before.mtime_ns >= 0;
   // The same directory as `before` (its callers stamp one fd twice): its generation is known.
-  DirStamp after = before.mtime_ns < 0 ? DirStamp{} : StampOf(dir_fd, before.generation);
-  uint64_t hash = FoldedHash(name);
+  DirStamp after = known ? StampOf(dir_fd, before.generation) : DirStamp{};
+  uint64_t hash = known ? FoldedHash(name) : 0;
   absl::MutexLock lock(&mu_);
   auto it = dirs_.find(Key{before.dev, before.ino});
   if (it == dirs_.end()) return;
